@@ -1,0 +1,178 @@
+//! The failure grammar: every code the executor reports, whether retrying helps, and the text.
+//!
+//! Texts are written for the model that wrote the program (what happened, what to do instead).
+//! Placeholders are `{name}`; [`FailureCode::render`] fills them. The JS layer reads the same
+//! table through the addon's `failureCatalog()`, and `docs/failures.md` is checked against it by
+//! the test suite, so this file is the one place a text is changed.
+
+use std::fmt;
+
+/// Where a failure surfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// In the outcome's `error`: the program failed; `execute` still resolves.
+    Program,
+    /// An `ExecutorError` rejection: the executor could not run the request.
+    Fault,
+    /// A rejection inside the sandbox (a tool call); the program may catch it.
+    Sandbox,
+}
+
+macro_rules! failure_codes {
+    ($( $variant:ident => ($code:literal, $kind:ident, $retryable:literal, $when:literal, $text:literal), )*) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FailureCode { $($variant,)* }
+
+        impl FailureCode {
+            pub const ALL: &'static [FailureCode] = &[$(FailureCode::$variant,)*];
+            pub fn as_str(self) -> &'static str { match self { $(FailureCode::$variant => $code,)* } }
+            pub fn kind(self) -> FailureKind { match self { $(FailureCode::$variant => FailureKind::$kind,)* } }
+            /// Whether the same request may succeed if tried again unchanged.
+            pub fn retryable(self) -> bool { match self { $(FailureCode::$variant => $retryable,)* } }
+            /// When the failure happens (the docs table's second column).
+            pub fn when(self) -> &'static str { match self { $(FailureCode::$variant => $when,)* } }
+            /// The text with its `{placeholders}`.
+            pub fn template(self) -> &'static str { match self { $(FailureCode::$variant => $text,)* } }
+        }
+    };
+}
+
+failure_codes! {
+    // Program failures: reported in `outcome.error`.
+    SyntaxError => ("SYNTAX_ERROR", Program, false,
+        "The code (or a module it imports) does not parse.",
+        "{detail}. The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { return 1 }`."),
+    EntryShape => ("ENTRY_SHAPE", Program, false,
+        "The code parses but is not one expression that evaluates to a function.",
+        "The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { const rows = await store.list(); return rows.length }`. Found {found}."),
+    ModuleNotFound => ("MODULE_NOT_FOUND", Program, false,
+        "An import names a specifier the request's `modules` map does not hold.",
+        "Cannot import \"{specifier}\": no module by that name was provided with this run. Only the modules in the request's module map can be imported (available: {available})."),
+    ProgramError => ("PROGRAM_ERROR", Program, false,
+        "The program threw, or its promise rejected, and nothing caught it.",
+        "{detail}"),
+    ResultNotCloneable => ("RESULT_NOT_CLONEABLE", Program, false,
+        "The program's result holds a value structuredClone cannot copy (a function, a symbol).",
+        "The program's result cannot be copied out of the sandbox: {detail}. Return plain data (objects, arrays, strings, numbers, Map, Set, Date, typed arrays), not functions or symbols."),
+    NeverSettled => ("NEVER_SETTLED", Program, false,
+        "The program awaits a promise nothing can settle (no tool call is in flight).",
+        "The program's promise can never settle: it awaits something that nothing will resolve (no tool call is in flight). Make sure every promise you await is resolved or rejected."),
+    // Rejections inside the sandbox (a program may catch them).
+    ToolNotFound => ("TOOL_NOT_FOUND", Sandbox, false,
+        "A program calls a tool its provider did not list.",
+        "Tool \"{tool}\" not found"),
+    ToolArgsNotCloneable => ("TOOL_ARGS_NOT_CLONEABLE", Sandbox, false,
+        "A tool call's arguments hold a value structuredClone cannot copy.",
+        "The arguments of {provider}.{tool} cannot be copied out of the sandbox: {detail}. Pass plain data, not functions or symbols."),
+    ToolResultNotCloneable => ("TOOL_RESULT_NOT_CLONEABLE", Sandbox, false,
+        "The host's dispatch returned a value structuredClone cannot copy.",
+        "The tool {provider}.{tool} returned a value that cannot be copied into the sandbox: {detail}."),
+    // Executor faults: `execute` rejects with an ExecutorError.
+    InvalidOption => ("INVALID_OPTION", Fault, false,
+        "An executor option has the wrong type or range.",
+        "Invalid option `{field}`: {problem}. Allowed: {allowed}."),
+    InvalidRequest => ("INVALID_REQUEST", Fault, false,
+        "An execute request field has the wrong type or range.",
+        "Invalid request field `{field}`: {problem}. Allowed: {allowed}."),
+    Closed => ("CLOSED", Fault, false,
+        "The executor was closed before or while the request waited.",
+        "The executor is closed: close() was called, so it runs no more programs. Create a new executor."),
+    QueueFull => ("QUEUE_FULL", Fault, true,
+        "Every worker is busy and `queueBound` executions already wait.",
+        "Every worker is busy and {bound} executions are already waiting. Retry after a running execution finishes, or raise `queueBound` or `workers`."),
+    WorkerLost => ("WORKER_LOST", Fault, true,
+        "The worker process running the execution exited or was killed.",
+        "The worker process running this execution exited unexpectedly ({detail}). It has been replaced; the execution can be retried."),
+    WorkerNotFound => ("WORKER_NOT_FOUND", Fault, false,
+        "The `codemode-worker` binary is not where the executor looked.",
+        "The worker binary was not found at {path}. Build it (npm run build), install the platform package, or point `workerPath` or CODEMODE_WORKER_PATH at it."),
+    WorkerStartFailed => ("WORKER_START_FAILED", Fault, true,
+        "A worker process could not be started or did not complete its handshake.",
+        "A worker process could not be started: {detail}."),
+    Internal => ("INTERNAL", Fault, true,
+        "An invariant inside the executor broke; this is a bug.",
+        "Internal executor error: {detail}. Please report it."),
+}
+
+impl FailureCode {
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == code)
+    }
+
+    /// Fills `{name}` placeholders from `vars`; an unknown placeholder is left as written.
+    pub fn render(self, vars: &[(&str, &str)]) -> String {
+        let t = self.template();
+        let mut out = String::with_capacity(t.len() + 32);
+        let mut rest = t;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            match after.find('}') {
+                Some(close) => {
+                    let name = &after[..close];
+                    match vars.iter().find(|(k, _)| *k == name) {
+                        Some((_, v)) => out.push_str(v),
+                        None => {
+                            out.push('{');
+                            out.push_str(name);
+                            out.push('}');
+                        }
+                    }
+                    rest = &after[close + 1..];
+                }
+                None => {
+                    out.push_str(&rest[open..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    pub fn failure(self, vars: &[(&str, &str)]) -> Failure {
+        Failure {
+            code: self,
+            message: self.render(vars),
+        }
+    }
+}
+
+/// A code with its rendered text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: FailureCode,
+    pub message: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_texts_nonempty() {
+        let mut seen = std::collections::HashSet::new();
+        for c in FailureCode::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate code {}", c.as_str());
+            assert!(!c.template().is_empty());
+            assert!(!c.when().is_empty());
+            assert_eq!(FailureCode::from_code(c.as_str()), Some(*c));
+        }
+    }
+
+    #[test]
+    fn render_fills_known_and_keeps_unknown_placeholders() {
+        let s = FailureCode::ToolNotFound.render(&[("tool", "drop")]);
+        assert_eq!(s, "Tool \"drop\" not found");
+        let s = FailureCode::QueueFull.render(&[]);
+        assert!(s.contains("{bound}"));
+    }
+}

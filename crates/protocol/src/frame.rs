@@ -1,0 +1,27 @@
+//! Reading length-prefixed frames from a blocking byte stream (a pipe).
+
+use std::io::{self, Read};
+
+use crate::MAX_FRAME_BYTES;
+
+/// Reads one frame body (tag and fields, without the length prefix) into `buf`.
+/// Returns `Ok(false)` on a clean end of stream before a frame starts.
+pub fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<bool> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len == 0 || len > MAX_FRAME_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frame length {len} is outside 1..={MAX_FRAME_BYTES}"),
+        ));
+    }
+    buf.clear();
+    buf.resize(len, 0);
+    r.read_exact(buf)?;
+    Ok(true)
+}
