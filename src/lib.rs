@@ -1,1 +1,258 @@
+//! The napi layer: converts JS values to pool-core types and back, nothing more. Validation
+//! and the public API live in `index.js`; supervision, queueing and bounds in `codemode-pool`.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codemode_pool::protocol::{Failure, FailureCode, FailureKind, ProviderDecl, RunOutcome};
+use codemode_pool::{ExecSpec, Host, Pool, PoolOptions, ToolCall};
+use napi::bindgen_prelude::Buffer;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use napi::Status;
+use napi_derive::napi;
+
+/// A weak (unref'd) threadsafe function called with one object argument. Weak, so an idle
+/// pool never keeps Node alive; index.js holds the loop open while executions are in flight.
+type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, false, true>;
+
+#[napi(object)]
+pub struct NativeOptions {
+    pub workers: u32,
+    pub worker_path: String,
+    pub queue_bound: u32,
+    pub timeout: f64,
+    pub memory_limit: u32,
+}
+
+#[napi(object)]
+pub struct NativeProvider {
+    pub name: String,
+    /// `null` for an open list (`'*'`).
+    pub tools: Option<Vec<String>>,
+}
+
+#[napi(object)]
+pub struct NativeRequest {
+    pub code: String,
+    /// Flat `[specifier, source, specifier, source, ...]`.
+    pub modules: Vec<String>,
+    pub providers: Vec<NativeProvider>,
+    pub timeout: Option<f64>,
+    pub memory_limit: Option<u32>,
+}
+
+/// `execute`'s immediate answer: an execution id, or a fault known at once.
+#[napi(object)]
+pub struct NativeAccepted {
+    pub id: Option<i64>,
+    pub fault_code: Option<String>,
+    pub fault_message: Option<String>,
+}
+
+#[napi(object)]
+pub struct NativeLog {
+    pub level: String,
+    pub message: String,
+}
+
+#[napi(object)]
+pub struct NativeCompletion {
+    pub id: i64,
+    pub result: Option<Buffer>,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub logs: Vec<NativeLog>,
+    pub fault_code: Option<String>,
+    pub fault_message: Option<String>,
+}
+
+#[napi(object)]
+pub struct NativeToolCall {
+    pub id: i64,
+    pub call_id: u32,
+    pub provider: String,
+    pub tool: String,
+    pub args: Buffer,
+}
+
+#[napi(object)]
+pub struct FailureEntry {
+    pub code: String,
+    /// "program" | "fault" | "sandbox"
+    pub kind: String,
+    pub retryable: bool,
+    pub when: String,
+    pub text: String,
+}
+
+/// The failure grammar, for index.js and the docs check.
+#[napi]
+pub fn failure_catalog() -> Vec<FailureEntry> {
+    FailureCode::ALL
+        .iter()
+        .map(|c| FailureEntry {
+            code: c.as_str().into(),
+            kind: match c.kind() {
+                FailureKind::Program => "program",
+                FailureKind::Fault => "fault",
+                FailureKind::Sandbox => "sandbox",
+            }
+            .into(),
+            retryable: c.retryable(),
+            when: c.when().into(),
+            text: c.template().into(),
+        })
+        .collect()
+}
+
+struct Bridge {
+    on_tool_call: Callback<NativeToolCall>,
+}
+
+impl Host for Bridge {
+    fn tool_call(&self, call: ToolCall) {
+        self.on_tool_call.call(
+            NativeToolCall {
+                id: call.exec_id as i64,
+                call_id: call.call_id,
+                provider: call.provider,
+                tool: call.tool,
+                args: call.args.into(),
+            },
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+    }
+}
+
+#[napi]
+pub struct NativePool {
+    pool: Pool,
+    bridge: Arc<dyn Host>,
+    on_done: Arc<Callback<NativeCompletion>>,
+}
+
+#[napi]
+impl NativePool {
+    #[napi(constructor)]
+    pub fn new(
+        options: NativeOptions,
+        on_tool_call: Callback<NativeToolCall>,
+        on_done: Callback<NativeCompletion>,
+    ) -> napi::Result<Self> {
+        let pool = Pool::start(PoolOptions {
+            workers: options.workers.max(1) as usize,
+            worker_path: PathBuf::from(options.worker_path),
+            queue_bound: options.queue_bound as usize,
+            timeout_ms: options.timeout.max(1.0) as u64,
+            memory_limit_mib: options.memory_limit,
+        })
+        // index.js reads the code off the front of the message ("CODE: text").
+        .map_err(|f| napi::Error::new(Status::GenericFailure, f.to_string()))?;
+        Ok(NativePool {
+            pool,
+            bridge: Arc::new(Bridge { on_tool_call }),
+            on_done: Arc::new(on_done),
+        })
+    }
+
+    #[napi]
+    pub fn execute(&self, request: NativeRequest) -> NativeAccepted {
+        let mut modules = Vec::with_capacity(request.modules.len() / 2);
+        let mut flat = request.modules.into_iter();
+        while let (Some(k), Some(v)) = (flat.next(), flat.next()) {
+            modules.push((k, v));
+        }
+        let spec = ExecSpec {
+            code: request.code,
+            modules,
+            providers: request
+                .providers
+                .into_iter()
+                .map(|p| ProviderDecl {
+                    name: p.name,
+                    tools: p.tools,
+                })
+                .collect(),
+            timeout_ms: request.timeout.map(|t| t.max(1.0) as u64),
+            memory_limit_mib: request.memory_limit,
+        };
+        let on_done = self.on_done.clone();
+        let done = Box::new(move |id: u64, result: Result<RunOutcome, Failure>| {
+            on_done.call(completion(id, result), ThreadsafeFunctionCallMode::NonBlocking);
+        });
+        match self.pool.execute(spec, self.bridge.clone(), done) {
+            Ok(id) => NativeAccepted {
+                id: Some(id as i64),
+                fault_code: None,
+                fault_message: None,
+            },
+            Err(f) => NativeAccepted {
+                id: None,
+                fault_code: Some(f.code.as_str().into()),
+                fault_message: Some(f.message),
+            },
+        }
+    }
+
+    /// Delivers the host's answer to tool call `call_id` of execution `id`: `ok` with a
+    /// V8-serialized value, or not ok with the message the call rejects with.
+    #[napi]
+    pub fn answer_tool_call(&self, id: i64, call_id: u32, ok: bool, payload: Buffer) {
+        self.pool
+            .answer_tool_call(id as u64, call_id, ok, payload.to_vec());
+    }
+
+    /// Refuses new executions; queued and running ones continue.
+    #[napi]
+    pub fn close(&self) {
+        self.pool.close();
+    }
+
+    /// Stops and reaps every worker (waits at most `grace_ms`, then has killed them all).
+    #[napi]
+    pub fn shutdown(&self, grace_ms: u32) {
+        self.pool.shutdown(Duration::from_millis(grace_ms as u64));
+    }
+
+    #[napi]
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.pool.worker_pids()
+    }
+}
+
+fn completion(id: u64, result: Result<RunOutcome, Failure>) -> NativeCompletion {
+    match result {
+        Ok(outcome) => {
+            let (error_code, error_message) = match outcome.error {
+                Some(e) => (Some(e.code), Some(e.message)),
+                None => (None, None),
+            };
+            NativeCompletion {
+                id: id as i64,
+                result: outcome.result.map(Buffer::from),
+                error_code,
+                error_message,
+                logs: outcome
+                    .logs
+                    .into_iter()
+                    .map(|l| NativeLog {
+                        level: l.level.as_str().into(),
+                        message: l.message,
+                    })
+                    .collect(),
+                fault_code: None,
+                fault_message: None,
+            }
+        }
+        Err(f) => NativeCompletion {
+            id: id as i64,
+            result: None,
+            error_code: None,
+            error_message: None,
+            logs: Vec::new(),
+            fault_code: Some(f.code.as_str().into()),
+            fault_message: Some(f.message),
+        },
+    }
+}

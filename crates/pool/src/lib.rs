@@ -1,0 +1,229 @@
+//! The pool core: supervised `codemode-worker` processes, a bounded queue, time bounds, and
+//! tool-call routing. Plain Rust with no napi, so the addon and a daemon share it.
+//!
+//! Threads, not an async runtime: each worker has one reader thread blocked on its stdout pipe
+//! (the lowest-latency wake-up for a result), and one watchdog thread enforces deadlines.
+//! Callers get results through a completion callback, which fits napi threadsafe functions
+//! and socket writers alike.
+
+mod supervisor;
+mod watchdog;
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ChildStdin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use codemode_protocol::{
+    ExecuteRequest, Failure, FailureCode, HostMsg, ProviderDecl, RunOutcome,
+};
+
+pub use codemode_protocol as protocol;
+
+/// How long a worker may take to confirm a cancelled run before it is killed and replaced.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(1000);
+
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub workers: usize,
+    pub worker_path: PathBuf,
+    pub queue_bound: usize,
+    pub timeout_ms: u64,
+    pub memory_limit_mib: u32,
+}
+
+/// One execution as the caller describes it; `None` fields take the pool's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct ExecSpec {
+    pub code: String,
+    pub modules: Vec<(String, String)>,
+    pub providers: Vec<ProviderDecl>,
+    pub timeout_ms: Option<u64>,
+    pub memory_limit_mib: Option<u32>,
+}
+
+/// A tool call from a running program, for the host to answer with
+/// [`Pool::answer_tool_call`].
+#[derive(Debug)]
+pub struct ToolCall {
+    pub exec_id: u64,
+    pub call_id: u32,
+    pub provider: String,
+    pub tool: String,
+    /// V8-serialized arguments array.
+    pub args: Vec<u8>,
+}
+
+/// What the pool needs from whoever submitted an execution.
+pub trait Host: Send + Sync + 'static {
+    /// Called on a pool thread; must not block (hand the call to the host's own thread).
+    fn tool_call(&self, call: ToolCall);
+}
+
+/// Receives the execution id and how it ended, exactly once.
+pub type Completion = Box<dyn FnOnce(u64, Result<RunOutcome, Failure>) + Send + 'static>;
+
+struct Job {
+    exec_id: u64,
+    frame: Vec<u8>,
+    timeout_ms: u64,
+    host: Arc<dyn Host>,
+    done: Completion,
+}
+
+struct Running {
+    worker: u64,
+    host: Arc<dyn Host>,
+    done: Completion,
+    timeout_ms: u64,
+    deadline: Instant,
+    /// Set when the deadline passed and a Cancel was sent.
+    cancelled_at: Option<Instant>,
+}
+
+struct WorkerSlot {
+    pid: u32,
+    stdin: Arc<Mutex<ChildStdin>>,
+    ready: bool,
+    exec: Option<u64>,
+}
+
+#[derive(Default)]
+struct State {
+    closed: bool,
+    stopping: bool,
+    next_worker: u64,
+    workers: HashMap<u64, WorkerSlot>,
+    idle: Vec<u64>,
+    queue: VecDeque<Job>,
+    running: HashMap<u64, Running>,
+}
+
+struct Inner {
+    opts: PoolOptions,
+    state: Mutex<State>,
+    /// Wakes the watchdog (new deadline) and `shutdown` (a worker was reaped).
+    changed: Condvar,
+    next_exec: AtomicU64,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock would poison it; the state stays usable because every
+        // critical section leaves it consistent before calling out.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+impl Pool {
+    /// Checks the worker binary and starts `workers` processes (they handshake in the
+    /// background; executions queue until one is ready).
+    pub fn start(opts: PoolOptions) -> Result<Pool, Failure> {
+        if !opts.worker_path.is_file() {
+            return Err(FailureCode::WorkerNotFound
+                .failure(&[("path", &opts.worker_path.display().to_string())]));
+        }
+        let inner = Arc::new(Inner {
+            opts,
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            next_exec: AtomicU64::new(1),
+        });
+        for _ in 0..inner.opts.workers {
+            supervisor::spawn_worker(&inner)?;
+        }
+        watchdog::start(&inner);
+        Ok(Pool { inner })
+    }
+
+    /// Queues an execution. Faults that are known at once (closed, queue full) return here;
+    /// everything else arrives through `done`, exactly once.
+    pub fn execute(&self, spec: ExecSpec, host: Arc<dyn Host>, done: Completion) -> Result<u64, Failure> {
+        let exec_id = self.inner.next_exec.fetch_add(1, Ordering::Relaxed);
+        let opts = &self.inner.opts;
+        let timeout_ms = spec.timeout_ms.unwrap_or(opts.timeout_ms);
+        let frame = HostMsg::Execute(ExecuteRequest {
+            exec_id,
+            code: spec.code,
+            modules: spec.modules,
+            providers: spec.providers,
+            memory_limit_mib: spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib),
+        })
+        .encode();
+        let mut st = self.inner.lock();
+        if st.closed {
+            return Err(FailureCode::Closed.failure(&[]));
+        }
+        if st.idle.is_empty() && st.queue.len() >= opts.queue_bound {
+            let bound = opts.queue_bound.to_string();
+            return Err(FailureCode::QueueFull.failure(&[("bound", &bound)]));
+        }
+        if st.workers.is_empty() {
+            drop(st);
+            supervisor::spawn_worker(&self.inner)?;
+            st = self.inner.lock();
+        }
+        st.queue.push_back(Job {
+            exec_id,
+            frame,
+            timeout_ms,
+            host,
+            done,
+        });
+        supervisor::pump(&self.inner, &mut st);
+        Ok(exec_id)
+    }
+
+    /// Delivers the host's answer to a tool call. An answer for a run that already ended is
+    /// dropped: nothing waits for it.
+    pub fn answer_tool_call(&self, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
+        let stdin = {
+            let st = self.inner.lock();
+            let Some(run) = st.running.get(&exec_id) else {
+                return;
+            };
+            match st.workers.get(&run.worker) {
+                Some(w) => w.stdin.clone(),
+                None => return,
+            }
+        };
+        let frame = HostMsg::ToolResult {
+            exec_id,
+            call_id,
+            ok,
+            payload,
+        }
+        .encode();
+        // A write error means the worker died; its reader thread reports the loss.
+        if let Ok(mut pipe) = stdin.lock() {
+            let _ = pipe.write_all(&frame);
+        };
+    }
+
+    /// Process ids of the live workers (for supervision and tests).
+    pub fn worker_pids(&self) -> Vec<u32> {
+        let st = self.inner.lock();
+        let mut pids: Vec<u32> = st.workers.values().map(|w| w.pid).collect();
+        pids.sort_unstable();
+        pids
+    }
+
+    /// Refuses new executions from now on; queued and running ones continue.
+    pub fn close(&self) {
+        self.inner.lock().closed = true;
+    }
+
+    /// Stops every worker and waits until each is reaped (killing those that do not exit
+    /// within `grace`). Whatever still waits or runs completes with `CLOSED`.
+    pub fn shutdown(&self, grace: Duration) {
+        supervisor::shutdown(&self.inner, grace);
+    }
+}

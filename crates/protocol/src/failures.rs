@@ -57,6 +57,9 @@ failure_codes! {
     NeverSettled => ("NEVER_SETTLED", Program, false,
         "The program awaits a promise nothing can settle (no tool call is in flight).",
         "The program's promise can never settle: it awaits something that nothing will resolve (no tool call is in flight). Make sure every promise you await is resolved or rejected."),
+    Timeout => ("TIMEOUT", Program, false,
+        "The run outlived its `timeout` (measured on the host, tool calls included).",
+        "The program ran longer than its time bound of {ms} ms and was stopped. Do less work in one run: split the task into smaller runs, or avoid loops that never finish."),
     // Rejections inside the sandbox (a program may catch them).
     ToolNotFound => ("TOOL_NOT_FOUND", Sandbox, false,
         "A program calls a tool its provider did not list.",

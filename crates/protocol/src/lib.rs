@@ -11,7 +11,7 @@ pub mod failures;
 pub mod frame;
 pub mod messages;
 
-pub use failures::{Failure, FailureCode};
+pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
     ExecuteRequest, HostMsg, LogEntry, LogLevel, ProviderDecl, RunError, RunOutcome, WorkerMsg,
 };

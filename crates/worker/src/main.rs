@@ -1,1 +1,57 @@
-fn main(){}
+//! `codemode-worker`: one process of the pool. Reads frames on stdin, writes frames on stdout,
+//! runs one program at a time, each in a fresh V8 isolate prepared while the worker was idle.
+//! Nothing else may write to stdout (it carries frames); diagnostics go to stderr.
+
+mod clone;
+mod entry;
+mod io;
+mod isolate;
+mod modules;
+mod natives;
+mod run;
+
+use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
+
+fn main() {
+    io::die_with_parent();
+
+    // V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
+    // Turboshaft's loop unrolling removed; this flag keeps termination reliable.
+    v8::V8::set_flags_from_string("--no-turboshaft-loop-unrolling");
+    let platform = v8::new_default_platform(0, false).make_shared();
+    v8::V8::initialize_platform(platform);
+    v8::V8::initialize();
+
+    let default_limit = std::env::var("CODEMODE_MEMORY_LIMIT_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128);
+    let current = io::CurrentRun::default();
+    let rx = io::spawn_reader(current.clone());
+    let mut next = Some(isolate::Prepared::new(default_limit));
+
+    io::send(&WorkerMsg::Hello {
+        version: PROTOCOL_VERSION,
+        pid: std::process::id(),
+    });
+
+    while let Ok(msg) = rx.recv() {
+        match msg {
+            HostMsg::Execute(req) => {
+                let prepared = match next.take() {
+                    Some(p) if p.memory_limit_mib == req.memory_limit_mib => p,
+                    _ => isolate::Prepared::new(req.memory_limit_mib),
+                };
+                let exec_id = req.exec_id;
+                let (outcome, spent) = run::run(prepared, req, &rx, &current);
+                io::send(&WorkerMsg::Done { exec_id, outcome });
+                // Off the critical path: the answer is already on its way.
+                drop(spent);
+                next = Some(isolate::Prepared::new(default_limit));
+            }
+            // Answers for a run that already ended (it settled or was cancelled): nothing waits.
+            HostMsg::ToolResult { .. } | HostMsg::Cancel { .. } => {}
+        }
+    }
+    // The host closed our stdin: it is gone or closing the pool.
+}

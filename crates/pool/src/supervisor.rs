@@ -1,0 +1,259 @@
+//! Starting, feeding and reaping worker processes.
+
+use std::io::{BufReader, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use codemode_protocol::{
+    frame::read_frame, Failure, FailureCode, RunError, RunOutcome, WorkerMsg, PROTOCOL_VERSION,
+};
+
+use crate::{Completion, Inner, Running, State, ToolCall, WorkerSlot};
+
+pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
+    let start_failed = |detail: String| FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]);
+    let mut child = Command::new(&inner.opts.worker_path)
+        .env("CODEMODE_MEMORY_LIMIT_MIB", inner.opts.memory_limit_mib.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| start_failed(format!("{}: {e}", inner.opts.worker_path.display())))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(start_failed("its pipes could not be opened".into()));
+    };
+    let key = {
+        let mut st = inner.lock();
+        let key = st.next_worker;
+        st.next_worker += 1;
+        st.workers.insert(
+            key,
+            WorkerSlot {
+                pid: child.id(),
+                stdin: Arc::new(Mutex::new(stdin)),
+                ready: false,
+                exec: None,
+            },
+        );
+        key
+    };
+    let inner2 = inner.clone();
+    let spawned = std::thread::Builder::new()
+        .name(format!("worker-{key}"))
+        .spawn(move || read_worker(inner2, key, child, stdout));
+    if let Err(e) = spawned {
+        let mut st = inner.lock();
+        st.workers.remove(&key);
+        return Err(start_failed(format!("no reader thread: {e}")));
+    }
+    Ok(())
+}
+
+/// Hands queued jobs to idle workers. Called with the lock held.
+pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
+    while !st.queue.is_empty() {
+        let Some(worker) = st.idle.pop() else { return };
+        let Some(job) = st.queue.pop_front() else { return };
+        let Some(slot) = st.workers.get_mut(&worker) else {
+            st.queue.push_front(job);
+            continue;
+        };
+        slot.exec = Some(job.exec_id);
+        let stdin = slot.stdin.clone();
+        st.running.insert(
+            job.exec_id,
+            Running {
+                worker,
+                host: job.host,
+                done: job.done,
+                timeout_ms: job.timeout_ms,
+                deadline: Instant::now() + Duration::from_millis(job.timeout_ms),
+                cancelled_at: None,
+            },
+        );
+        inner.changed.notify_all();
+        // A failed write means the worker is dying; its reader thread reports the run lost.
+        if let Ok(mut pipe) = stdin.lock() {
+            let _ = pipe.write_all(&job.frame);
+        };
+    }
+}
+
+fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::process::ChildStdout) {
+    let mut input = BufReader::with_capacity(64 * 1024, stdout);
+    let mut buf = Vec::with_capacity(4096);
+    let why = loop {
+        match read_frame(&mut input, &mut buf) {
+            Ok(true) => {}
+            Ok(false) => break None,
+            Err(e) => break Some(format!("unreadable output: {e}")),
+        }
+        let msg = match WorkerMsg::decode(&buf) {
+            Ok(m) => m,
+            Err(e) => break Some(e.to_string()),
+        };
+        match msg {
+            WorkerMsg::Hello { version, .. } => {
+                if version != PROTOCOL_VERSION {
+                    break Some(format!(
+                        "the worker binary speaks protocol {version}, this addon {PROTOCOL_VERSION}; rebuild or reinstall so both come from one release"
+                    ));
+                }
+                let mut st = inner.lock();
+                if let Some(slot) = st.workers.get_mut(&key) {
+                    slot.ready = true;
+                    st.idle.push(key);
+                }
+                pump(&inner, &mut st);
+            }
+            WorkerMsg::ToolCall {
+                exec_id,
+                call_id,
+                provider,
+                tool,
+                args,
+            } => {
+                let host = inner.lock().running.get(&exec_id).map(|r| r.host.clone());
+                if let Some(host) = host {
+                    host.tool_call(ToolCall {
+                        exec_id,
+                        call_id,
+                        provider,
+                        tool,
+                        args,
+                    });
+                }
+            }
+            WorkerMsg::Done { exec_id, outcome } => {
+                let finished = {
+                    let mut st = inner.lock();
+                    let run = st.running.remove(&exec_id);
+                    if let Some(slot) = st.workers.get_mut(&key) {
+                        slot.exec = None;
+                        st.idle.push(key);
+                    }
+                    pump(&inner, &mut st);
+                    run
+                };
+                if let Some(run) = finished {
+                    let outcome = match run.cancelled_at {
+                        Some(_) => timed_out(run.timeout_ms, outcome.logs),
+                        None => outcome,
+                    };
+                    (run.done)(exec_id, Ok(outcome));
+                }
+            }
+        }
+    };
+    // The worker is gone (or must go). Make sure, reap it, and settle what it held.
+    let _ = child.kill();
+    let status = child.wait().ok();
+    worker_lost(&inner, key, why, status);
+}
+
+fn worker_lost(inner: &Arc<Inner>, key: u64, why: Option<String>, status: Option<ExitStatus>) {
+    let (lost, replace) = {
+        let mut st = inner.lock();
+        let slot = st.workers.remove(&key);
+        st.idle.retain(|k| *k != key);
+        let lost = slot
+            .and_then(|s| s.exec)
+            .and_then(|id| st.running.remove(&id).map(|r| (id, r)));
+        let replace = !st.stopping;
+        inner.changed.notify_all();
+        (lost, replace)
+    };
+    if let Some((exec_id, run)) = lost {
+        let result = if run.cancelled_at.is_some() {
+            Ok(timed_out(run.timeout_ms, Vec::new()))
+        } else {
+            let detail = why.unwrap_or_else(|| describe_exit(status));
+            Err(FailureCode::WorkerLost.failure(&[("detail", &detail)]))
+        };
+        (run.done)(exec_id, result);
+    }
+    if replace {
+        if let Err(e) = spawn_worker(inner) {
+            eprintln!("codemode-executor: replacing a lost worker failed: {e}");
+            fail_queue_if_no_workers(inner, e);
+        }
+    }
+}
+
+fn fail_queue_if_no_workers(inner: &Inner, failure: Failure) {
+    let jobs: Vec<(u64, Completion)> = {
+        let mut st = inner.lock();
+        if !st.workers.is_empty() {
+            return;
+        }
+        st.queue.drain(..).map(|j| (j.exec_id, j.done)).collect()
+    };
+    for (exec_id, done) in jobs {
+        done(exec_id, Err(failure.clone()));
+    }
+}
+
+pub(crate) fn timed_out(timeout_ms: u64, logs: Vec<codemode_protocol::LogEntry>) -> RunOutcome {
+    let ms = timeout_ms.to_string();
+    RunOutcome {
+        result: None,
+        error: Some(RunError {
+            code: FailureCode::Timeout.as_str().into(),
+            message: FailureCode::Timeout.render(&[("ms", &ms)]),
+        }),
+        logs,
+    }
+}
+
+fn describe_exit(status: Option<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("it exited with code {code}"),
+            (None, Some(sig)) => format!("it was killed by signal {sig}"),
+            _ => "it exited".into(),
+        },
+        None => "its exit status is unknown".into(),
+    }
+}
+
+pub(crate) fn shutdown(inner: &Arc<Inner>, grace: Duration) {
+    let (jobs, pids) = {
+        let mut st = inner.lock();
+        st.closed = true;
+        st.stopping = true;
+        let pids: Vec<u32> = st.workers.values().map(|w| w.pid).collect();
+        let jobs: Vec<(u64, Completion)> =
+            st.queue.drain(..).map(|j| (j.exec_id, j.done)).collect();
+        st.workers.values_mut().for_each(|w| w.ready = false);
+        (jobs, pids)
+    };
+    for (exec_id, done) in jobs {
+        done(exec_id, Err(FailureCode::Closed.failure(&[])));
+    }
+    // A worker holds nothing worth flushing once its runs are settled, so SIGKILL is the
+    // fastest stop that cannot be ignored; each reader thread then reaps its own child.
+    for pid in &pids {
+        // SAFETY: kill(2) with a pid we spawned and have not reaped yet (reaping happens only in
+        // its reader thread, which removes the slot first), so the pid cannot be recycled.
+        unsafe {
+            libc::kill(*pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    let deadline = Instant::now() + grace;
+    let mut st = inner.lock();
+    while !st.workers.is_empty() {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        st = inner
+            .changed
+            .wait_timeout(st, deadline - now)
+            .map(|(g, _)| g)
+            .unwrap_or_else(|p| p.into_inner().0);
+    }
+}

@@ -1,0 +1,72 @@
+//! Enforces each run's time bound from the host side: at the deadline the worker is told to
+//! cancel (it terminates the isolate); if it has not answered within CANCEL_GRACE, the process
+//! is killed, its reader thread reaps it, and a replacement starts.
+
+use std::io::Write;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use codemode_protocol::HostMsg;
+
+use crate::{Inner, CANCEL_GRACE};
+
+pub(crate) fn start(inner: &Arc<Inner>) {
+    let weak = Arc::downgrade(inner);
+    let _ = std::thread::Builder::new()
+        .name("watchdog".into())
+        .spawn(move || run(weak));
+}
+
+fn run(weak: Weak<Inner>) {
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        let mut cancels = Vec::new();
+        let mut kills = Vec::new();
+        let wait = {
+            let mut st = inner.lock();
+            if st.stopping && st.workers.is_empty() {
+                return;
+            }
+            let now = Instant::now();
+            let mut next = now + Duration::from_secs(1);
+            let State { running, workers, .. } = &mut *st;
+            for (exec_id, run) in running.iter_mut() {
+                match run.cancelled_at {
+                    None if run.deadline <= now => {
+                        run.cancelled_at = Some(now);
+                        if let Some(w) = workers.get(&run.worker) {
+                            cancels.push((*exec_id, w.stdin.clone()));
+                        }
+                        next = next.min(now + CANCEL_GRACE);
+                    }
+                    None => next = next.min(run.deadline),
+                    Some(at) if at + CANCEL_GRACE <= now => {
+                        if let Some(w) = workers.get(&run.worker) {
+                            kills.push(w.pid);
+                        }
+                    }
+                    Some(at) => next = next.min(at + CANCEL_GRACE),
+                }
+            }
+            next.saturating_duration_since(now)
+        };
+        for (exec_id, stdin) in cancels {
+            let frame = HostMsg::Cancel { exec_id }.encode();
+            if let Ok(mut pipe) = stdin.lock() {
+                let _ = pipe.write_all(&frame);
+            }
+        }
+        for pid in kills {
+            // SAFETY: the pid belongs to a worker whose slot still exists, so its reader thread
+            // has not reaped it and the pid cannot have been reused.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+        let st = inner.lock();
+        let _ = inner.changed.wait_timeout(st, wait);
+        drop(inner);
+    }
+}
+
+use crate::State;

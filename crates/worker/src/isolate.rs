@@ -1,0 +1,71 @@
+//! A fresh isolate and context with the runtime installed, ready for one program.
+
+use codemode_protocol::FailureCode;
+
+use crate::natives;
+
+const BOOTSTRAP: &str = include_str!("js/bootstrap.js");
+
+pub struct Prepared {
+    // Globals first: fields drop in order, and a Global must go before its isolate.
+    pub context: v8::Global<v8::Context>,
+    pub helpers: v8::Global<v8::Object>,
+    pub isolate: v8::OwnedIsolate,
+    pub memory_limit_mib: u32,
+}
+
+impl Prepared {
+    pub fn new(memory_limit_mib: u32) -> Prepared {
+        let limit = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
+        let params = v8::CreateParams::default().heap_limits(0, limit);
+        let mut isolate = v8::Isolate::new(params);
+        isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
+        let (context, helpers) = {
+            let scope = &mut v8::HandleScope::new(&mut isolate);
+            let context = v8::Context::new(scope, Default::default());
+            let scope = &mut v8::ContextScope::new(scope, context);
+            let helpers = install_runtime(scope);
+            (
+                v8::Global::new(scope, context),
+                v8::Global::new(scope, helpers),
+            )
+        };
+        Prepared {
+            context,
+            helpers,
+            isolate,
+            memory_limit_mib,
+        }
+    }
+}
+
+/// Runs the bootstrap script with the native bindings. The bootstrap is part of the worker
+/// binary: if it fails, the binary is broken, and the worker must not pretend to be usable.
+fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Object> {
+    let tc = &mut v8::TryCatch::new(scope);
+    let helpers = (|| {
+        let source = v8::String::new(tc, BOOTSTRAP)?;
+        let script = v8::Script::compile(tc, source, None)?;
+        let factory = v8::Local::<v8::Function>::try_from(script.run(tc)?).ok()?;
+        let bindings = v8::Object::new(tc);
+        natives::bind(tc, bindings, "callTool", natives::call_tool)?;
+        natives::bind(tc, bindings, "log", natives::log)?;
+        let key = v8::String::new(tc, "toolNotFound")?;
+        let text = v8::String::new(tc, FailureCode::ToolNotFound.template())?;
+        bindings.set(tc, key.into(), text.into())?;
+        let undefined = v8::undefined(tc).into();
+        let helpers = factory.call(tc, undefined, &[bindings.into()])?;
+        v8::Local::<v8::Object>::try_from(helpers).ok()
+    })();
+    match helpers {
+        Some(h) => h,
+        None => {
+            let why = tc
+                .exception()
+                .map(|e| e.to_rust_string_lossy(tc))
+                .unwrap_or_else(|| "no exception".into());
+            eprintln!("codemode-worker: the runtime bootstrap failed: {why}");
+            std::process::exit(70);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Functions the runtime's JS calls into: tool calls and console output.
+
+use std::collections::HashMap;
+
+use codemode_protocol::{FailureCode, LogEntry, LogLevel, WorkerMsg};
+
+use crate::{clone, io};
+
+/// Per-run state, kept in an isolate slot so V8 callbacks can reach it.
+pub struct RunState {
+    pub exec_id: u64,
+    pub calls: HashMap<u32, v8::Global<v8::PromiseResolver>>,
+    pub next_call: u32,
+    pub logs: Vec<LogEntry>,
+    pub modules: crate::modules::ModuleMap,
+}
+
+pub fn bind(
+    scope: &mut v8::HandleScope,
+    target: v8::Local<v8::Object>,
+    name: &str,
+    f: impl v8::MapFnTo<v8::FunctionCallback>,
+) -> Option<()> {
+    let key = v8::String::new(scope, name)?;
+    let func = v8::Function::new(scope, f)?;
+    target.set(scope, key.into(), func.into())?;
+    Some(())
+}
+
+/// `callTool(provider, tool, argsArray) -> Promise`: sends the call to the host and parks a
+/// resolver until the answer comes back.
+pub fn call_tool(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let Some(resolver) = v8::PromiseResolver::new(scope) else {
+        return;
+    };
+    rv.set(resolver.get_promise(scope).into());
+    let provider = args.get(0).to_rust_string_lossy(scope);
+    let tool = args.get(1).to_rust_string_lossy(scope);
+    let payload = match clone::serialize(scope, args.get(2)) {
+        Ok(bytes) => bytes,
+        Err(detail) => {
+            let text = FailureCode::ToolArgsNotCloneable.render(&[
+                ("provider", &provider),
+                ("tool", &tool),
+                ("detail", &detail),
+            ]);
+            reject_with_error(scope, resolver, &text);
+            return;
+        }
+    };
+    let Some(state) = scope.get_slot_mut::<RunState>() else {
+        return;
+    };
+    let call_id = state.next_call;
+    state.next_call = state.next_call.wrapping_add(1);
+    let exec_id = state.exec_id;
+    let global = v8::Global::new(scope, resolver);
+    if let Some(state) = scope.get_slot_mut::<RunState>() {
+        state.calls.insert(call_id, global);
+    }
+    io::send(&WorkerMsg::ToolCall {
+        exec_id,
+        call_id,
+        provider,
+        tool,
+        args: payload,
+    });
+}
+
+/// `log(level, text)`: appends one console entry.
+pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
+    let level = args
+        .get(0)
+        .uint32_value(scope)
+        .and_then(|v| LogLevel::from_u8(v as u8))
+        .unwrap_or(LogLevel::Log);
+    let message = args.get(1).to_rust_string_lossy(scope);
+    if let Some(state) = scope.get_slot_mut::<RunState>() {
+        state.logs.push(LogEntry { level, message });
+    }
+}
+
+pub fn reject_with_error(
+    scope: &mut v8::HandleScope,
+    resolver: v8::Local<v8::PromiseResolver>,
+    text: &str,
+) {
+    if let Some(msg) = v8::String::new(scope, text) {
+        let err = v8::Exception::error(scope, msg);
+        resolver.reject(scope, err);
+    }
+}
+
+/// Settles the parked tool call `call_id` with the host's answer.
+pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, payload: &[u8]) {
+    let Some(global) = scope
+        .get_slot_mut::<RunState>()
+        .and_then(|s| s.calls.remove(&call_id))
+    else {
+        return;
+    };
+    let resolver = v8::Local::new(scope, global);
+    if !ok {
+        let text = String::from_utf8_lossy(payload);
+        reject_with_error(scope, resolver, &text);
+        return;
+    }
+    match clone::deserialize(scope, payload) {
+        Some(value) => {
+            resolver.resolve(scope, value);
+        }
+        None => reject_with_error(
+            scope,
+            resolver,
+            "The tool's answer could not be read inside the sandbox (malformed value).",
+        ),
+    }
+}

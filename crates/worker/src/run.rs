@@ -1,0 +1,351 @@
+//! One execution: compile the program as a module, call its function, drive tool calls until
+//! the promise settles, copy the result out.
+
+use codemode_protocol::{
+    ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome,
+};
+use crossbeam_channel::Receiver;
+
+use crate::entry::{self, EntryError};
+use crate::io::CurrentRun;
+use crate::isolate::Prepared;
+use crate::modules::{self, ModuleMap, PROGRAM_NAME};
+use crate::natives::{self, RunState};
+use crate::clone;
+
+/// How the wait for a promise ended.
+enum Settled<'s> {
+    Fulfilled(v8::Local<'s, v8::Value>),
+    Rejected(v8::Local<'s, v8::Value>),
+    /// Nothing in flight can ever settle it.
+    Stuck,
+    /// Terminated (cancelled by the host) or the host went away.
+    Stopped,
+}
+
+fn fail(code: FailureCode, vars: &[(&str, &str)]) -> RunError {
+    RunError {
+        code: code.as_str().to_string(),
+        message: code.render(vars),
+    }
+}
+
+/// Runs `req` in `prepared`; returns the outcome and the spent isolate (to dispose later).
+pub fn run(
+    mut prepared: Prepared,
+    req: ExecuteRequest,
+    rx: &Receiver<HostMsg>,
+    current: &CurrentRun,
+) -> (RunOutcome, Prepared) {
+    let ExecuteRequest {
+        exec_id,
+        code,
+        modules,
+        providers,
+        ..
+    } = req;
+    prepared.isolate.set_slot(RunState {
+        exec_id,
+        calls: Default::default(),
+        next_call: 0,
+        logs: Vec::new(),
+        modules: ModuleMap::new(modules),
+    });
+    current.set(Some((exec_id, prepared.isolate.thread_safe_handle())));
+    let result = {
+        let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
+        let context = v8::Local::new(scope, &prepared.context);
+        let scope = &mut v8::ContextScope::new(scope, context);
+        let helpers = v8::Local::new(scope, &prepared.helpers);
+        execute(scope, helpers, &code, &providers, exec_id, rx)
+    };
+    current.set(None);
+    // Drop every Global the run parked while the isolate is still alive.
+    let state = prepared.isolate.remove_slot::<RunState>();
+    let logs = state.map(|s| s.logs).unwrap_or_default();
+    let outcome = match result {
+        Ok(bytes) => RunOutcome {
+            result: Some(bytes),
+            error: None,
+            logs,
+        },
+        Err(error) => RunOutcome {
+            result: None,
+            error: Some(error),
+            logs,
+        },
+    };
+    (outcome, prepared)
+}
+
+fn execute(
+    scope: &mut v8::HandleScope,
+    helpers: v8::Local<v8::Object>,
+    code: &str,
+    providers: &[codemode_protocol::ProviderDecl],
+    exec_id: u64,
+    rx: &Receiver<HostMsg>,
+) -> Result<Vec<u8>, RunError> {
+    let source = match entry::to_module_source(code) {
+        Ok(s) => s,
+        Err(EntryError::Shape(found)) => {
+            return Err(fail(FailureCode::EntryShape, &[("found", &found)]))
+        }
+        Err(EntryError::Syntax(oxc)) => {
+            let detail = v8_syntax_error(scope, code).unwrap_or(format!("SyntaxError: {oxc}"));
+            return Err(fail(FailureCode::SyntaxError, &[("detail", &detail)]));
+        }
+    };
+    install_providers(scope, helpers, providers)?;
+
+    let tc = &mut v8::TryCatch::new(scope);
+    let Some(module) = modules::compile(tc, PROGRAM_NAME, &source) else {
+        return Err(exception_failure(tc, helpers));
+    };
+    if module.instantiate_module(tc, modules::resolve).is_none() {
+        let missing = tc
+            .get_slot_mut::<RunState>()
+            .and_then(|s| s.modules.missing.take().map(|m| (m, s.modules.available())));
+        if let Some((specifier, available)) = missing {
+            return Err(fail(
+                FailureCode::ModuleNotFound,
+                &[("specifier", &specifier), ("available", &available)],
+            ));
+        }
+        return Err(exception_failure(tc, helpers));
+    }
+    let Some(evaluation) = module.evaluate(tc) else {
+        return Err(exception_failure(tc, helpers));
+    };
+    if let Ok(promise) = v8::Local::<v8::Promise>::try_from(evaluation) {
+        match settle(tc, promise, exec_id, rx) {
+            Settled::Fulfilled(_) => {}
+            other => return Err(settle_failure(tc, helpers, other)),
+        }
+    }
+    let namespace = module.get_module_namespace();
+    let func = v8::Local::<v8::Object>::try_from(namespace)
+        .ok()
+        .and_then(|ns| {
+            let key = v8::String::new(tc, "default")?;
+            ns.get(tc, key.into())
+        });
+    let func = match func.map(v8::Local::<v8::Function>::try_from) {
+        Some(Ok(f)) => f,
+        Some(Err(_)) | None => {
+            let what = func
+                .map(|v| type_name(tc, helpers, v))
+                .unwrap_or_else(|| "nothing".into());
+            let found = format!("an expression that evaluates to {what}, not a function");
+            return Err(fail(FailureCode::EntryShape, &[("found", &found)]));
+        }
+    };
+    let undefined = v8::undefined(tc).into();
+    let Some(returned) = func.call(tc, undefined, &[]) else {
+        return Err(exception_failure(tc, helpers));
+    };
+    let value = match v8::Local::<v8::Promise>::try_from(returned) {
+        Ok(promise) => match settle(tc, promise, exec_id, rx) {
+            Settled::Fulfilled(v) => v,
+            other => return Err(settle_failure(tc, helpers, other)),
+        },
+        Err(_) => {
+            tc.perform_microtask_checkpoint();
+            returned
+        }
+    };
+    clone::serialize(tc, value)
+        .map_err(|detail| fail(FailureCode::ResultNotCloneable, &[("detail", &detail)]))
+}
+
+fn install_providers(
+    scope: &mut v8::HandleScope,
+    helpers: v8::Local<v8::Object>,
+    providers: &[codemode_protocol::ProviderDecl],
+) -> Result<(), RunError> {
+    if providers.is_empty() {
+        return Ok(());
+    }
+    let internal = |detail: &str| fail(FailureCode::Internal, &[("detail", detail)]);
+    let list = v8::Array::new(scope, providers.len() as i32);
+    for (i, p) in providers.iter().enumerate() {
+        let name = v8::String::new(scope, &p.name).ok_or_else(|| internal("provider name"))?;
+        let tools: v8::Local<v8::Value> = match &p.tools {
+            None => v8::null(scope).into(),
+            Some(tools) => {
+                let arr = v8::Array::new(scope, tools.len() as i32);
+                for (j, t) in tools.iter().enumerate() {
+                    let s = v8::String::new(scope, t).ok_or_else(|| internal("tool name"))?;
+                    arr.set_index(scope, j as u32, s.into());
+                }
+                arr.into()
+            }
+        };
+        let pair = v8::Array::new_with_elements(scope, &[name.into(), tools]);
+        list.set_index(scope, i as u32, pair.into());
+    }
+    let tc = &mut v8::TryCatch::new(scope);
+    let f = helper(tc, helpers, "installProviders").ok_or_else(|| internal("installProviders"))?;
+    let undefined = v8::undefined(tc).into();
+    if f.call(tc, undefined, &[list.into()]).is_none() {
+        let why = tc
+            .exception()
+            .map(|e| e.to_rust_string_lossy(tc))
+            .unwrap_or_default();
+        return Err(internal(&format!("installing providers failed: {why}")));
+    }
+    Ok(())
+}
+
+/// Drives microtasks and tool answers until `promise` settles.
+fn settle<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    promise: v8::Local<'s, v8::Promise>,
+    exec_id: u64,
+    rx: &Receiver<HostMsg>,
+) -> Settled<'s> {
+    loop {
+        scope.perform_microtask_checkpoint();
+        if scope.is_execution_terminating() {
+            return Settled::Stopped;
+        }
+        match promise.state() {
+            v8::PromiseState::Fulfilled => return Settled::Fulfilled(promise.result(scope)),
+            v8::PromiseState::Rejected => return Settled::Rejected(promise.result(scope)),
+            v8::PromiseState::Pending => {}
+        }
+        let in_flight = scope
+            .get_slot::<RunState>()
+            .map_or(0, |s| s.calls.len());
+        if in_flight == 0 {
+            return Settled::Stuck;
+        }
+        match rx.recv() {
+            Ok(HostMsg::ToolResult {
+                exec_id: id,
+                call_id,
+                ok,
+                payload,
+            }) if id == exec_id => {
+                let scope = &mut v8::HandleScope::new(scope);
+                natives::settle_tool_call(scope, call_id, ok, &payload);
+            }
+            Ok(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
+            Ok(_) => {}
+            Err(_) => return Settled::Stopped,
+        }
+    }
+}
+
+fn settle_failure(
+    scope: &mut v8::HandleScope,
+    helpers: v8::Local<v8::Object>,
+    settled: Settled,
+) -> RunError {
+    match settled {
+        Settled::Rejected(reason) => {
+            let detail = describe_throw(scope, helpers, reason);
+            fail(FailureCode::ProgramError, &[("detail", &detail)])
+        }
+        Settled::Stuck => fail(FailureCode::NeverSettled, &[]),
+        Settled::Stopped | Settled::Fulfilled(_) => fail(
+            FailureCode::Internal,
+            &[("detail", "the run was stopped before it settled")],
+        ),
+    }
+}
+
+/// The failure for a pending exception: a SyntaxError (from a module) or an uncaught throw.
+fn exception_failure(
+    tc: &mut v8::TryCatch<v8::HandleScope>,
+    helpers: v8::Local<v8::Object>,
+) -> RunError {
+    if tc.is_execution_terminating() || tc.has_terminated() {
+        return fail(
+            FailureCode::Internal,
+            &[("detail", "the run was stopped before it settled")],
+        );
+    }
+    let Some(exception) = tc.exception() else {
+        return fail(FailureCode::Internal, &[("detail", "no exception was recorded")]);
+    };
+    let line = tc
+        .message()
+        .and_then(|m| m.get_line_number(tc))
+        .unwrap_or(0);
+    let is_syntax = exception
+        .to_object(tc)
+        .and_then(|o| {
+            let key = v8::String::new(tc, "name")?;
+            o.get(tc, key.into())
+        })
+        .map(|n| n.to_rust_string_lossy(tc) == "SyntaxError")
+        .unwrap_or(false);
+    tc.reset();
+    let detail = describe_throw(tc, helpers, exception);
+    if is_syntax {
+        let resource = tc
+            .message()
+            .map(|m| m.get_script_resource_name(tc))
+            .flatten()
+            .map(|r| r.to_rust_string_lossy(tc));
+        let place = match resource {
+            Some(r) if r != PROGRAM_NAME => format!(" (module \"{r}\", line {line})"),
+            _ => format!(" (line {line})"),
+        };
+        return fail(FailureCode::SyntaxError, &[("detail", &format!("{detail}{place}"))]);
+    }
+    fail(FailureCode::ProgramError, &[("detail", &detail)])
+}
+
+/// V8's own SyntaxError text for code oxc refused (models know V8's wording).
+fn v8_syntax_error(scope: &mut v8::HandleScope, code: &str) -> Option<String> {
+    let tc = &mut v8::TryCatch::new(scope);
+    if modules::compile(tc, PROGRAM_NAME, code).is_some() {
+        return None;
+    }
+    let exception = tc.exception()?;
+    let line = tc.message().and_then(|m| m.get_line_number(tc)).unwrap_or(0);
+    let text = exception.to_rust_string_lossy(tc);
+    Some(format!("{text} (line {line})"))
+}
+
+fn helper<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    helpers: v8::Local<v8::Object>,
+    name: &str,
+) -> Option<v8::Local<'s, v8::Function>> {
+    let key = v8::String::new(scope, name)?;
+    let v = helpers.get(scope, key.into())?;
+    v8::Local::<v8::Function>::try_from(v).ok()
+}
+
+fn call_helper(
+    scope: &mut v8::HandleScope,
+    helpers: v8::Local<v8::Object>,
+    name: &str,
+    value: v8::Local<v8::Value>,
+) -> Option<String> {
+    let tc = &mut v8::TryCatch::new(scope);
+    let f = helper(tc, helpers, name)?;
+    let undefined = v8::undefined(tc).into();
+    let out = f.call(tc, undefined, &[value])?;
+    Some(out.to_rust_string_lossy(tc))
+}
+
+fn describe_throw(
+    scope: &mut v8::HandleScope,
+    helpers: v8::Local<v8::Object>,
+    value: v8::Local<v8::Value>,
+) -> String {
+    call_helper(scope, helpers, "describeThrow", value)
+        .unwrap_or_else(|| "Uncaught exception (its description failed)".into())
+}
+
+fn type_name(
+    scope: &mut v8::HandleScope,
+    helpers: v8::Local<v8::Object>,
+    value: v8::Local<v8::Value>,
+) -> String {
+    call_helper(scope, helpers, "typeName", value).unwrap_or_else(|| "a value".into())
+}
