@@ -35,7 +35,7 @@ pub fn serialize(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> Re
                     let key = v8::String::new(tc, "message")?;
                     o.get(tc, key.into())
                 })
-                .map(|m| m.to_rust_string_lossy(tc))
+                .map(|m| m.to_rust_string_lossy(tc).trim_end_matches('.').to_string())
                 .unwrap_or_else(|| "a value could not be cloned".into());
             Err(detail)
         }

@@ -87,7 +87,7 @@ fn describe(stmt: &Statement) -> String {
         Statement::ImportDeclaration(_) => {
             "an import after the expression (imports must come first)".into()
         }
-        Statement::ExpressionStatement(_) => "a second expression".into(),
+        Statement::ExpressionStatement(_) => "an expression statement".into(),
         Statement::ReturnStatement(_) => "a return statement".into(),
         Statement::BlockStatement(_) => "a block statement".into(),
         Statement::IfStatement(_) => "an if statement".into(),

@@ -1,0 +1,149 @@
+'use strict';
+// IsolateExecutor: the native executor. A pool of codemode-worker processes runs each program
+// in a fresh V8 isolate; this class validates input, routes tool calls to the host's dispatch,
+// and turns the pool's completions into outcomes.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { loadNative } = require('./native');
+const { ExecutorError, fault, render } = require('./errors');
+const { serialize, deserialize } = require('./clone');
+const validate = require('./validate');
+
+const CLOSE_GRACE_MS = 2000;
+const noop = () => {};
+
+class IsolateExecutor {
+  #native;
+  #options;
+  #runs = new Map(); // execution id -> { resolve, reject, dispatch, promise }
+  #keepAlive = null;
+  #closed = false;
+  #closing = null;
+
+  /** @param {import('../index').IsolateExecutorOptions} [options] */
+  constructor(options) {
+    const opts = validate.options(options);
+    const { binding, dir } = loadNative();
+    const workerPath = opts.workerPath ?? path.join(dir, 'codemode-worker');
+    if (!fs.existsSync(workerPath)) throw fault('WORKER_NOT_FOUND', { path: workerPath });
+    this.#options = opts;
+    try {
+      this.#native = new binding.NativePool(
+        {
+          workers: opts.workers,
+          workerPath,
+          queueBound: opts.queueBound,
+          timeout: opts.timeout,
+          memoryLimit: opts.memoryLimit,
+        },
+        (call) => this.#onToolCall(call),
+        (done) => this.#onDone(done),
+      );
+    } catch (e) {
+      // The pool reports "CODE: text".
+      const m = /^([A-Z_]+): ([\s\S]*)$/.exec(e.message);
+      if (m) throw new ExecutorError(m[1], m[2]);
+      throw e;
+    }
+  }
+
+  /**
+   * @param {import('../index').ExecuteRequest} request
+   * @returns {Promise<import('../index').Outcome>}
+   */
+  execute(request) {
+    if (this.#closed) return Promise.reject(fault('CLOSED'));
+    let checked;
+    try {
+      checked = validate.request(request);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const accepted = this.#native.execute(checked.native);
+    if (accepted.id == null) {
+      return Promise.reject(new ExecutorError(accepted.faultCode, accepted.faultMessage));
+    }
+    let entry;
+    const promise = new Promise((resolve, reject) => {
+      entry = { resolve, reject, dispatch: checked.dispatch };
+    });
+    entry.promise = promise;
+    if (this.#runs.size === 0) this.#keepAlive = setInterval(noop, 1 << 30);
+    this.#runs.set(accepted.id, entry);
+    return promise;
+  }
+
+  /** Process ids of the live worker processes (for supervision and diagnostics). */
+  workerPids() {
+    return this.#closed && this.#closing === 'done' ? [] : this.#native.workerPids();
+  }
+
+  /** Refuses new executions, lets queued and running ones finish, then stops every worker. */
+  close() {
+    if (this.#closing) return this.#closing === 'done' ? Promise.resolve() : this.#closing;
+    this.#closed = true;
+    this.#native.close();
+    this.#closing = Promise.allSettled([...this.#runs.values()].map((r) => r.promise)).then(() => {
+      this.#native.shutdown(CLOSE_GRACE_MS);
+      this.#closing = 'done';
+    });
+    return this.#closing;
+  }
+
+  #onToolCall(call) {
+    const entry = this.#runs.get(call.id);
+    if (!entry) return;
+    const answer = (ok, payload) => this.#native.answerToolCall(call.id, call.callId, ok, payload);
+    const fail = (e) => answer(false, Buffer.from(e instanceof Error ? e.message : String(e)));
+    const succeed = (value) => {
+      let bytes;
+      try {
+        bytes = serialize(value);
+      } catch (e) {
+        const text = render('TOOL_RESULT_NOT_CLONEABLE', { provider: call.provider, tool: call.tool, detail: e.message });
+        return answer(false, Buffer.from(text));
+      }
+      answer(true, bytes);
+    };
+    let returned;
+    try {
+      const args = deserialize(call.args);
+      returned = entry.dispatch({ provider: call.provider, tool: call.tool, args });
+    } catch (e) {
+      return fail(e);
+    }
+    if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
+      Promise.resolve(returned).then(succeed, fail);
+    } else {
+      succeed(returned);
+    }
+  }
+
+  #onDone(done) {
+    const entry = this.#runs.get(done.id);
+    if (!entry) return;
+    this.#runs.delete(done.id);
+    if (this.#runs.size === 0 && this.#keepAlive) {
+      clearInterval(this.#keepAlive);
+      this.#keepAlive = null;
+    }
+    if (done.faultCode) {
+      entry.reject(new ExecutorError(done.faultCode, done.faultMessage));
+      return;
+    }
+    const outcome = { result: undefined, logs: done.logs };
+    if (done.errorCode) {
+      outcome.error = { code: done.errorCode, message: done.errorMessage };
+    } else if (done.result) {
+      try {
+        outcome.result = deserialize(done.result);
+      } catch (e) {
+        outcome.error = { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail: e.message }) };
+      }
+    }
+    entry.resolve(outcome);
+  }
+}
+
+module.exports = { IsolateExecutor };
