@@ -142,7 +142,7 @@ function request(input) {
       }
       seen.add(p.name);
       let tools;
-      if (p.tools === '*') tools = null;
+      if (p.tools === '*') tools = undefined; // an open list
       else if (Array.isArray(p.tools) && p.tools.every((t) => typeof t === 'string')) tools = p.tools;
       else {
         throw fault(kind, { field: `${field}.tools`, problem: `got ${describe(p.tools)}`, allowed: "an array of tool names, or '*' for an open list" });

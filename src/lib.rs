@@ -8,7 +8,9 @@ use std::time::Duration;
 use codemode_pool::protocol::{Failure, FailureCode, FailureKind, ProviderDecl, RunOutcome};
 use codemode_pool::{ExecSpec, Host, Pool, PoolOptions, ToolCall};
 use napi::bindgen_prelude::Buffer;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
 use napi::Status;
 use napi_derive::napi;
 
@@ -179,7 +181,10 @@ impl NativePool {
         };
         let on_done = self.on_done.clone();
         let done = Box::new(move |id: u64, result: Result<RunOutcome, Failure>| {
-            on_done.call(completion(id, result), ThreadsafeFunctionCallMode::NonBlocking);
+            on_done.call(
+                completion(id, result),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
         });
         match self.pool.execute(spec, self.bridge.clone(), done) {
             Ok(id) => NativeAccepted {

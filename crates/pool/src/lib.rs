@@ -17,9 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use codemode_protocol::{
-    ExecuteRequest, Failure, FailureCode, HostMsg, ProviderDecl, RunOutcome,
-};
+use codemode_protocol::{ExecuteRequest, Failure, FailureCode, HostMsg, ProviderDecl, RunOutcome};
 
 pub use codemode_protocol as protocol;
 
@@ -146,7 +144,12 @@ impl Pool {
 
     /// Queues an execution. Faults that are known at once (closed, queue full) return here;
     /// everything else arrives through `done`, exactly once.
-    pub fn execute(&self, spec: ExecSpec, host: Arc<dyn Host>, done: Completion) -> Result<u64, Failure> {
+    pub fn execute(
+        &self,
+        spec: ExecSpec,
+        host: Arc<dyn Host>,
+        done: Completion,
+    ) -> Result<u64, Failure> {
         let exec_id = self.inner.next_exec.fetch_add(1, Ordering::Relaxed);
         let opts = &self.inner.opts;
         let timeout_ms = spec.timeout_ms.unwrap_or(opts.timeout_ms);
@@ -162,7 +165,10 @@ impl Pool {
         if st.closed {
             return Err(FailureCode::Closed.failure(&[]));
         }
-        if st.idle.is_empty() && st.queue.len() >= opts.queue_bound {
+        // Workers still starting count as free: they take a queued job the moment they are
+        // ready, so `queueBound: 0` means "run now or refuse", even right after start.
+        let free = st.workers.values().filter(|w| w.exec.is_none()).count();
+        if st.queue.len() >= opts.queue_bound + free {
             let bound = opts.queue_bound.to_string();
             return Err(FailureCode::QueueFull.failure(&[("bound", &bound)]));
         }

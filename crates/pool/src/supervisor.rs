@@ -12,9 +12,13 @@ use codemode_protocol::{
 use crate::{Completion, Inner, Running, State, ToolCall, WorkerSlot};
 
 pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
-    let start_failed = |detail: String| FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]);
+    let start_failed =
+        |detail: String| FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]);
     let mut child = Command::new(&inner.opts.worker_path)
-        .env("CODEMODE_MEMORY_LIMIT_MIB", inner.opts.memory_limit_mib.to_string())
+        .env(
+            "CODEMODE_MEMORY_LIMIT_MIB",
+            inner.opts.memory_limit_mib.to_string(),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -56,7 +60,9 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
 pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
     while !st.queue.is_empty() {
         let Some(worker) = st.idle.pop() else { return };
-        let Some(job) = st.queue.pop_front() else { return };
+        let Some(job) = st.queue.pop_front() else {
+            return;
+        };
         let Some(slot) = st.workers.get_mut(&worker) else {
             st.queue.push_front(job);
             continue;

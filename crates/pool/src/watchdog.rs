@@ -29,7 +29,9 @@ fn run(weak: Weak<Inner>) {
             }
             let now = Instant::now();
             let mut next = now + Duration::from_secs(1);
-            let State { running, workers, .. } = &mut *st;
+            let State {
+                running, workers, ..
+            } = &mut *st;
             for (exec_id, run) in running.iter_mut() {
                 match run.cancelled_at {
                     None if run.deadline <= now => {

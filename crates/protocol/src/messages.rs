@@ -39,7 +39,9 @@ pub enum HostMsg {
         payload: Vec<u8>,
     },
     /// Stop the run now (its bound passed on the host).
-    Cancel { exec_id: u64 },
+    Cancel {
+        exec_id: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +123,10 @@ impl HostMsg {
         match self {
             HostMsg::Execute(r) => {
                 let size = r.code.len()
-                    + r.modules.iter().map(|(k, v)| k.len() + v.len() + 8).sum::<usize>()
+                    + r.modules
+                        .iter()
+                        .map(|(k, v)| k.len() + v.len() + 8)
+                        .sum::<usize>()
                     + 64;
                 let mut e = Encoder::frame(T_EXECUTE, size);
                 e.u64(r.exec_id);
@@ -248,7 +253,11 @@ impl WorkerMsg {
             }
             WorkerMsg::Done { exec_id, outcome } => {
                 let size = outcome.result.as_ref().map_or(0, Vec::len)
-                    + outcome.logs.iter().map(|l| l.message.len() + 5).sum::<usize>()
+                    + outcome
+                        .logs
+                        .iter()
+                        .map(|l| l.message.len() + 5)
+                        .sum::<usize>()
                     + 64;
                 let mut e = Encoder::frame(T_DONE, size);
                 e.u64(*exec_id);
@@ -369,7 +378,10 @@ mod tests {
 
     #[test]
     fn worker_messages_roundtrip() {
-        roundtrip_worker(WorkerMsg::Hello { version: 1, pid: 42 });
+        roundtrip_worker(WorkerMsg::Hello {
+            version: 1,
+            pid: 42,
+        });
         roundtrip_worker(WorkerMsg::ToolCall {
             exec_id: 1,
             call_id: 2,

@@ -20,7 +20,10 @@ impl v8::ValueSerializerImpl for Delegate {
 impl v8::ValueDeserializerImpl for Delegate {}
 
 /// Serializes `value`; on failure returns V8's description of what could not be cloned.
-pub fn serialize(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> Result<Vec<u8>, String> {
+pub fn serialize(
+    scope: &mut v8::HandleScope,
+    value: v8::Local<v8::Value>,
+) -> Result<Vec<u8>, String> {
     let tc = &mut v8::TryCatch::new(scope);
     let context = tc.get_current_context();
     let ser = v8::ValueSerializer::new(tc, Box::new(Delegate));

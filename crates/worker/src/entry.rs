@@ -27,7 +27,9 @@ pub fn to_module_source(code: &str) -> Result<String, EntryError> {
         return Err(EntryError::Syntax(first.to_string()));
     }
     if ret.panicked {
-        return Err(EntryError::Syntax("the parser could not read the code".into()));
+        return Err(EntryError::Syntax(
+            "the parser could not read the code".into(),
+        ));
     }
     let mut expression = None;
     let mut others = Vec::new();

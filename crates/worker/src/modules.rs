@@ -182,9 +182,18 @@ mod tests {
             ("./lib/b.js".into(), String::new()),
             ("node:async_hooks".into(), String::new()),
         ]);
-        assert_eq!(m.resolve("./b.js", Some("./lib/a.js")).as_deref(), Some("./lib/b.js"));
-        assert_eq!(m.resolve("./lib/a.js", Some("./")).as_deref(), Some("./lib/a.js"));
-        assert_eq!(m.resolve("node:async_hooks", None).as_deref(), Some("node:async_hooks"));
+        assert_eq!(
+            m.resolve("./b.js", Some("./lib/a.js")).as_deref(),
+            Some("./lib/b.js")
+        );
+        assert_eq!(
+            m.resolve("./lib/a.js", Some("./")).as_deref(),
+            Some("./lib/a.js")
+        );
+        assert_eq!(
+            m.resolve("node:async_hooks", None).as_deref(),
+            Some("node:async_hooks")
+        );
         assert_eq!(m.resolve("node:fs", None), None);
         assert_eq!(m.resolve("lodash", Some("./lib/a.js")), None);
     }

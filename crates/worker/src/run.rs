@@ -1,17 +1,15 @@
 //! One execution: compile the program as a module, call its function, drive tool calls until
 //! the promise settles, copy the result out.
 
-use codemode_protocol::{
-    ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome,
-};
+use codemode_protocol::{ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome};
 use crossbeam_channel::Receiver;
 
+use crate::clone;
 use crate::entry::{self, EntryError};
 use crate::io::CurrentRun;
 use crate::isolate::Prepared;
 use crate::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::natives::{self, RunState};
-use crate::clone;
 
 /// How the wait for a promise ended.
 enum Settled<'s> {
@@ -214,9 +212,7 @@ fn settle<'s>(
             v8::PromiseState::Rejected => return Settled::Rejected(promise.result(scope)),
             v8::PromiseState::Pending => {}
         }
-        let in_flight = scope
-            .get_slot::<RunState>()
-            .map_or(0, |s| s.calls.len());
+        let in_flight = scope.get_slot::<RunState>().map_or(0, |s| s.calls.len());
         if in_flight == 0 {
             return Settled::Stuck;
         }
@@ -267,7 +263,10 @@ fn exception_failure(
         );
     }
     let Some(exception) = tc.exception() else {
-        return fail(FailureCode::Internal, &[("detail", "no exception was recorded")]);
+        return fail(
+            FailureCode::Internal,
+            &[("detail", "no exception was recorded")],
+        );
     };
     let line = tc
         .message()
@@ -281,19 +280,21 @@ fn exception_failure(
         })
         .map(|n| n.to_rust_string_lossy(tc) == "SyntaxError")
         .unwrap_or(false);
+    let resource = tc
+        .message()
+        .and_then(|m| m.get_script_resource_name(tc))
+        .map(|r| r.to_rust_string_lossy(tc));
     tc.reset();
     let detail = describe_throw(tc, helpers, exception);
     if is_syntax {
-        let resource = tc
-            .message()
-            .map(|m| m.get_script_resource_name(tc))
-            .flatten()
-            .map(|r| r.to_rust_string_lossy(tc));
         let place = match resource {
             Some(r) if r != PROGRAM_NAME => format!(" (module \"{r}\", line {line})"),
             _ => format!(" (line {line})"),
         };
-        return fail(FailureCode::SyntaxError, &[("detail", &format!("{detail}{place}"))]);
+        return fail(
+            FailureCode::SyntaxError,
+            &[("detail", &format!("{detail}{place}"))],
+        );
     }
     fail(FailureCode::ProgramError, &[("detail", &detail)])
 }
@@ -305,7 +306,10 @@ fn v8_syntax_error(scope: &mut v8::HandleScope, code: &str) -> Option<String> {
         return None;
     }
     let exception = tc.exception()?;
-    let line = tc.message().and_then(|m| m.get_line_number(tc)).unwrap_or(0);
+    let line = tc
+        .message()
+        .and_then(|m| m.get_line_number(tc))
+        .unwrap_or(0);
     let text = exception.to_rust_string_lossy(tc);
     Some(format!("{text} (line {line})"))
 }

@@ -1,0 +1,176 @@
+/**
+ * @supolka/codemode-executor — run model-written JavaScript in fresh V8 isolates inside
+ * supervised worker processes.
+ */
+
+/** A request as the outbound policy and retained handles see it. Bodies are ArrayBuffers. */
+export interface WireRequest {
+  method: string
+  url: string
+  headers: [string, string][]
+  body: ArrayBuffer | null
+}
+
+/** A response in the same wire shape. */
+export interface WireResponse {
+  status: number
+  statusText: string
+  headers: [string, string][]
+  body: ArrayBuffer | null
+}
+
+/** Routes the sandbox's outbound requests through the host process. */
+export type OutboundPolicy = (request: WireRequest) => WireResponse | Promise<WireResponse>
+
+/** Options of an {@link IsolateExecutor}. Unknown keys are refused with `INVALID_OPTION`. */
+export interface IsolateExecutorOptions {
+  /** Worker processes in the pool, 1–256. Default: the machine's available parallelism. */
+  workers?: number
+  /**
+   * Executions that may wait when every worker is busy, 0–1,000,000. One more rejects at once
+   * with `ExecutorError` `QUEUE_FULL` (retryable). Default 1024.
+   */
+  queueBound?: number
+  /**
+   * Milliseconds a run may take, measured on the host from the moment a worker takes it (time
+   * parked in tool calls included). A run past it ends with the `TIMEOUT` error. Default 30,000.
+   */
+  timeout?: number
+  /** Heap limit of each isolate in MiB, 8–16,384. Default 128. */
+  memoryLimit?: number
+  /**
+   * Outbound network policy: omitted = native, `null` = blocked, a function = routed through
+   * the host. Validated and stored; the sandbox has no `fetch` in this release, so no request
+   * can leave it yet whatever the value.
+   */
+  outbound?: OutboundPolicy | null
+  /** Milliseconds an idle retained execution lives (retained handles are not in this release). Default 300,000. */
+  handlesIdleTimeout?: number
+  /**
+   * Path of the `codemode-worker` binary. Default: the `CODEMODE_WORKER_PATH` environment
+   * variable, else the binary next to the addon (as the platform package ships it).
+   */
+  workerPath?: string
+}
+
+/** One provider: a global object in the sandbox whose tools are async functions. */
+export interface ProviderDeclaration {
+  /** The global's name: a JavaScript identifier that is not a runtime global. */
+  name: string
+  /**
+   * The tools it offers. A closed list makes any other tool reject inside the sandbox with
+   * `Tool "<tool>" not found` without reaching dispatch; `'*'` lets every name reach dispatch.
+   */
+  tools: string[] | '*'
+}
+
+/** A tool call as dispatch receives it. `args` are structured-clone copies of the sandbox's. */
+export interface ToolCall {
+  provider: string
+  tool: string
+  args: unknown[]
+}
+
+/**
+ * Answers tool calls in the host process. Its return value (or what its promise resolves to)
+ * is copied into the sandbox with structuredClone semantics; a throw or rejection rejects that
+ * tool call inside the sandbox with the thrown error's message.
+ */
+export type Dispatch = (call: ToolCall) => unknown | Promise<unknown>
+
+/** One execution. Unknown keys are refused with `INVALID_REQUEST`. */
+export interface ExecuteRequest {
+  /**
+   * One expression that evaluates to a function (normally `async () => { ... }`), optionally
+   * preceded by `import` declarations. The function is called with no arguments and awaited.
+   */
+  code: string
+  /**
+   * The module map: specifier -> ES module source. Imports resolve only through it; `node:`
+   * specifiers too. Relative specifiers also resolve against the importing module's key.
+   */
+  modules?: Record<string, string>
+  /** Provider globals for this run. */
+  providers?: ProviderDeclaration[]
+  /** Required when `providers` is not empty. */
+  dispatch?: Dispatch
+  /** Overrides the executor's `timeout` for this run (ms). */
+  timeout?: number
+  /** Overrides the executor's `memoryLimit` for this run (MiB). */
+  memoryLimit?: number
+  /** Overrides the executor's `outbound` for this run. */
+  outbound?: OutboundPolicy | null
+  /** Retained handles are not in this release: only `false` or omitted is accepted. */
+  retainHandles?: boolean
+}
+
+/** One console call inside the sandbox, rendered as text. */
+export interface LogEntry {
+  /** `console.trace` logs at `debug`; `dir`, `table`, `group` at `log`; `count`/`time*` at `info`; `assert` at `error`. */
+  level: 'log' | 'info' | 'warn' | 'error' | 'debug'
+  message: string
+}
+
+/** A program failure, written for the model that wrote the program. */
+export interface ProgramError {
+  /** A code from docs/failures.md (kind "program"), e.g. `PROGRAM_ERROR`, `SYNTAX_ERROR`, `TIMEOUT`. */
+  code: string
+  message: string
+}
+
+/** How a run ended. A program failure is reported here and never rejects `execute`. */
+export interface Outcome {
+  /** The awaited return value, as structuredClone would copy it; `undefined` when `error` is set. */
+  result: unknown
+  /** Present when the program failed. */
+  error?: ProgramError
+  /** Console output in call order, including that of a failed run. */
+  logs: LogEntry[]
+}
+
+/** An entry of the failure grammar (docs/failures.md). */
+export interface FailureEntry {
+  code: string
+  /** `program`: in `Outcome.error`; `fault`: an `ExecutorError`; `sandbox`: a rejection inside the sandbox. */
+  kind: 'program' | 'fault' | 'sandbox'
+  retryable: boolean
+  when: string
+  /** The text, with `{name}` placeholders. */
+  text: string
+}
+
+/**
+ * The executor could not run the request: a bad option or request, a closed executor, a full
+ * queue, a lost worker. `code` is one of the `fault` codes in docs/failures.md.
+ */
+export declare class ExecutorError extends Error {
+  readonly name: 'ExecutorError'
+  readonly code: string
+  /** Whether sending the same request again may succeed (e.g. `QUEUE_FULL`, `WORKER_LOST`). */
+  readonly retryable: boolean
+  constructor(code: string, message: string, retryable?: boolean)
+}
+
+/**
+ * The native executor: a pool of `codemode-worker` processes, each running one program at a
+ * time in a fresh V8 isolate. Throws `ExecutorError` (`INVALID_OPTION`, `WORKER_NOT_FOUND`,
+ * `WORKER_START_FAILED`) when it cannot start.
+ */
+export declare class IsolateExecutor {
+  constructor(options?: IsolateExecutorOptions)
+  /**
+   * Runs one program. Resolves with its outcome (program failures included); rejects with
+   * `ExecutorError` for `INVALID_REQUEST`, `CLOSED`, `QUEUE_FULL` and `WORKER_LOST`.
+   */
+  execute(request: ExecuteRequest): Promise<Outcome>
+  /**
+   * Refuses new executions (`CLOSED`), lets queued and running ones finish, then stops and reaps
+   * every worker. Idempotent.
+   */
+  close(): Promise<void>
+  /** Process ids of the live workers, for supervision and diagnostics; empty after `close()`. */
+  workerPids(): number[]
+}
+
+/** The failure grammar: every code the executor reports, with its kind, retryability and text. */
+export declare function failureCatalog(): FailureEntry[]
