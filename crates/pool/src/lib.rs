@@ -85,7 +85,6 @@ struct Running {
 struct WorkerSlot {
     pid: u32,
     stdin: Arc<Mutex<ChildStdin>>,
-    ready: bool,
     exec: Option<u64>,
 }
 
@@ -95,7 +94,8 @@ struct State {
     stopping: bool,
     next_worker: u64,
     workers: HashMap<u64, WorkerSlot>,
-    idle: Vec<u64>,
+    /// Workers with a prepared isolate, longest-idle first.
+    idle: VecDeque<u64>,
     queue: VecDeque<Job>,
     running: HashMap<u64, Running>,
 }

@@ -38,7 +38,6 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             WorkerSlot {
                 pid: child.id(),
                 stdin: Arc::new(Mutex::new(stdin)),
-                ready: false,
                 exec: None,
             },
         );
@@ -59,7 +58,9 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
 /// Hands queued jobs to idle workers. Called with the lock held.
 pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
     while !st.queue.is_empty() {
-        let Some(worker) = st.idle.pop() else { return };
+        let Some(worker) = st.idle.pop_front() else {
+            return;
+        };
         let Some(job) = st.queue.pop_front() else {
             return;
         };
@@ -108,13 +109,9 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
                         "the worker binary speaks protocol {version}, this addon {PROTOCOL_VERSION}; rebuild or reinstall so both come from one release"
                     ));
                 }
-                let mut st = inner.lock();
-                if let Some(slot) = st.workers.get_mut(&key) {
-                    slot.ready = true;
-                    st.idle.push(key);
-                }
-                pump(&inner, &mut st);
+                mark_idle(&inner, key);
             }
+            WorkerMsg::Ready => mark_idle(&inner, key),
             WorkerMsg::ToolCall {
                 exec_id,
                 call_id,
@@ -137,11 +134,11 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
                 let finished = {
                     let mut st = inner.lock();
                     let run = st.running.remove(&exec_id);
+                    // Free, but not idle until its next isolate is prepared (Ready): a run
+                    // queued now goes to a worker that can start it at once, if there is one.
                     if let Some(slot) = st.workers.get_mut(&key) {
                         slot.exec = None;
-                        st.idle.push(key);
                     }
-                    pump(&inner, &mut st);
                     run
                 };
                 if let Some(run) = finished {
@@ -158,6 +155,15 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
     let _ = child.kill();
     let status = child.wait().ok();
     worker_lost(&inner, key, why, status);
+}
+
+fn mark_idle(inner: &Inner, key: u64) {
+    let mut st = inner.lock();
+    let free = st.workers.get(&key).is_some_and(|slot| slot.exec.is_none());
+    if free && !st.idle.contains(&key) {
+        st.idle.push_back(key);
+    }
+    pump(inner, &mut st);
 }
 
 fn worker_lost(inner: &Arc<Inner>, key: u64, why: Option<String>, status: Option<ExitStatus>) {
@@ -234,7 +240,6 @@ pub(crate) fn shutdown(inner: &Arc<Inner>, grace: Duration) {
         let pids: Vec<u32> = st.workers.values().map(|w| w.pid).collect();
         let jobs: Vec<(u64, Completion)> =
             st.queue.drain(..).map(|j| (j.exec_id, j.done)).collect();
-        st.workers.values_mut().for_each(|w| w.ready = false);
         (jobs, pids)
     };
     for (exec_id, done) in jobs {

@@ -8,6 +8,7 @@ const T_CANCEL: u8 = 3;
 const T_HELLO: u8 = 101;
 const T_TOOL_CALL: u8 = 102;
 const T_DONE: u8 = 103;
+const T_READY: u8 = 104;
 
 /// One provider global in the sandbox. `tools: None` is an open list (`'*'`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +116,9 @@ pub enum WorkerMsg {
         exec_id: u64,
         outcome: RunOutcome,
     },
+    /// The next isolate is prepared: the worker can take a run without delay. Sent after
+    /// `Hello` is not needed (Hello already means ready) but after every `Done`.
+    Ready,
 }
 
 impl HostMsg {
@@ -251,6 +255,7 @@ impl WorkerMsg {
                 e.bytes(args);
                 e.finish()
             }
+            WorkerMsg::Ready => Encoder::frame(T_READY, 0).finish(),
             WorkerMsg::Done { exec_id, outcome } => {
                 let size = outcome.result.as_ref().map_or(0, Vec::len)
                     + outcome
@@ -294,6 +299,7 @@ impl WorkerMsg {
                 tool: d.string()?,
                 args: d.bytes()?.to_vec(),
             },
+            T_READY => WorkerMsg::Ready,
             T_DONE => {
                 let exec_id = d.u64()?;
                 let result = d.opt_bytes()?;

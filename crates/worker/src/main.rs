@@ -48,6 +48,7 @@ fn main() {
                 // Off the critical path: the answer is already on its way.
                 drop(spent);
                 next = Some(isolate::Prepared::new(default_limit));
+                io::send(&WorkerMsg::Ready);
             }
             // Answers for a run that already ended (it settled or was cancelled): nothing waits.
             HostMsg::ToolResult { .. } | HostMsg::Cancel { .. } => {}
