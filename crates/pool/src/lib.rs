@@ -85,6 +85,8 @@ struct Running {
 struct WorkerSlot {
     pid: u32,
     stdin: Arc<Mutex<ChildStdin>>,
+    /// The worker's fd 3: Cancel frames reach its cancel thread even mid-loop.
+    control: Arc<Mutex<std::fs::File>>,
     exec: Option<u64>,
 }
 

@@ -1,6 +1,9 @@
 //! Starting, feeding and reaping worker processes.
 
+use std::fs::File;
 use std::io::{BufReader, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -11,19 +14,54 @@ use codemode_protocol::{
 
 use crate::{Completion, Inner, Running, State, ToolCall, WorkerSlot};
 
+/// The worker reads Cancel frames from this descriptor on a thread of its own.
+const CONTROL_FD: i32 = 3;
+
+/// A close-on-exec pipe: (read end, write end).
+fn control_pipe() -> std::io::Result<(OwnedFd, File)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into the array we pass; we take ownership of both.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created by pipe2 and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
+}
+
 pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
     let start_failed =
         |detail: String| FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]);
-    let mut child = Command::new(&inner.opts.worker_path)
+    let (control_read, control) =
+        control_pipe().map_err(|e| start_failed(format!("no control pipe: {e}")))?;
+    let control_raw = control_read.as_raw_fd();
+    let mut command = Command::new(&inner.opts.worker_path);
+    command
         .env(
             "CODEMODE_MEMORY_LIMIT_MIB",
             inner.opts.memory_limit_mib.to_string(),
         )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| start_failed(format!("{}: {e}", inner.opts.worker_path.display())))?;
+        .stderr(diagnostics());
+    // SAFETY: the closure runs in the forked child before exec and calls only dup2 and fcntl,
+    // which are async-signal-safe; it touches no memory shared with the parent's threads.
+    unsafe {
+        command.pre_exec(move || {
+            if control_raw == CONTROL_FD {
+                // Already in place: only clear close-on-exec.
+                if libc::fcntl(CONTROL_FD, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(control_raw, CONTROL_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let spawned = command.spawn();
+    drop(control_read);
+    let mut child =
+        spawned.map_err(|e| start_failed(format!("{}: {e}", inner.opts.worker_path.display())))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         let _ = child.kill();
         let _ = child.wait();
@@ -38,6 +76,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             WorkerSlot {
                 pid: child.id(),
                 stdin: Arc::new(Mutex::new(stdin)),
+                control: Arc::new(Mutex::new(control)),
                 exec: None,
             },
         );
@@ -53,6 +92,17 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         return Err(start_failed(format!("no reader thread: {e}")));
     }
     Ok(())
+}
+
+/// The worker's stderr: a duplicate of ours. Inheriting fd 2 is not enough under Node, which
+/// marks its stdio close-on-exec, so the worker would start with /dev/null and its fatal
+/// diagnostics (a V8 abort, a broken bootstrap) would vanish.
+fn diagnostics() -> Stdio {
+    use std::os::fd::AsFd;
+    match std::io::stderr().as_fd().try_clone_to_owned() {
+        Ok(fd) => Stdio::from(fd),
+        Err(_) => Stdio::inherit(),
+    }
 }
 
 /// Hands queued jobs to idle workers. Called with the lock held.

@@ -6,7 +6,6 @@ use std::os::fd::FromRawFd;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use codemode_protocol::{frame::read_frame, HostMsg, WorkerMsg};
-use crossbeam_channel::{Receiver, Sender};
 
 /// The run in progress, so the reader thread can terminate it the moment a Cancel arrives,
 /// even while the main thread is inside a synchronous loop.
@@ -44,47 +43,72 @@ pub fn die_with_parent() {
     }
 }
 
-/// Reads frames from stdin on its own thread. A Cancel terminates the current run here, then
-/// is forwarded so a main thread blocked waiting for tool results wakes up too.
-pub fn spawn_reader(current: CurrentRun) -> Receiver<HostMsg> {
-    let (tx, rx): (Sender<HostMsg>, Receiver<HostMsg>) = crossbeam_channel::unbounded();
-    std::thread::Builder::new()
-        .name("frames-in".into())
+/// Frames from the host, read on the main thread: it blocks here only while a run waits for a
+/// tool answer (or between runs), so an answer reaches the isolate with a single wake-up.
+pub struct Input {
+    reader: BufReader<std::io::StdinLock<'static>>,
+    buf: Vec<u8>,
+}
+
+impl Input {
+    pub fn new() -> Self {
+        Input {
+            reader: BufReader::with_capacity(64 * 1024, std::io::stdin().lock()),
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
+    /// The next message; `None` once the host closed the pipe or sent something unreadable.
+    pub fn next(&mut self) -> Option<HostMsg> {
+        match read_frame(&mut self.reader, &mut self.buf) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => {
+                eprintln!("codemode-worker: reading a frame failed: {e}");
+                return None;
+            }
+        }
+        match HostMsg::decode(&self.buf) {
+            Ok(msg) => Some(msg),
+            Err(e) => {
+                eprintln!("codemode-worker: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// The control pipe the pool passes as fd 3 carries Cancel frames. A thread of its own reads it,
+/// so a run is terminated even while the main thread is inside a synchronous loop. (The same
+/// Cancel also arrives on stdin, to wake a main thread blocked waiting for tool answers.)
+pub fn spawn_canceller(current: CurrentRun) {
+    // SAFETY: fcntl(F_GETFD) only inspects the descriptor table.
+    if unsafe { libc::fcntl(CONTROL_FD, libc::F_GETFD) } < 0 {
+        eprintln!("codemode-worker: no control pipe on fd {CONTROL_FD}: runs cannot be cancelled");
+        return;
+    }
+    // SAFETY: fd 3 is the control pipe the pool set up for this process and nothing else in
+    // the worker opens or owns it, so this File is its only owner.
+    let control = unsafe { File::from_raw_fd(CONTROL_FD) };
+    let spawned = std::thread::Builder::new()
+        .name("cancel".into())
         .spawn(move || {
-            let mut input = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
-            let mut buf = Vec::with_capacity(4096);
-            loop {
-                match read_frame(&mut input, &mut buf) {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(e) => {
-                        eprintln!("codemode-worker: reading a frame failed: {e}");
-                        break;
-                    }
-                }
-                match HostMsg::decode(&buf) {
-                    Ok(msg) => {
-                        if let HostMsg::Cancel { exec_id } = msg {
-                            current.cancel(exec_id);
-                        }
-                        if tx.send(msg).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("codemode-worker: {e}");
-                        break;
-                    }
+            let mut input = BufReader::new(control);
+            let mut buf = Vec::with_capacity(64);
+            while let Ok(true) = read_frame(&mut input, &mut buf) {
+                if let Ok(HostMsg::Cancel { exec_id }) = HostMsg::decode(&buf) {
+                    current.cancel(exec_id);
                 }
             }
-            // Dropping `tx` ends the main loop; a run blocked on tool results sees it too.
-        })
-        .unwrap_or_else(|e| {
-            eprintln!("codemode-worker: cannot start the reader thread: {e}");
-            std::process::exit(70);
         });
-    rx
+    if let Err(e) = spawned {
+        eprintln!("codemode-worker: cannot start the cancel thread: {e}");
+        std::process::exit(70);
+    }
 }
+
+/// The descriptor the pool maps the control pipe's read end to.
+pub const CONTROL_FD: i32 = 3;
 
 fn stdout() -> &'static Mutex<File> {
     static OUT: OnceLock<Mutex<File>> = OnceLock::new();

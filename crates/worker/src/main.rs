@@ -27,7 +27,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(128);
     let current = io::CurrentRun::default();
-    let rx = io::spawn_reader(current.clone());
+    io::spawn_canceller(current.clone());
+    let mut input = io::Input::new();
     let mut next = Some(isolate::Prepared::new(default_limit));
 
     io::send(&WorkerMsg::Hello {
@@ -35,7 +36,7 @@ fn main() {
         pid: std::process::id(),
     });
 
-    while let Ok(msg) = rx.recv() {
+    while let Some(msg) = input.next() {
         match msg {
             HostMsg::Execute(req) => {
                 let prepared = match next.take() {
@@ -43,7 +44,7 @@ fn main() {
                     _ => isolate::Prepared::new(req.memory_limit_mib),
                 };
                 let exec_id = req.exec_id;
-                let (outcome, spent) = run::run(prepared, req, &rx, &current);
+                let (outcome, spent) = run::run(prepared, req, &mut input, &current);
                 io::send(&WorkerMsg::Done { exec_id, outcome });
                 // Off the critical path: the answer is already on its way.
                 drop(spent);

@@ -2,11 +2,10 @@
 //! the promise settles, copy the result out.
 
 use codemode_protocol::{ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome};
-use crossbeam_channel::Receiver;
 
 use crate::clone;
 use crate::entry::{self, EntryError};
-use crate::io::CurrentRun;
+use crate::io::{CurrentRun, Input};
 use crate::isolate::Prepared;
 use crate::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::natives::{self, RunState};
@@ -32,7 +31,7 @@ fn fail(code: FailureCode, vars: &[(&str, &str)]) -> RunError {
 pub fn run(
     mut prepared: Prepared,
     req: ExecuteRequest,
-    rx: &Receiver<HostMsg>,
+    input: &mut Input,
     current: &CurrentRun,
 ) -> (RunOutcome, Prepared) {
     let ExecuteRequest {
@@ -55,7 +54,7 @@ pub fn run(
         let context = v8::Local::new(scope, &prepared.context);
         let scope = &mut v8::ContextScope::new(scope, context);
         let helpers = v8::Local::new(scope, &prepared.helpers);
-        execute(scope, helpers, &code, &providers, exec_id, rx)
+        execute(scope, helpers, &code, &providers, exec_id, input)
     };
     current.set(None);
     // Drop every Global the run parked while the isolate is still alive.
@@ -82,7 +81,7 @@ fn execute(
     code: &str,
     providers: &[codemode_protocol::ProviderDecl],
     exec_id: u64,
-    rx: &Receiver<HostMsg>,
+    input: &mut Input,
 ) -> Result<Vec<u8>, RunError> {
     let source = match entry::to_module_source(code) {
         Ok(s) => s,
@@ -116,7 +115,7 @@ fn execute(
         return Err(exception_failure(tc, helpers));
     };
     if let Ok(promise) = v8::Local::<v8::Promise>::try_from(evaluation) {
-        match settle(tc, promise, exec_id, rx) {
+        match settle(tc, promise, exec_id, input) {
             Settled::Fulfilled(_) => {}
             other => return Err(settle_failure(tc, helpers, other)),
         }
@@ -143,7 +142,7 @@ fn execute(
         return Err(exception_failure(tc, helpers));
     };
     let value = match v8::Local::<v8::Promise>::try_from(returned) {
-        Ok(promise) => match settle(tc, promise, exec_id, rx) {
+        Ok(promise) => match settle(tc, promise, exec_id, input) {
             Settled::Fulfilled(v) => v,
             other => return Err(settle_failure(tc, helpers, other)),
         },
@@ -200,7 +199,7 @@ fn settle<'s>(
     scope: &mut v8::HandleScope<'s>,
     promise: v8::Local<'s, v8::Promise>,
     exec_id: u64,
-    rx: &Receiver<HostMsg>,
+    input: &mut Input,
 ) -> Settled<'s> {
     loop {
         scope.perform_microtask_checkpoint();
@@ -216,8 +215,8 @@ fn settle<'s>(
         if in_flight == 0 {
             return Settled::Stuck;
         }
-        match rx.recv() {
-            Ok(HostMsg::ToolResult {
+        match input.next() {
+            Some(HostMsg::ToolResult {
                 exec_id: id,
                 call_id,
                 ok,
@@ -226,9 +225,11 @@ fn settle<'s>(
                 let scope = &mut v8::HandleScope::new(scope);
                 natives::settle_tool_call(scope, call_id, ok, &payload);
             }
-            Ok(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
-            Ok(_) => {}
-            Err(_) => return Settled::Stopped,
+            Some(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
+            // A stale answer or cancel for an earlier run; an Execute cannot arrive mid-run.
+            Some(_) => {}
+            // The host is gone: nothing will answer.
+            None => return Settled::Stopped,
         }
     }
 }
