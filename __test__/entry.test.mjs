@@ -6,7 +6,9 @@ const ex = executor();
 describe('entry contract', () => {
   it('calls the function with no arguments and awaits it', async () => {
     const out = await run(ex, 'async (...args) => ({ n: args.length, v: await Promise.resolve(7) })');
-    expect(out).toEqual({ result: { n: 0, v: 7 }, logs: [] });
+    expect(out.result).toEqual({ n: 0, v: 7 });
+    expect(out.logs).toEqual([]);
+    expect(Object.keys(out).sort()).toEqual(['logs', 'result', 'stats']);
   });
 
   it('accepts a synchronous function and a parenthesized expression', async () => {

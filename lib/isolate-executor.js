@@ -11,6 +11,8 @@ const { serialize, deserialize } = require('./clone');
 const validate = require('./validate');
 
 const CLOSE_GRACE_MS = 2000;
+// The same bound the worker applies to tool arguments (crates/protocol limits).
+let TOOL_PAYLOAD_BYTES = 0;
 const noop = () => {};
 
 class IsolateExecutor {
@@ -25,6 +27,7 @@ class IsolateExecutor {
   constructor(options) {
     const opts = validate.options(options);
     const { binding, dir } = loadNative();
+    TOOL_PAYLOAD_BYTES = binding.limits().toolPayloadBytes;
     const workerPath = opts.workerPath ?? path.join(dir, 'codemode-worker');
     if (!fs.existsSync(workerPath)) throw fault('WORKER_NOT_FOUND', { path: workerPath });
     this.#options = opts;
@@ -104,6 +107,10 @@ class IsolateExecutor {
         const text = render('TOOL_RESULT_NOT_CLONEABLE', { provider: call.provider, tool: call.tool, detail: e.message });
         return answer(false, Buffer.from(text));
       }
+      if (bytes.length > TOOL_PAYLOAD_BYTES) {
+        const text = render('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: call.provider, tool: call.tool, size: bytes.length, limit: TOOL_PAYLOAD_BYTES });
+        return answer(false, Buffer.from(text));
+      }
       answer(true, bytes);
     };
     let returned;
@@ -132,7 +139,7 @@ class IsolateExecutor {
       entry.reject(new ExecutorError(done.faultCode, done.faultMessage));
       return;
     }
-    const outcome = { result: undefined, logs: done.logs };
+    const outcome = { result: undefined, logs: done.logs, stats: done.stats };
     if (done.errorCode) {
       outcome.error = { code: done.errorCode, message: done.errorMessage };
     } else if (done.result) {

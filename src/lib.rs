@@ -58,6 +58,38 @@ pub struct NativeLog {
     pub message: String,
 }
 
+/// What a run used (see `RunStats`).
+#[napi(object)]
+pub struct NativeStats {
+    pub wall_ms: f64,
+    pub cpu_ms: f64,
+    pub heap_peak_bytes: f64,
+    pub buffers_peak_bytes: f64,
+    pub tool_calls: u32,
+}
+
+/// The output bounds, for index.js (which bounds what the host sends back).
+#[napi(object)]
+pub struct NativeLimits {
+    pub log_entries: u32,
+    pub log_bytes: u32,
+    pub log_entry_bytes: u32,
+    pub result_bytes: u32,
+    pub tool_payload_bytes: u32,
+}
+
+#[napi]
+pub fn limits() -> NativeLimits {
+    use codemode_pool::protocol::limits as l;
+    NativeLimits {
+        log_entries: l::LOG_ENTRIES as u32,
+        log_bytes: l::LOG_BYTES as u32,
+        log_entry_bytes: l::LOG_ENTRY_BYTES as u32,
+        result_bytes: l::RESULT_BYTES as u32,
+        tool_payload_bytes: l::TOOL_PAYLOAD_BYTES as u32,
+    }
+}
+
 #[napi(object)]
 pub struct NativeCompletion {
     pub id: i64,
@@ -65,6 +97,7 @@ pub struct NativeCompletion {
     pub error_code: Option<String>,
     pub error_message: Option<String>,
     pub logs: Vec<NativeLog>,
+    pub stats: Option<NativeStats>,
     pub fault_code: Option<String>,
     pub fault_message: Option<String>,
 }
@@ -99,6 +132,7 @@ pub fn failure_catalog() -> Vec<FailureEntry> {
                 FailureKind::Program => "program",
                 FailureKind::Fault => "fault",
                 FailureKind::Sandbox => "sandbox",
+                FailureKind::Log => "log",
             }
             .into(),
             retryable: c.retryable(),
@@ -246,6 +280,13 @@ fn completion(id: u64, result: Result<RunOutcome, Failure>) -> NativeCompletion 
                         message: l.message,
                     })
                     .collect(),
+                stats: Some(NativeStats {
+                    wall_ms: outcome.stats.wall_us as f64 / 1000.0,
+                    cpu_ms: outcome.stats.cpu_us as f64 / 1000.0,
+                    heap_peak_bytes: outcome.stats.heap_peak as f64,
+                    buffers_peak_bytes: outcome.stats.buffers_peak as f64,
+                    tool_calls: outcome.stats.tool_calls,
+                }),
                 fault_code: None,
                 fault_message: None,
             }
@@ -256,6 +297,7 @@ fn completion(id: u64, result: Result<RunOutcome, Failure>) -> NativeCompletion 
             error_code: None,
             error_message: None,
             logs: Vec::new(),
+            stats: None,
             fault_code: Some(f.code.as_str().into()),
             fault_message: Some(f.message),
         },

@@ -77,6 +77,7 @@ struct Running {
     host: Arc<dyn Host>,
     done: Completion,
     timeout_ms: u64,
+    started: Instant,
     deadline: Instant,
     /// Set when the deadline passed and a Cancel was sent.
     cancelled_at: Option<Instant>,

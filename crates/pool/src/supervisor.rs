@@ -127,6 +127,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 host: job.host,
                 done: job.done,
                 timeout_ms: job.timeout_ms,
+                started: Instant::now(),
                 deadline: Instant::now() + Duration::from_millis(job.timeout_ms),
                 cancelled_at: None,
             },
@@ -192,10 +193,15 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
                     run
                 };
                 if let Some(run) = finished {
-                    let outcome = match run.cancelled_at {
-                        Some(_) => timed_out(run.timeout_ms, outcome.logs),
+                    let mut outcome = match run.cancelled_at {
+                        // Terminated at its deadline: whatever the worker said, it timed out.
+                        Some(_) => RunOutcome {
+                            stats: outcome.stats,
+                            ..timed_out(run.timeout_ms, outcome.logs)
+                        },
                         None => outcome,
                     };
+                    outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
                     (run.done)(exec_id, Ok(outcome));
                 }
             }
@@ -230,7 +236,9 @@ fn worker_lost(inner: &Arc<Inner>, key: u64, why: Option<String>, status: Option
     };
     if let Some((exec_id, run)) = lost {
         let result = if run.cancelled_at.is_some() {
-            Ok(timed_out(run.timeout_ms, Vec::new()))
+            let mut outcome = timed_out(run.timeout_ms, Vec::new());
+            outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
+            Ok(outcome)
         } else {
             let detail = why.unwrap_or_else(|| describe_exit(status));
             Err(FailureCode::WorkerLost.failure(&[("detail", &detail)]))
@@ -267,6 +275,7 @@ pub(crate) fn timed_out(timeout_ms: u64, logs: Vec<codemode_protocol::LogEntry>)
             message: FailureCode::Timeout.render(&[("ms", &ms)]),
         }),
         logs,
+        stats: Default::default(),
     }
 }
 

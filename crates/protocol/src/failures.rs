@@ -16,6 +16,8 @@ pub enum FailureKind {
     Fault,
     /// A rejection inside the sandbox (a tool call); the program may catch it.
     Sandbox,
+    /// A notice the executor adds to the run's logs.
+    Log,
 }
 
 macro_rules! failure_codes {
@@ -60,6 +62,12 @@ failure_codes! {
     Timeout => ("TIMEOUT", Program, false,
         "The run outlived its `timeout` (measured on the host, tool calls included).",
         "The program ran longer than its time bound of {ms} ms and was stopped. Do less work in one run: split the task into smaller runs, or avoid loops that never finish."),
+    MemoryLimit => ("MEMORY_LIMIT", Program, false,
+        "The run's heap plus its ArrayBuffer memory outgrew `memoryLimit`.",
+        "The program ran out of memory: it needed more than its limit of {mib} MiB and was stopped. Work in smaller pieces: process data in batches, keep fewer items in memory at once, and return a summary instead of the whole data set."),
+    ResultTooLarge => ("RESULT_TOO_LARGE", Program, false,
+        "The program's result, serialized, is larger than the result bound.",
+        "The program's result is {size} bytes, more than the {limit} bytes a result may take. Return less: a summary, a page of rows, or only the fields that are needed."),
     // Rejections inside the sandbox (a program may catch them).
     ToolNotFound => ("TOOL_NOT_FOUND", Sandbox, false,
         "A program calls a tool its provider did not list.",
@@ -70,6 +78,16 @@ failure_codes! {
     ToolResultNotCloneable => ("TOOL_RESULT_NOT_CLONEABLE", Sandbox, false,
         "The host's dispatch returned a value structuredClone cannot copy.",
         "The tool {provider}.{tool} returned a value that cannot be copied into the sandbox: {detail}."),
+    ToolPayloadTooLarge => ("TOOL_PAYLOAD_TOO_LARGE", Sandbox, false,
+        "A tool call's arguments, or the host's answer, serialized, pass the payload bound.",
+        "The {what} of {provider}.{tool} came to {size} bytes, more than the {limit} bytes a tool call may carry. Send less per call: split the data across several calls."),
+    BufferNotResizable => ("BUFFER_NOT_RESIZABLE", Sandbox, false,
+        "A program creates a resizable ArrayBuffer (`maxByteLength`).",
+        "Resizable ArrayBuffers are not available in this sandbox: a buffer cannot grow past the length it was created with. Create a new buffer of the size you need and copy into it."),
+    // Notices added to the logs.
+    LogLimit => ("LOG_LIMIT", Log, false,
+        "The run logged more entries or bytes than the log bound; later output is dropped.",
+        "[log limit reached: {dropped} more console entries were dropped. Log less: print summaries or counts instead of every item.]"),
     // Executor faults: `execute` rejects with an ExecutorError.
     InvalidOption => ("INVALID_OPTION", Fault, false,
         "An executor option has the wrong type or range.",

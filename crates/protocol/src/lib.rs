@@ -13,11 +13,26 @@ pub mod messages;
 
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
-    ExecuteRequest, HostMsg, LogEntry, LogLevel, ProviderDecl, RunError, RunOutcome, WorkerMsg,
+    ExecuteRequest, HostMsg, LogEntry, LogLevel, ProviderDecl, RunError, RunOutcome, RunStats,
+    WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes.
 pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Output bounds, enforced where the output is built.
+pub mod limits {
+    /// Console entries kept per run; later ones are dropped behind one LOG_LIMIT notice.
+    pub const LOG_ENTRIES: usize = 1_000;
+    /// Bytes of console text kept per run (UTF-8).
+    pub const LOG_BYTES: usize = 1024 * 1024;
+    /// Bytes one console entry may take; a longer one is cut with a visible marker.
+    pub const LOG_ENTRY_BYTES: usize = 64 * 1024;
+    /// Serialized size of a run's result.
+    pub const RESULT_BYTES: usize = 16 * 1024 * 1024;
+    /// Serialized size of a tool call's arguments, and of the host's answer.
+    pub const TOOL_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
+}
 
 /// Frames larger than this are refused by both sides: a corrupt length prefix must not make
 /// the reader allocate gigabytes.

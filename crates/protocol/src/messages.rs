@@ -89,12 +89,28 @@ pub struct RunError {
     pub message: String,
 }
 
+/// What a run used, measured by the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunStats {
+    /// Wall time from the moment a worker took the run to its answer, in microseconds
+    /// (filled in by the pool, which owns the clock the time bound uses).
+    pub wall_us: u64,
+    /// CPU time of the thread that ran the program, in microseconds.
+    pub cpu_us: u64,
+    /// Largest heap size observed (sampled at each turn of the run's event loop and at the end).
+    pub heap_peak: u64,
+    /// Largest total of live ArrayBuffer backing stores.
+    pub buffers_peak: u64,
+    pub tool_calls: u32,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RunOutcome {
     /// The V8-serialized result; absent when the run failed.
     pub result: Option<Vec<u8>>,
     pub error: Option<RunError>,
     pub logs: Vec<LogEntry>,
+    pub stats: RunStats,
 }
 
 /// Messages from a worker to the host.
@@ -280,6 +296,11 @@ impl WorkerMsg {
                     e.u8(l.level as u8);
                     e.str(&l.message);
                 }
+                e.u64(outcome.stats.wall_us);
+                e.u64(outcome.stats.cpu_us);
+                e.u64(outcome.stats.heap_peak);
+                e.u64(outcome.stats.buffers_peak);
+                e.u32(outcome.stats.tool_calls);
                 e.finish()
             }
         }
@@ -320,12 +341,20 @@ impl WorkerMsg {
                         message: d.string()?,
                     });
                 }
+                let stats = RunStats {
+                    wall_us: d.u64()?,
+                    cpu_us: d.u64()?,
+                    heap_peak: d.u64()?,
+                    buffers_peak: d.u64()?,
+                    tool_calls: d.u32()?,
+                };
                 WorkerMsg::Done {
                     exec_id,
                     outcome: RunOutcome {
                         result,
                         error,
                         logs,
+                        stats,
                     },
                 }
             }
@@ -413,6 +442,13 @@ mod tests {
                         message: String::new(),
                     },
                 ],
+                stats: RunStats {
+                    wall_us: 2345,
+                    cpu_us: 1234,
+                    heap_peak: 1 << 20,
+                    buffers_peak: 77,
+                    tool_calls: 3,
+                },
             },
         });
     }

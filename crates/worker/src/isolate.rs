@@ -2,7 +2,7 @@
 
 use codemode_protocol::FailureCode;
 
-use crate::natives;
+use crate::{memory, natives};
 
 const BOOTSTRAP: &str = include_str!("js/bootstrap.js");
 
@@ -17,9 +17,14 @@ pub struct Prepared {
 impl Prepared {
     pub fn new(memory_limit_mib: u32) -> Prepared {
         let limit = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
-        let params = v8::CreateParams::default().heap_limits(0, limit);
+        let params = v8::CreateParams::default()
+            .heap_limits(0, limit)
+            .array_buffer_allocator(memory::allocator());
         let mut isolate = v8::Isolate::new(params);
         isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
+        let raw: *mut v8::Isolate = &mut *isolate;
+        // The callback receives the isolate it is registered on; it lives as long as `isolate`.
+        isolate.add_near_heap_limit_callback(memory::near_heap_limit, raw.cast());
         let (context, helpers) = {
             let scope = &mut v8::HandleScope::new(&mut isolate);
             let context = v8::Context::new(scope, Default::default());
@@ -50,9 +55,14 @@ fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Obj
         let bindings = v8::Object::new(tc);
         natives::bind(tc, bindings, "callTool", natives::call_tool)?;
         natives::bind(tc, bindings, "log", natives::log)?;
-        let key = v8::String::new(tc, "toolNotFound")?;
-        let text = v8::String::new(tc, FailureCode::ToolNotFound.template())?;
-        bindings.set(tc, key.into(), text.into())?;
+        for (name, code) in [
+            ("toolNotFound", FailureCode::ToolNotFound),
+            ("noResizable", FailureCode::BufferNotResizable),
+        ] {
+            let key = v8::String::new(tc, name)?;
+            let text = v8::String::new(tc, code.template())?;
+            bindings.set(tc, key.into(), text.into())?;
+        }
         let undefined = v8::undefined(tc).into();
         let helpers = factory.call(tc, undefined, &[bindings.into()])?;
         v8::Local::<v8::Object>::try_from(helpers).ok()

@@ -6,6 +6,7 @@ mod clone;
 mod entry;
 mod io;
 mod isolate;
+mod memory;
 mod modules;
 mod natives;
 mod run;
@@ -39,16 +40,22 @@ fn main() {
     while let Some(msg) = input.next() {
         match msg {
             HostMsg::Execute(req) => {
+                let limit = req.memory_limit_mib;
                 let prepared = match next.take() {
-                    Some(p) if p.memory_limit_mib == req.memory_limit_mib => p,
-                    _ => isolate::Prepared::new(req.memory_limit_mib),
+                    Some(p) if p.memory_limit_mib == limit => p,
+                    stale => {
+                        // V8 requires isolates to be dropped in reverse order of creation.
+                        drop(stale);
+                        isolate::Prepared::new(limit)
+                    }
                 };
                 let exec_id = req.exec_id;
                 let (outcome, spent) = run::run(prepared, req, &mut input, &current);
                 io::send(&WorkerMsg::Done { exec_id, outcome });
-                // Off the critical path: the answer is already on its way.
+                // Off the critical path: the answer is already on its way. The next isolate
+                // gets the limit the last run asked for, the best guess for the next one.
                 drop(spent);
-                next = Some(isolate::Prepared::new(default_limit));
+                next = Some(isolate::Prepared::new(limit));
                 io::send(&WorkerMsg::Ready);
             }
             // Answers for a run that already ended (it settled or was cancelled): nothing waits.

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use codemode_protocol::{FailureCode, LogEntry, LogLevel, WorkerMsg};
+use codemode_protocol::{limits, FailureCode, LogEntry, LogLevel, WorkerMsg};
 
 use crate::{clone, io};
 
@@ -12,7 +12,67 @@ pub struct RunState {
     pub calls: HashMap<u32, v8::Global<v8::PromiseResolver>>,
     pub next_call: u32,
     pub logs: Vec<LogEntry>,
+    pub log_bytes: usize,
+    /// Entries dropped after the log bound was reached.
+    pub log_dropped: usize,
+    /// Largest heap size sampled during the run.
+    pub heap_peak: usize,
     pub modules: crate::modules::ModuleMap,
+}
+
+impl RunState {
+    pub fn new(exec_id: u64, modules: crate::modules::ModuleMap) -> Self {
+        RunState {
+            exec_id,
+            calls: HashMap::new(),
+            next_call: 0,
+            logs: Vec::new(),
+            log_bytes: 0,
+            log_dropped: 0,
+            heap_peak: 0,
+            modules,
+        }
+    }
+
+    /// Keeps an entry within the log bounds: one entry is cut at LOG_ENTRY_BYTES; past
+    /// LOG_ENTRIES or LOG_BYTES entries are counted as dropped.
+    fn push_log(&mut self, level: LogLevel, mut message: String) {
+        if self.log_dropped > 0
+            || self.logs.len() >= limits::LOG_ENTRIES
+            || self.log_bytes >= limits::LOG_BYTES
+        {
+            self.log_dropped += 1;
+            return;
+        }
+        if message.len() > limits::LOG_ENTRY_BYTES {
+            let cut = floor_char_boundary(&message, limits::LOG_ENTRY_BYTES);
+            let more = message.len() - cut;
+            message.truncate(cut);
+            message.push_str(&format!("... [{more} more bytes cut]"));
+        }
+        self.log_bytes += message.len();
+        self.logs.push(LogEntry { level, message });
+    }
+
+    /// The logs, with the LOG_LIMIT notice last when entries were dropped.
+    pub fn finish_logs(&mut self) -> Vec<LogEntry> {
+        let mut logs = std::mem::take(&mut self.logs);
+        if self.log_dropped > 0 {
+            let dropped = self.log_dropped.to_string();
+            logs.push(LogEntry {
+                level: LogLevel::Warn,
+                message: FailureCode::LogLimit.render(&[("dropped", &dropped)]),
+            });
+        }
+        logs
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 pub fn bind(
@@ -52,6 +112,21 @@ pub fn call_tool(
             return;
         }
     };
+    if payload.len() > limits::TOOL_PAYLOAD_BYTES {
+        let (size, limit) = (
+            payload.len().to_string(),
+            limits::TOOL_PAYLOAD_BYTES.to_string(),
+        );
+        let text = FailureCode::ToolPayloadTooLarge.render(&[
+            ("what", "arguments"),
+            ("provider", &provider),
+            ("tool", &tool),
+            ("size", &size),
+            ("limit", &limit),
+        ]);
+        reject_with_error(scope, resolver, &text);
+        return;
+    }
     let Some(state) = scope.get_slot_mut::<RunState>() else {
         return;
     };
@@ -78,9 +153,19 @@ pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv
         .uint32_value(scope)
         .and_then(|v| LogLevel::from_u8(v as u8))
         .unwrap_or(LogLevel::Log);
+    if scope
+        .get_slot::<RunState>()
+        .is_some_and(|s| s.log_dropped > 0)
+    {
+        // Past the bound: count the entry without copying its text out of V8.
+        if let Some(state) = scope.get_slot_mut::<RunState>() {
+            state.log_dropped += 1;
+        }
+        return;
+    }
     let message = args.get(1).to_rust_string_lossy(scope);
     if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.logs.push(LogEntry { level, message });
+        state.push_log(level, message);
     }
 }
 

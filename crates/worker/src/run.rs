@@ -1,12 +1,15 @@
 //! One execution: compile the program as a module, call its function, drive tool calls until
 //! the promise settles, copy the result out.
 
-use codemode_protocol::{ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome};
+use codemode_protocol::{
+    limits, ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome, RunStats,
+};
 
 use crate::clone;
 use crate::entry::{self, EntryError};
 use crate::io::{CurrentRun, Input};
 use crate::isolate::Prepared;
+use crate::memory::METER;
 use crate::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::natives::{self, RunState};
 
@@ -39,15 +42,14 @@ pub fn run(
         code,
         modules,
         providers,
-        ..
+        memory_limit_mib,
     } = req;
-    prepared.isolate.set_slot(RunState {
-        exec_id,
-        calls: Default::default(),
-        next_call: 0,
-        logs: Vec::new(),
-        modules: ModuleMap::new(modules),
-    });
+    let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
+    METER.start_run(limit_bytes);
+    let cpu_start = thread_cpu_us();
+    prepared
+        .isolate
+        .set_slot(RunState::new(exec_id, ModuleMap::new(modules)));
     current.set(Some((exec_id, prepared.isolate.thread_safe_handle())));
     let result = {
         let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
@@ -57,22 +59,64 @@ pub fn run(
         execute(scope, helpers, &code, &providers, exec_id, input)
     };
     current.set(None);
+    let heap_now = heap_used(&mut prepared.isolate);
     // Drop every Global the run parked while the isolate is still alive.
-    let state = prepared.isolate.remove_slot::<RunState>();
-    let logs = state.map(|s| s.logs).unwrap_or_default();
-    let outcome = match result {
-        Ok(bytes) => RunOutcome {
-            result: Some(bytes),
-            error: None,
-            logs,
-        },
-        Err(error) => RunOutcome {
-            result: None,
-            error: Some(error),
-            logs,
-        },
+    let mut state = prepared.isolate.remove_slot::<RunState>();
+    let logs = state
+        .as_mut()
+        .map(RunState::finish_logs)
+        .unwrap_or_default();
+    let stats = RunStats {
+        wall_us: 0,
+        cpu_us: thread_cpu_us().saturating_sub(cpu_start),
+        heap_peak: state.as_ref().map_or(0, |s| s.heap_peak).max(heap_now) as u64,
+        buffers_peak: METER.buffers_peak() as u64,
+        tool_calls: state.as_ref().map_or(0, |s| s.next_call),
+    };
+    // A run that met the memory bound reports that, whatever it threw on the way down
+    // ("Array buffer allocation failed", a termination).
+    let result = match result {
+        Err(_) if METER.heap_exhausted() || METER.refused() => {
+            let mib = memory_limit_mib.to_string();
+            Err(fail(FailureCode::MemoryLimit, &[("mib", &mib)]))
+        }
+        Ok(bytes) if bytes.len() > limits::RESULT_BYTES => {
+            let (size, limit) = (bytes.len().to_string(), limits::RESULT_BYTES.to_string());
+            Err(fail(
+                FailureCode::ResultTooLarge,
+                &[("size", &size), ("limit", &limit)],
+            ))
+        }
+        other => other,
+    };
+    let (result, error) = match result {
+        Ok(bytes) => (Some(bytes), None),
+        Err(error) => (None, Some(error)),
+    };
+    let outcome = RunOutcome {
+        result,
+        error,
+        logs,
+        stats,
     };
     (outcome, prepared)
+}
+
+/// CPU time of the calling thread in microseconds.
+fn thread_cpu_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1000
+}
+
+fn heap_used(isolate: &mut v8::Isolate) -> usize {
+    let mut stats = v8::HeapStatistics::default();
+    isolate.get_heap_statistics(&mut stats);
+    stats.used_heap_size()
 }
 
 fn execute(
@@ -211,7 +255,15 @@ fn settle<'s>(
             v8::PromiseState::Rejected => return Settled::Rejected(promise.result(scope)),
             v8::PromiseState::Pending => {}
         }
-        let in_flight = scope.get_slot::<RunState>().map_or(0, |s| s.calls.len());
+        let used = heap_used(scope);
+        METER.sample_heap(used);
+        let in_flight = match scope.get_slot_mut::<RunState>() {
+            Some(s) => {
+                s.heap_peak = s.heap_peak.max(used);
+                s.calls.len()
+            }
+            None => 0,
+        };
         if in_flight == 0 {
             return Settled::Stuck;
         }

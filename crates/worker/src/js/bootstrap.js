@@ -32,8 +32,33 @@
   const errorToString = Error.prototype.toString;
   const symbolToString = Symbol.prototype.toString;
 
-  // Not part of the sandbox: WebAssembly compiles code the heap limit does not meter.
+  // Not part of the sandbox: WebAssembly compiles code and allocates memory the heap limit does
+  // not meter. SharedArrayBuffer: no second thread exists to share with, and growable shared
+  // buffers would escape the meter; Atomics stays (it works on ordinary typed arrays).
   delete globalThis.WebAssembly;
+  delete globalThis.SharedArrayBuffer;
+
+  // A buffer cannot grow past the length it was created with: `maxByteLength` is refused, and
+  // `resize` is gone. (Copying into a new, larger buffer is ordinary, metered allocation.)
+  {
+    const NativeArrayBuffer = ArrayBuffer;
+    const TypeErrorCtor = TypeError;
+    const ReflectConstruct = Reflect.construct;
+    const refuse = () => {
+      throw new TypeErrorCtor(natives.noResizable);
+    };
+    delete NativeArrayBuffer.prototype.resize;
+    ObjectDefineProperty(NativeArrayBuffer.prototype, 'resizable', { get: () => false, configurable: true });
+    const Guarded = new Proxy(NativeArrayBuffer, {
+      construct(target, args, newTarget) {
+        const opts = args[1];
+        if (opts !== null && typeof opts === 'object' && opts.maxByteLength !== undefined) refuse();
+        return ReflectConstruct(target, [args[0]], newTarget === Guarded ? target : newTarget);
+      },
+    });
+    ObjectDefineProperty(NativeArrayBuffer.prototype, 'constructor', { value: Guarded, writable: true, configurable: true });
+    ObjectDefineProperty(globalThis, 'ArrayBuffer', { value: Guarded, writable: true, configurable: true, enumerable: false });
+  }
 
   const MAX_DEPTH = 4;
   const MAX_ITEMS = 100;
