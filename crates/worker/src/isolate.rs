@@ -79,3 +79,16 @@ fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Obj
         }
     }
 }
+
+/// Evaluates `6 * 7` in a fresh isolate (the jail self-test's proof that V8 still works).
+pub fn selftest_eval() -> String {
+    let mut prepared = Prepared::new(64);
+    let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
+    let context = v8::Local::new(scope, &prepared.context);
+    let scope = &mut v8::ContextScope::new(scope, context);
+    v8::String::new(scope, "6 * 7")
+        .and_then(|src| v8::Script::compile(scope, src, None))
+        .and_then(|script| script.run(scope))
+        .map(|v| v.to_rust_string_lossy(scope))
+        .unwrap_or_else(|| "failed".into())
+}

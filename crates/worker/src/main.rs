@@ -6,6 +6,7 @@ mod clone;
 mod entry;
 mod io;
 mod isolate;
+mod jail;
 mod memory;
 mod modules;
 mod natives;
@@ -14,7 +15,9 @@ mod run;
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
 
 fn main() {
+    let selftest = std::env::args().nth(1).as_deref() == Some("--jail-selftest");
     io::die_with_parent();
+    jail::close_inherited_fds();
 
     // V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
     // Turboshaft's loop unrolling removed; this flag keeps termination reliable.
@@ -28,7 +31,20 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(128);
     let current = io::CurrentRun::default();
-    io::spawn_canceller(current.clone());
+    if !selftest {
+        io::spawn_canceller(current.clone());
+    }
+    // From here on the process can no longer open files, sockets or programs. Every isolate,
+    // the first one included, is created inside the jail.
+    if let Err(e) = jail::enter() {
+        eprintln!("codemode-worker: cannot enter the jail, refusing to run: {e}");
+        std::process::exit(71);
+    }
+    if selftest {
+        let code = jail::selftest();
+        println!("v8 {}", isolate::selftest_eval());
+        std::process::exit(code);
+    }
     let mut input = io::Input::new();
     let mut next = Some(isolate::Prepared::new(default_limit));
 
