@@ -36,7 +36,11 @@ export interface IsolateExecutorOptions {
    * parked in tool calls included). A run past it ends with the `TIMEOUT` error. Default 30,000.
    */
   timeout?: number
-  /** Heap limit of each isolate in MiB, 8–16,384. Default 128. */
+  /**
+   * Memory budget of each run in MiB, 8–16,384: the isolate's heap limit, with ArrayBuffer
+   * backing stores charged to the same budget. A run past it ends with `MEMORY_LIMIT`; the
+   * worker lives on. Default 128.
+   */
   memoryLimit?: number
   /**
    * Outbound network policy: omitted = native, `null` = blocked, a function = routed through
@@ -118,21 +122,42 @@ export interface ProgramError {
   message: string
 }
 
+/** What one run used (docs/bounds.md, "Accounting"). */
+export interface RunStats {
+  /** Host wall time from the moment a worker took the run to its answer (the clock `timeout` uses). */
+  wallMs: number
+  /** CPU time of the worker thread that ran the program. */
+  cpuMs: number
+  /** Largest V8 heap size sampled during the run. */
+  heapPeakBytes: number
+  /** Largest total of live ArrayBuffer backing stores (charged to `memoryLimit` too). */
+  buffersPeakBytes: number
+  /** Tool calls the program made. */
+  toolCalls: number
+}
+
 /** How a run ended. A program failure is reported here and never rejects `execute`. */
 export interface Outcome {
   /** The awaited return value, as structuredClone would copy it; `undefined` when `error` is set. */
   result: unknown
-  /** Present when the program failed. */
+  /** Present when the program failed: a thrown error, `TIMEOUT`, `MEMORY_LIMIT`, `RESULT_TOO_LARGE`, ... */
   error?: ProgramError
-  /** Console output in call order, including that of a failed run. */
+  /**
+   * Console output in call order, including that of a failed run. At most 1,000 entries and
+   * 1 MiB; past that a final `warn` entry says how many were dropped.
+   */
   logs: LogEntry[]
+  stats: RunStats
 }
 
 /** An entry of the failure grammar (docs/failures.md). */
 export interface FailureEntry {
   code: string
-  /** `program`: in `Outcome.error`; `fault`: an `ExecutorError`; `sandbox`: a rejection inside the sandbox. */
-  kind: 'program' | 'fault' | 'sandbox'
+  /**
+   * `program`: in `Outcome.error`; `fault`: an `ExecutorError`; `sandbox`: a rejection inside
+   * the sandbox; `log`: a notice the executor appends to the logs.
+   */
+  kind: 'program' | 'fault' | 'sandbox' | 'log'
   retryable: boolean
   when: string
   /** The text, with `{name}` placeholders. */
