@@ -51,8 +51,24 @@ describe('memory bound', () => {
     expect(out.error).toEqual({ code: 'PROGRAM_ERROR', message: 'RangeError: Maximum call stack size exceeded' });
   });
 
-  it('leaves the host untouched', () => {
-    expect(process.memoryUsage().rss).toBeLessThan(1024 * 1024 * 1024);
+  it('leaves the host and the other workers untouched', async () => {
+    const pair = new IsolateExecutor({ workers: 2, memoryLimit: 64 });
+    try {
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 10);
+      const bomb = pair.execute({ code: 'async () => { const a = []; for (;;) a.push({ x: Math.random() }) }' });
+      // While the bomb fills one worker, the other keeps answering.
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push((await pair.execute({ code: `async () => ${i}` })).result);
+      const out = await bomb;
+      clearInterval(timer);
+      expect(out.error.code).toBe('MEMORY_LIMIT');
+      expect(answers).toEqual([0, 1, 2, 3, 4]);
+      expect(ticks).toBeGreaterThan(3);
+      expect(process.memoryUsage().rss).toBeLessThan(1024 * 1024 * 1024);
+    } finally {
+      await pair.close();
+    }
   });
 });
 

@@ -90,6 +90,28 @@ describe('executor faults reject with ExecutorError', () => {
     expect(err.retryable).toBe(false);
   });
 
+  it('takes the worker binary from workerPath or CODEMODE_WORKER_PATH', async () => {
+    const binary = new URL('../codemode-worker', import.meta.url).pathname;
+    const byOption = new IsolateExecutor({ workers: 1, workerPath: binary });
+    expect((await byOption.execute({ code: 'async () => "option"' })).result).toBe('option');
+    await byOption.close();
+    const saved = process.env.CODEMODE_WORKER_PATH;
+    process.env.CODEMODE_WORKER_PATH = '/nonexistent/from-env';
+    try {
+      let err;
+      try {
+        new IsolateExecutor({ workers: 1 });
+      } catch (e) {
+        err = e;
+      }
+      expect(err?.code).toBe('WORKER_NOT_FOUND');
+      expect(err.message).toContain('/nonexistent/from-env');
+    } finally {
+      if (saved === undefined) delete process.env.CODEMODE_WORKER_PATH;
+      else process.env.CODEMODE_WORKER_PATH = saved;
+    }
+  });
+
   it('reports a missing worker binary naming where it looked', () => {
     let err;
     try {

@@ -22,7 +22,7 @@ use seccompiler::{
 
 /// Syscalls refused outright.
 #[cfg(target_os = "linux")]
-const DENIED: &[libc::c_long] = &[
+const DENIED: &[i64] = &[
     // files
     libc::SYS_open,
     libc::SYS_openat,
@@ -155,14 +155,11 @@ pub fn enter() -> Result<(), String> {
 
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(format!(
-            "no_new_privs: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
     }
 
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-        DENIED.iter().map(|&nr| (nr as i64, Vec::new())).collect();
+        DENIED.iter().map(|&nr| (nr, Vec::new())).collect();
     // clone is refused unless it makes a thread.
     let no_thread = SeccompCondition::new(
         0,
@@ -172,12 +169,12 @@ pub fn enter() -> Result<(), String> {
     )
     .and_then(|c| SeccompRule::new(vec![c]))
     .map_err(|e| format!("{e}"))?;
-    rules.insert(libc::SYS_clone as i64, vec![no_thread]);
+    rules.insert(libc::SYS_clone, vec![no_thread]);
     let main = filter(rules, libc::EPERM)?;
     // clone3's flags sit in a struct a filter cannot read: answer ENOSYS, so libc falls back
     // to clone, which the rule above inspects.
     let clone3 = filter(
-        [(libc::SYS_clone3 as i64, Vec::new())].into_iter().collect(),
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
         libc::ENOSYS,
     )?;
     seccompiler::apply_filter_all_threads(&main).map_err(|e| format!("seccomp: {e}"))?;
@@ -198,10 +195,18 @@ pub fn selftest() -> i32 {
     // SAFETY (all probes below): raw syscalls with valid pointers to static C strings or
     // null; each either fails with an errno or does something harmless that is undone.
     unsafe {
-        probe("open", libc::syscall(libc::SYS_open, path.as_ptr(), libc::O_RDONLY));
+        probe(
+            "open",
+            libc::syscall(libc::SYS_open, path.as_ptr(), libc::O_RDONLY),
+        );
         probe(
             "openat",
-            libc::syscall(libc::SYS_openat, libc::AT_FDCWD, path.as_ptr(), libc::O_RDONLY),
+            libc::syscall(
+                libc::SYS_openat,
+                libc::AT_FDCWD,
+                path.as_ptr(),
+                libc::O_RDONLY,
+            ),
         );
         probe(
             "socket",
@@ -228,8 +233,14 @@ pub fn selftest() -> i32 {
             libc::_exit(0);
         }
         probe("clone-process", child);
-        probe("ptrace", libc::syscall(libc::SYS_ptrace, libc::PTRACE_TRACEME, 0, 0, 0));
-        probe("unshare", libc::syscall(libc::SYS_unshare, libc::CLONE_NEWUSER));
+        probe(
+            "ptrace",
+            libc::syscall(libc::SYS_ptrace, libc::PTRACE_TRACEME, 0, 0, 0),
+        );
+        probe(
+            "unshare",
+            libc::syscall(libc::SYS_unshare, libc::CLONE_NEWUSER),
+        );
         probe(
             "mkdir",
             libc::syscall(libc::SYS_mkdir, c"/tmp/codemode-jail-probe".as_ptr(), 0o700),
