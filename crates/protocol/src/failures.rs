@@ -84,6 +84,12 @@ failure_codes! {
     BufferNotResizable => ("BUFFER_NOT_RESIZABLE", Sandbox, false,
         "A program creates a resizable ArrayBuffer (`maxByteLength`).",
         "Resizable ArrayBuffers are not available in this sandbox: a buffer cannot grow past the length it was created with. Create a new buffer of the size you need and copy into it."),
+    CompressionUnavailable => ("COMPRESSION_UNAVAILABLE", Sandbox, false,
+        "A program constructs CompressionStream or DecompressionStream (declared absences).",
+        "CompressionStream and DecompressionStream are not available in this sandbox: it carries no compression codecs. Ask the host to compress or decompress through a tool call, or work with uncompressed data."),
+    CachesUnavailable => ("CACHES_UNAVAILABLE", Sandbox, false,
+        "A program touches `caches` (the Cache API is a declared absence).",
+        "The Cache API (caches) is not available in this sandbox: nothing persists between runs. Keep data in variables for the length of the run, or ask the host to store it through a tool call."),
     // Notices added to the logs.
     LogLimit => ("LOG_LIMIT", Log, false,
         "The run logged more entries or bytes than the log bound; later output is dropped.",

@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{BufReader, Write};
 use std::os::fd::FromRawFd;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use codemode_protocol::{frame::read_frame, HostMsg, WorkerMsg};
 
@@ -58,6 +59,40 @@ impl Input {
         }
     }
 
+    /// The next message, waiting at most `wait` (forever when `None`) for one to start.
+    pub fn next_within(&mut self, wait: Option<Duration>) -> Next {
+        if let Some(wait) = wait {
+            if self.reader.buffer().is_empty() {
+                let mut fd = libc::pollfd {
+                    fd: 0,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+                // Round up, so a timer is never woken a little early and re-polled at 0 ms.
+                let ms = if Duration::from_millis(ms as u64) < wait {
+                    ms + 1
+                } else {
+                    ms
+                };
+                // SAFETY: poll reads and writes the one pollfd we own.
+                let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+                if ready == 0 {
+                    return Next::Timeout;
+                }
+                if ready < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                {
+                    return Next::Timeout;
+                }
+            }
+        }
+        match self.next() {
+            Some(m) => Next::Msg(m),
+            None => Next::Closed,
+        }
+    }
+
     /// The next message; `None` once the host closed the pipe or sent something unreadable.
     pub fn next(&mut self) -> Option<HostMsg> {
         match read_frame(&mut self.reader, &mut self.buf) {
@@ -76,6 +111,13 @@ impl Input {
             }
         }
     }
+}
+
+/// What waiting for input produced.
+pub enum Next {
+    Msg(HostMsg),
+    Timeout,
+    Closed,
 }
 
 /// The control pipe the pool passes as fd 3 carries Cancel frames. A thread of its own reads it,

@@ -2,9 +2,19 @@
 
 use codemode_protocol::FailureCode;
 
-use crate::{memory, natives};
+use crate::{memory, natives, web};
 
-const BOOTSTRAP: &str = include_str!("js/bootstrap.js");
+/// The runtime, one function body in several files: the bootstrap opens it (intrinsics,
+/// console, providers), the web globals follow, end.js returns the helpers.
+const BOOTSTRAP: &str = concat!(
+    include_str!("js/bootstrap.js"),
+    include_str!("js/web/timers.js"),
+    include_str!("js/web/events.js"),
+    include_str!("js/web/encoding.js"),
+    include_str!("js/web/crypto.js"),
+    include_str!("js/web/url.js"),
+    include_str!("js/end.js"),
+);
 
 pub struct Prepared {
     // Globals first: fields drop in order, and a Global must go before its isolate.
@@ -63,6 +73,18 @@ fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Obj
             let text = v8::String::new(tc, code.template())?;
             bindings.set(tc, key.into(), text.into())?;
         }
+        let texts = v8::Object::new(tc);
+        for (name, code) in [
+            ("compression", FailureCode::CompressionUnavailable),
+            ("caches", FailureCode::CachesUnavailable),
+        ] {
+            let key = v8::String::new(tc, name)?;
+            let text = v8::String::new(tc, code.template())?;
+            texts.set(tc, key.into(), text.into())?;
+        }
+        let key = v8::String::new(tc, "texts")?;
+        bindings.set(tc, key.into(), texts.into())?;
+        web::install(tc, bindings)?;
         let undefined = v8::undefined(tc).into();
         let helpers = factory.call(tc, undefined, &[bindings.into()])?;
         v8::Local::<v8::Object>::try_from(helpers).ok()

@@ -11,6 +11,7 @@ mod memory;
 mod modules;
 mod natives;
 mod run;
+mod web;
 
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
 

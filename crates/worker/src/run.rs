@@ -7,11 +7,13 @@ use codemode_protocol::{
 
 use crate::clone;
 use crate::entry::{self, EntryError};
-use crate::io::{CurrentRun, Input};
+use crate::io::{CurrentRun, Input, Next};
 use crate::isolate::Prepared;
 use crate::memory::METER;
 use crate::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::natives::{self, RunState};
+use crate::web;
+use std::time::Duration;
 
 /// How the wait for a promise ended.
 enum Settled<'s> {
@@ -138,6 +140,10 @@ fn execute(
         }
     };
     install_providers(scope, helpers, providers)?;
+    if let Some(begin) = helper(scope, helpers, "beginRun") {
+        let undefined = v8::undefined(scope).into();
+        begin.call(scope, undefined, &[]);
+    }
 
     let tc = &mut v8::TryCatch::new(scope);
     let Some(module) = modules::compile(tc, PROGRAM_NAME, &source) else {
@@ -159,7 +165,7 @@ fn execute(
         return Err(exception_failure(tc, helpers));
     };
     if let Ok(promise) = v8::Local::<v8::Promise>::try_from(evaluation) {
-        match settle(tc, promise, exec_id, input) {
+        match settle(tc, helpers, promise, exec_id, input) {
             Settled::Fulfilled(_) => {}
             other => return Err(settle_failure(tc, helpers, other)),
         }
@@ -186,7 +192,7 @@ fn execute(
         return Err(exception_failure(tc, helpers));
     };
     let value = match v8::Local::<v8::Promise>::try_from(returned) {
-        Ok(promise) => match settle(tc, promise, exec_id, input) {
+        Ok(promise) => match settle(tc, helpers, promise, exec_id, input) {
             Settled::Fulfilled(v) => v,
             other => return Err(settle_failure(tc, helpers, other)),
         },
@@ -239,12 +245,17 @@ fn install_providers(
 }
 
 /// Drives microtasks and tool answers until `promise` settles.
+/// Drives microtasks, timers and tool answers until `promise` settles. Pending timers alone
+/// do not keep a run alive past its promise; a promise nothing can settle (no tool call in
+/// flight, no timer pending) ends the run at once.
 fn settle<'s>(
     scope: &mut v8::HandleScope<'s>,
+    helpers: v8::Local<v8::Object>,
     promise: v8::Local<'s, v8::Promise>,
     exec_id: u64,
     input: &mut Input,
 ) -> Settled<'s> {
+    let run_timers = helper(scope, helpers, "runTimers");
     loop {
         scope.perform_microtask_checkpoint();
         if scope.is_execution_terminating() {
@@ -255,6 +266,23 @@ fn settle<'s>(
             v8::PromiseState::Rejected => return Settled::Rejected(promise.result(scope)),
             v8::PromiseState::Pending => {}
         }
+        // -2: a timer fired (run its microtasks, then look again); -1: none pending;
+        // otherwise the next deadline on the `now` clock.
+        let next_timer = match run_timers {
+            Some(f) => {
+                let undefined = v8::undefined(scope).into();
+                match f
+                    .call(scope, undefined, &[])
+                    .and_then(|v| v.number_value(scope))
+                {
+                    Some(-2.0) => continue,
+                    Some(n) if n >= 0.0 => Some(n),
+                    Some(_) => None,
+                    None => return Settled::Stopped,
+                }
+            }
+            None => None,
+        };
         let used = heap_used(scope);
         METER.sample_heap(used);
         let in_flight = match scope.get_slot_mut::<RunState>() {
@@ -264,11 +292,14 @@ fn settle<'s>(
             }
             None => 0,
         };
-        if in_flight == 0 {
+        if in_flight == 0 && next_timer.is_none() {
             return Settled::Stuck;
         }
-        match input.next() {
-            Some(HostMsg::ToolResult {
+        let wait = next_timer.map(|deadline| {
+            Duration::from_secs_f64(((deadline - web::now_ms()).max(0.0)) / 1000.0)
+        });
+        match input.next_within(wait) {
+            Next::Msg(HostMsg::ToolResult {
                 exec_id: id,
                 call_id,
                 ok,
@@ -277,11 +308,11 @@ fn settle<'s>(
                 let scope = &mut v8::HandleScope::new(scope);
                 natives::settle_tool_call(scope, call_id, ok, &payload);
             }
-            Some(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
+            Next::Msg(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
             // A stale answer or cancel for an earlier run; an Execute cannot arrive mid-run.
-            Some(_) => {}
+            Next::Msg(_) | Next::Timeout => {}
             // The host is gone: nothing will answer.
-            None => return Settled::Stopped,
+            Next::Closed => return Settled::Stopped,
         }
     }
 }

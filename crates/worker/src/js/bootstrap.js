@@ -318,5 +318,3 @@
     return 'Uncaught ' + inspect(v, 1, []);
   }
 
-  return { installProviders, describeThrow, typeName: (v) => (v === null ? 'null' : typeof v) };
-})

@@ -1,0 +1,10 @@
+
+  // The helpers the worker calls (run.rs).
+  return {
+    installProviders,
+    describeThrow,
+    typeName: (v) => (v === null ? 'null' : typeof v),
+    runTimers,
+    beginRun,
+  };
+})

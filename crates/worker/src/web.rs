@@ -1,0 +1,374 @@
+//! Natives behind the web-standard globals: the work that belongs in Rust (URL parsing with the
+//! WHATWG-conformant `url` crate, text codecs with `encoding_rs`, digests, randomness, the
+//! monotonic clock). Buffers are allocated by the JS side, so they are metered like any other.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use sha1::Digest as _;
+
+use crate::clone;
+use crate::natives::bind;
+
+pub fn install(scope: &mut v8::HandleScope, bindings: v8::Local<v8::Object>) -> Option<()> {
+    bind(scope, bindings, "now", now)?;
+    bind(scope, bindings, "utf8Length", utf8_length)?;
+    bind(scope, bindings, "utf8Write", utf8_write)?;
+    bind(scope, bindings, "utf8EncodeInto", utf8_encode_into)?;
+    bind(scope, bindings, "encodingFor", encoding_for)?;
+    bind(scope, bindings, "decode", decode)?;
+    bind(scope, bindings, "clone", structured_clone)?;
+    bind(scope, bindings, "randomFill", random_fill)?;
+    bind(scope, bindings, "digest", digest)?;
+    bind(scope, bindings, "urlParse", url_parse)?;
+    bind(scope, bindings, "urlSet", url_set)?;
+    bind(scope, bindings, "formParse", form_parse)?;
+    bind(scope, bindings, "formSerialize", form_serialize)?;
+    Some(())
+}
+
+fn throw_type_error(scope: &mut v8::HandleScope, text: &str) {
+    if let Some(msg) = v8::String::new(scope, text) {
+        let err = v8::Exception::type_error(scope, msg);
+        scope.throw_exception(err);
+    }
+}
+
+fn string_arg(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> String {
+    v.to_rust_string_lossy(scope)
+}
+
+/// The bytes a view covers, writable. The caller must not let the slice outlive the view.
+fn view_bytes_mut<'a>(v: v8::Local<'a, v8::Value>) -> Option<&'a mut [u8]> {
+    let view = v8::Local::<v8::ArrayBufferView>::try_from(v).ok()?;
+    let len = view.byte_length();
+    if len == 0 {
+        return Some(&mut []);
+    }
+    let data = view.data() as *mut u8;
+    if data.is_null() {
+        return None;
+    }
+    // SAFETY: `data` points at `len` bytes of the view's backing store, which the view keeps
+    // alive for the duration of this native call; no JS runs while the slice is used, and
+    // resizable buffers are refused in this runtime, so the length cannot change under us.
+    Some(unsafe { std::slice::from_raw_parts_mut(data, len) })
+}
+
+/// Milliseconds on the worker's monotonic clock (timers and performance.now use it).
+pub fn now_ms() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
+}
+
+fn now(scope: &mut v8::HandleScope, _: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue) {
+    rv.set(v8::Number::new(scope, now_ms()).into());
+}
+
+fn utf8_length(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let Ok(s) = v8::Local::<v8::String>::try_from(args.get(0)) else {
+        return throw_type_error(scope, "utf8Length: not a string");
+    };
+    // Lone surrogates are written as U+FFFD (3 bytes), which is also what utf8_length counts.
+    let n = s.utf8_length(scope);
+    rv.set(v8::Number::new(scope, n as f64).into());
+}
+
+const WRITE: v8::WriteOptions =
+    v8::WriteOptions::NO_NULL_TERMINATION.union(v8::WriteOptions::REPLACE_INVALID_UTF8);
+
+fn utf8_write(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    _rv: v8::ReturnValue,
+) {
+    let (Ok(s), Some(out)) = (
+        v8::Local::<v8::String>::try_from(args.get(0)),
+        view_bytes_mut(args.get(1)),
+    ) else {
+        return throw_type_error(scope, "utf8Write: expected a string and a Uint8Array");
+    };
+    s.write_utf8(scope, out, None, WRITE);
+}
+
+fn utf8_encode_into(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let (Ok(s), Some(out)) = (
+        v8::Local::<v8::String>::try_from(args.get(0)),
+        view_bytes_mut(args.get(1)),
+    ) else {
+        return throw_type_error(scope, "encodeInto: expected a string and a Uint8Array");
+    };
+    let mut read = 0usize;
+    let written = s.write_utf8(scope, out, Some(&mut read), WRITE);
+    let read = v8::Number::new(scope, read as f64).into();
+    let written = v8::Number::new(scope, written as f64).into();
+    rv.set(v8::Array::new_with_elements(scope, &[read, written]).into());
+}
+
+fn encoding_for(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let label = string_arg(scope, args.get(0));
+    match encoding_rs::Encoding::for_label(label.as_bytes()) {
+        Some(enc) => {
+            let name = enc.name().to_ascii_lowercase();
+            if let Some(s) = v8::String::new(scope, &name) {
+                rv.set(s.into());
+            }
+        }
+        None => rv.set_null(),
+    }
+}
+
+/// decode(encoding, bytes, fatal, stripBOM) -> string, or null when `fatal` and invalid.
+fn decode(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let label = string_arg(scope, args.get(0));
+    let Some(enc) = encoding_rs::Encoding::for_label(label.as_bytes()) else {
+        return throw_type_error(scope, "decode: unknown encoding");
+    };
+    let fatal = args.get(2).is_true();
+    let strip_bom = args.get(3).is_true();
+    let Some(bytes) = view_bytes_mut(args.get(1)) else {
+        return throw_type_error(scope, "decode: expected bytes");
+    };
+    let (text, had_errors) = if strip_bom {
+        let (text, errors) = enc.decode_with_bom_removal(bytes);
+        (text, errors)
+    } else {
+        enc.decode_without_bom_handling(bytes)
+    };
+    if fatal && had_errors {
+        rv.set_null();
+        return;
+    }
+    match v8::String::new(scope, &text) {
+        Some(s) => rv.set(s.into()),
+        None => throw_type_error(scope, "decode: the text is too long for a string"),
+    }
+}
+
+fn structured_clone(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    match clone::serialize(scope, args.get(0)) {
+        Ok(bytes) => match clone::deserialize(scope, &bytes) {
+            Some(v) => rv.set(v),
+            None => throw_type_error(scope, "the value could not be copied"),
+        },
+        Err(detail) => throw_type_error(scope, &format!("{detail}.")),
+    }
+}
+
+fn random_fill(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    _rv: v8::ReturnValue,
+) {
+    let Some(out) = view_bytes_mut(args.get(0)) else {
+        return throw_type_error(scope, "randomFill: expected a Uint8Array");
+    };
+    let mut filled = 0;
+    while filled < out.len() {
+        let rest = &mut out[filled..];
+        // SAFETY: getrandom writes at most `rest.len()` bytes into the slice we pass.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        if n <= 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return throw_type_error(scope, &format!("no randomness available: {err}"));
+        }
+        filled += n as usize;
+    }
+}
+
+/// digest(name, bytes, out): writes the digest of `bytes` into `out`.
+fn digest(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
+    let name = string_arg(scope, args.get(0));
+    let Some(data) = view_bytes_mut(args.get(1)).map(|b| b.to_vec()) else {
+        return throw_type_error(scope, "digest: expected bytes");
+    };
+    let hash: Vec<u8> = match name.as_str() {
+        "SHA-1" => sha1::Sha1::digest(&data).to_vec(),
+        "SHA-256" => sha2::Sha256::digest(&data).to_vec(),
+        "SHA-384" => sha2::Sha384::digest(&data).to_vec(),
+        "SHA-512" => sha2::Sha512::digest(&data).to_vec(),
+        _ => return throw_type_error(scope, "digest: unsupported algorithm"),
+    };
+    match view_bytes_mut(args.get(2)) {
+        Some(out) if out.len() == hash.len() => out.copy_from_slice(&hash),
+        _ => throw_type_error(scope, "digest: output buffer has the wrong size"),
+    }
+}
+
+fn components<'s>(scope: &mut v8::HandleScope<'s>, url: &url::Url) -> v8::Local<'s, v8::Value> {
+    use url::quirks as q;
+    let parts = [
+        q::href(url).to_string(),
+        q::origin(url),
+        q::protocol(url).to_string(),
+        q::username(url).to_string(),
+        q::password(url).to_string(),
+        q::host(url).to_string(),
+        q::hostname(url).to_string(),
+        q::port(url).to_string(),
+        q::pathname(url).to_string(),
+        q::search(url).to_string(),
+        q::hash(url).to_string(),
+    ];
+    let values: Vec<v8::Local<v8::Value>> = parts
+        .iter()
+        .map(|p| match v8::String::new(scope, p) {
+            Some(s) => s.into(),
+            None => v8::String::empty(scope).into(),
+        })
+        .collect();
+    v8::Array::new_with_elements(scope, &values).into()
+}
+
+/// urlParse(input, base?) -> components, or null when the URL Standard's parser fails.
+fn url_parse(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let input = string_arg(scope, args.get(0));
+    let parsed = if args.get(1).is_undefined() {
+        url::Url::parse(&input)
+    } else {
+        let base = string_arg(scope, args.get(1));
+        match url::Url::parse(&base) {
+            Ok(base) => url::Url::options().base_url(Some(&base)).parse(&input),
+            Err(e) => Err(e),
+        }
+    };
+    match parsed {
+        Ok(url) => rv.set(components(scope, &url)),
+        Err(_) => rv.set_null(),
+    }
+}
+
+/// urlSet(href, attribute, value) -> components; null only when a new href does not parse.
+/// Other setters that reject their value leave the URL as it was, as the standard says.
+fn url_set(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    use url::quirks as q;
+    let href = string_arg(scope, args.get(0));
+    let attr = string_arg(scope, args.get(1));
+    let value = string_arg(scope, args.get(2));
+    let Ok(mut url) = url::Url::parse(&href) else {
+        return rv.set_null();
+    };
+    let ok = match attr.as_str() {
+        "href" => q::set_href(&mut url, &value).is_ok(),
+        "protocol" => {
+            let _ = q::set_protocol(&mut url, &value);
+            true
+        }
+        "username" => {
+            let _ = q::set_username(&mut url, &value);
+            true
+        }
+        "password" => {
+            let _ = q::set_password(&mut url, &value);
+            true
+        }
+        "host" => {
+            let _ = q::set_host(&mut url, &value);
+            true
+        }
+        "hostname" => {
+            let _ = q::set_hostname(&mut url, &value);
+            true
+        }
+        "port" => {
+            let _ = q::set_port(&mut url, &value);
+            true
+        }
+        "pathname" => {
+            q::set_pathname(&mut url, &value);
+            true
+        }
+        "search" => {
+            q::set_search(&mut url, &value);
+            true
+        }
+        "hash" => {
+            q::set_hash(&mut url, &value);
+            true
+        }
+        _ => false,
+    };
+    if ok {
+        rv.set(components(scope, &url));
+    } else {
+        rv.set_null();
+    }
+}
+
+fn form_parse(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let input = string_arg(scope, args.get(0));
+    let mut pairs = Vec::new();
+    for (k, v) in url::form_urlencoded::parse(input.as_bytes()) {
+        let (Some(k), Some(v)) = (v8::String::new(scope, &k), v8::String::new(scope, &v)) else {
+            return throw_type_error(scope, "formParse: string too long");
+        };
+        pairs.push(v8::Array::new_with_elements(scope, &[k.into(), v.into()]).into());
+    }
+    rv.set(v8::Array::new_with_elements(scope, &pairs).into());
+}
+
+fn form_serialize(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let Ok(list) = v8::Local::<v8::Array>::try_from(args.get(0)) else {
+        return throw_type_error(scope, "formSerialize: expected a list of pairs");
+    };
+    let mut out = url::form_urlencoded::Serializer::new(String::new());
+    for i in 0..list.length() {
+        let Some(pair) = list
+            .get_index(scope, i)
+            .and_then(|p| v8::Local::<v8::Array>::try_from(p).ok())
+        else {
+            continue;
+        };
+        let k = pair
+            .get_index(scope, 0)
+            .map(|v| v.to_rust_string_lossy(scope))
+            .unwrap_or_default();
+        let v = pair
+            .get_index(scope, 1)
+            .map(|v| v.to_rust_string_lossy(scope))
+            .unwrap_or_default();
+        out.append_pair(&k, &v);
+    }
+    if let Some(s) = v8::String::new(scope, &out.finish()) {
+        rv.set(s.into());
+    }
+}
