@@ -319,11 +319,77 @@ fn url_set(
         }
         _ => false,
     };
-    if ok {
-        rv.set(components(scope, &url));
-    } else {
-        rv.set_null();
+    if !ok {
+        return rv.set_null();
     }
+    let url = if attr == "href" {
+        url
+    } else {
+        let had_authority = href[href.find(':').map_or(0, |i| i + 1)..].starts_with("//");
+        fix_path_serialization(url, &attr, &value, had_authority)
+    };
+    rv.set(components(scope, &url));
+}
+
+/// The `url` crate's setters can leave a stale serialization around the path (WPT
+/// setters_tests.json): a `/.` prefix that should appear (a URL without a host whose path starts
+/// with `//`, which would otherwise read back as a host) or disappear (once a host is set), and
+/// `/` where a non-special URL with a host may have an empty path. Its components are right, so
+/// the href is rebuilt from them as the URL Standard serializes, and parsed again.
+fn fix_path_serialization(url: url::Url, attr: &str, value: &str, had_authority: bool) -> url::Url {
+    if url.cannot_be_a_base() {
+        return url;
+    }
+    let scheme = url.scheme();
+    // The serialization cannot tell an empty host from a path starting with `//`, so whether
+    // the URL has an authority comes from before the setter: only a host setter changes it
+    // (an empty hostname gives a non-special URL an empty host).
+    let authority = had_authority
+        || url.host_str().is_some()
+        || (matches!(attr, "host" | "hostname") && value.is_empty() && !is_special(scheme));
+    let mut out = String::with_capacity(url.as_str().len());
+    out.push_str(scheme);
+    out.push(':');
+    let mut path = url.path();
+    if authority {
+        out.push_str("//");
+        let (user, pass) = (url.username(), url.password());
+        if !user.is_empty() || pass.is_some() {
+            out.push_str(user);
+            if let Some(p) = pass {
+                out.push(':');
+                out.push_str(p);
+            }
+            out.push('@');
+        }
+        out.push_str(url.host_str().unwrap_or(""));
+        if let Some(port) = url.port() {
+            out.push(':');
+            out.push_str(&port.to_string());
+        }
+        if attr == "pathname" && value.is_empty() && !is_special(scheme) && path == "/" {
+            path = "";
+        }
+    } else if path.starts_with("//") {
+        out.push_str("/.");
+    }
+    out.push_str(path);
+    if let Some(q) = url.query() {
+        out.push('?');
+        out.push_str(q);
+    }
+    if let Some(f) = url.fragment() {
+        out.push('#');
+        out.push_str(f);
+    }
+    if out == url.as_str() {
+        return url;
+    }
+    url::Url::parse(&out).unwrap_or(url)
+}
+
+fn is_special(scheme: &str) -> bool {
+    matches!(scheme, "http" | "https" | "ws" | "wss" | "ftp" | "file")
 }
 
 fn form_parse(

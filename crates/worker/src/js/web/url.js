@@ -168,7 +168,9 @@
     get searchParams() {
       let params = urlParams.get(this);
       if (!params) {
-        params = new URLSearchParams(this.#c[SEARCH].slice(1));
+        // Initialised from the query itself: a second leading "?" is data, not a prefix.
+        params = new URLSearchParams();
+        resetParams(params, this.#c[SEARCH].slice(1));
         urlParams.set(this, params);
         paramsUrl.set(params, this);
       }
