@@ -11,6 +11,9 @@ const { serialize, deserialize } = require('./clone');
 const validate = require('./validate');
 
 const CLOSE_GRACE_MS = 2000;
+const OUTBOUND_NATIVE = 0;
+const OUTBOUND_BLOCKED = 1;
+const OUTBOUND_ROUTED = 2;
 // The same bound the worker applies to tool arguments (crates/protocol limits).
 let TOOL_PAYLOAD_BYTES = 0;
 const noop = () => {};
@@ -41,6 +44,7 @@ class IsolateExecutor {
           memoryLimit: opts.memoryLimit,
         },
         (call) => this.#onToolCall(call),
+        (call) => this.#onFetch(call),
         (done) => this.#onDone(done),
       );
     } catch (e) {
@@ -63,13 +67,15 @@ class IsolateExecutor {
     } catch (e) {
       return Promise.reject(e);
     }
+    const policy = 'outbound' in request ? request.outbound : this.#options.outbound;
+    checked.native.outbound = policy === undefined ? OUTBOUND_NATIVE : policy === null ? OUTBOUND_BLOCKED : OUTBOUND_ROUTED;
     const accepted = this.#native.execute(checked.native);
     if (accepted.id == null) {
       return Promise.reject(new ExecutorError(accepted.faultCode, accepted.faultMessage));
     }
     let entry;
     const promise = new Promise((resolve, reject) => {
-      entry = { resolve, reject, dispatch: checked.dispatch };
+      entry = { resolve, reject, dispatch: checked.dispatch, outbound: typeof policy === 'function' ? policy : null };
     });
     entry.promise = promise;
     if (this.#runs.size === 0) this.#keepAlive = setInterval(noop, 1 << 30);
@@ -127,6 +133,31 @@ class IsolateExecutor {
     }
   }
 
+  #onFetch(call) {
+    const entry = this.#runs.get(call.id);
+    if (!entry) return;
+    const reject = (message) => this.#native.answerFetch(call.id, call.callId, undefined, message);
+    if (!entry.outbound) return reject(render('NETWORK_CLOSED'));
+    const request = {
+      method: call.method,
+      url: call.url,
+      headers: call.headers.map(([k, v]) => [k, v]),
+      body: call.body ? call.body.buffer.slice(call.body.byteOffset, call.body.byteOffset + call.body.byteLength) : null,
+    };
+    Promise.resolve()
+      .then(() => entry.outbound(request))
+      .then(
+        (response) => {
+          const checked = checkWireResponse(response);
+          if (typeof checked === 'string') {
+            return reject(render('OUTBOUND_INVALID_RESPONSE', { url: call.url, detail: checked }));
+          }
+          this.#native.answerFetch(call.id, call.callId, checked, undefined);
+        },
+        (e) => reject(e instanceof Error ? e.message : String(e)),
+      );
+  }
+
   #onDone(done) {
     const entry = this.#runs.get(done.id);
     if (!entry) return;
@@ -154,3 +185,20 @@ class IsolateExecutor {
 }
 
 module.exports = { IsolateExecutor };
+
+/** The policy's answer as the addon takes it, or a description of what is wrong with it. */
+function checkWireResponse(r) {
+  if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
+  const { status, statusText = '', headers = [], body = null } = r;
+  if (!Number.isInteger(status) || status < 100 || status > 599) return '`status` must be an integer from 100 to 599';
+  if (typeof statusText !== 'string') return '`statusText` must be a string';
+  if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
+    return '`headers` must be an array of [name, value] string pairs';
+  }
+  let bytes;
+  if (body === null) bytes = undefined;
+  else if (body instanceof ArrayBuffer) bytes = Buffer.from(body);
+  else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  else return '`body` must be an ArrayBuffer or null';
+  return { status, statusText, headers: headers.map(([k, v]) => [k, v]), body: bytes };
+}

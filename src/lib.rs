@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codemode_pool::protocol::{Failure, FailureCode, FailureKind, ProviderDecl, RunOutcome};
-use codemode_pool::{ExecSpec, Host, Pool, PoolOptions, ToolCall};
+use codemode_pool::protocol::{
+    Failure, FailureCode, FailureKind, Outbound, ProviderDecl, RunOutcome, WireResponse,
+};
+use codemode_pool::{ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
@@ -42,6 +44,8 @@ pub struct NativeRequest {
     pub providers: Vec<NativeProvider>,
     pub timeout: Option<f64>,
     pub memory_limit: Option<u32>,
+    /// 0: native, 1: blocked, 2: routed (index.js resolves the executor default).
+    pub outbound: u32,
 }
 
 /// `execute`'s immediate answer: an execution id, or a fault known at once.
@@ -111,6 +115,26 @@ pub struct NativeToolCall {
     pub args: Buffer,
 }
 
+/// A routed fetch, for the host's outbound policy.
+#[napi(object)]
+pub struct NativeFetchCall {
+    pub id: i64,
+    pub call_id: u32,
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<Vec<String>>,
+    pub body: Option<Buffer>,
+}
+
+/// The policy's answer, already checked against the wire shape by index.js.
+#[napi(object)]
+pub struct NativeWireResponse {
+    pub status: u32,
+    pub status_text: String,
+    pub headers: Vec<Vec<String>>,
+    pub body: Option<Buffer>,
+}
+
 #[napi(object)]
 pub struct FailureEntry {
     pub code: String,
@@ -144,6 +168,7 @@ pub fn failure_catalog() -> Vec<FailureEntry> {
 
 struct Bridge {
     on_tool_call: Callback<NativeToolCall>,
+    on_fetch: Callback<NativeFetchCall>,
 }
 
 impl Host for Bridge {
@@ -155,6 +180,25 @@ impl Host for Bridge {
                 provider: call.provider,
                 tool: call.tool,
                 args: call.args.into(),
+            },
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+    }
+
+    fn fetch(&self, call: FetchCall) {
+        self.on_fetch.call(
+            NativeFetchCall {
+                id: call.exec_id as i64,
+                call_id: call.call_id,
+                method: call.request.method,
+                url: call.request.url,
+                headers: call
+                    .request
+                    .headers
+                    .into_iter()
+                    .map(|(k, v)| vec![k, v])
+                    .collect(),
+                body: call.request.body.map(Buffer::from),
             },
             ThreadsafeFunctionCallMode::NonBlocking,
         );
@@ -174,6 +218,7 @@ impl NativePool {
     pub fn new(
         options: NativeOptions,
         on_tool_call: Callback<NativeToolCall>,
+        on_fetch: Callback<NativeFetchCall>,
         on_done: Callback<NativeCompletion>,
     ) -> napi::Result<Self> {
         let pool = Pool::start(PoolOptions {
@@ -187,7 +232,10 @@ impl NativePool {
         .map_err(|f| napi::Error::new(Status::GenericFailure, f.to_string()))?;
         Ok(NativePool {
             pool,
-            bridge: Arc::new(Bridge { on_tool_call }),
+            bridge: Arc::new(Bridge {
+                on_tool_call,
+                on_fetch,
+            }),
             on_done: Arc::new(on_done),
         })
     }
@@ -212,6 +260,11 @@ impl NativePool {
                 .collect(),
             timeout_ms: request.timeout.map(|t| t.max(1.0) as u64),
             memory_limit_mib: request.memory_limit,
+            outbound: match request.outbound {
+                1 => Outbound::Blocked,
+                2 => Outbound::Routed,
+                _ => Outbound::Native,
+            },
         };
         let on_done = self.on_done.clone();
         let done = Box::new(move |id: u64, result: Result<RunOutcome, Failure>| {
@@ -240,6 +293,38 @@ impl NativePool {
     pub fn answer_tool_call(&self, id: i64, call_id: u32, ok: bool, payload: Buffer) {
         self.pool
             .answer_tool_call(id as u64, call_id, ok, payload.to_vec());
+    }
+
+    /// Delivers the outbound policy's answer to routed fetch `call_id` of execution `id`: a
+    /// response, or the message the fetch rejects with.
+    #[napi]
+    pub fn answer_fetch(
+        &self,
+        id: i64,
+        call_id: u32,
+        response: Option<NativeWireResponse>,
+        error: Option<String>,
+    ) {
+        let result = match (response, error) {
+            (Some(r), _) => Ok(WireResponse {
+                status: r.status.min(u16::MAX as u32) as u16,
+                status_text: r.status_text,
+                headers: r
+                    .headers
+                    .into_iter()
+                    .filter_map(|mut pair| {
+                        let v = pair.pop()?;
+                        let k = pair.pop()?;
+                        Some((k, v))
+                    })
+                    .collect(),
+                body: r.body.map(|b| b.to_vec()),
+                url: String::new(),
+                redirected: false,
+            }),
+            (None, e) => Err(e.unwrap_or_else(|| "fetch failed".into())),
+        };
+        self.pool.answer_fetch(id as u64, call_id, result);
     }
 
     /// Refuses new executions; queued and running ones continue.

@@ -6,6 +6,7 @@
 //! Callers get results through a completion callback, which fits napi threadsafe functions
 //! and socket writers alike.
 
+mod outbound;
 mod supervisor;
 mod watchdog;
 
@@ -17,7 +18,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use codemode_protocol::{ExecuteRequest, Failure, FailureCode, HostMsg, ProviderDecl, RunOutcome};
+use codemode_protocol::{
+    ExecuteRequest, Failure, FailureCode, HostMsg, Outbound, ProviderDecl, RunOutcome, WireRequest,
+    WireResponse,
+};
 
 pub use codemode_protocol as protocol;
 
@@ -41,6 +45,8 @@ pub struct ExecSpec {
     pub providers: Vec<ProviderDecl>,
     pub timeout_ms: Option<u64>,
     pub memory_limit_mib: Option<u32>,
+    /// How the run's `fetch` reaches the network (the caller resolves its default).
+    pub outbound: Outbound,
 }
 
 /// A tool call from a running program, for the host to answer with
@@ -55,10 +61,21 @@ pub struct ToolCall {
     pub args: Vec<u8>,
 }
 
+/// A `fetch` from a run whose outbound is routed, for the host's policy to answer with
+/// [`Pool::answer_fetch`].
+#[derive(Debug)]
+pub struct FetchCall {
+    pub exec_id: u64,
+    pub call_id: u32,
+    pub request: WireRequest,
+}
+
 /// What the pool needs from whoever submitted an execution.
 pub trait Host: Send + Sync + 'static {
     /// Called on a pool thread; must not block (hand the call to the host's own thread).
     fn tool_call(&self, call: ToolCall);
+    /// A routed `fetch`; called on a pool thread, must not block.
+    fn fetch(&self, call: FetchCall);
 }
 
 /// Receives the execution id and how it ended, exactly once.
@@ -67,6 +84,7 @@ pub type Completion = Box<dyn FnOnce(u64, Result<RunOutcome, Failure>) + Send + 
 struct Job {
     exec_id: u64,
     frame: Vec<u8>,
+    outbound: Outbound,
     timeout_ms: u64,
     host: Arc<dyn Host>,
     done: Completion,
@@ -75,6 +93,7 @@ struct Job {
 struct Running {
     worker: u64,
     host: Arc<dyn Host>,
+    outbound: Outbound,
     done: Completion,
     timeout_ms: u64,
     started: Instant,
@@ -109,6 +128,7 @@ struct Inner {
     /// Wakes the watchdog (new deadline) and `shutdown` (a worker was reaped).
     changed: Condvar,
     next_exec: AtomicU64,
+    client: outbound::NativeClient,
 }
 
 impl Inner {
@@ -137,6 +157,7 @@ impl Pool {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             next_exec: AtomicU64::new(1),
+            client: outbound::NativeClient::new(),
         });
         for _ in 0..inner.opts.workers {
             supervisor::spawn_worker(&inner)?;
@@ -162,6 +183,7 @@ impl Pool {
             modules: spec.modules,
             providers: spec.providers,
             memory_limit_mib: spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib),
+            outbound: spec.outbound,
         })
         .encode();
         let mut st = self.inner.lock();
@@ -183,6 +205,7 @@ impl Pool {
         st.queue.push_back(Job {
             exec_id,
             frame,
+            outbound: spec.outbound,
             timeout_ms,
             host,
             done,
@@ -215,6 +238,11 @@ impl Pool {
         if let Ok(mut pipe) = stdin.lock() {
             let _ = pipe.write_all(&frame);
         };
+    }
+
+    /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with).
+    pub fn answer_fetch(&self, exec_id: u64, call_id: u32, result: Result<WireResponse, String>) {
+        supervisor::answer_fetch(&self.inner, exec_id, call_id, result);
     }
 
     /// Process ids of the live workers (for supervision and tests).

@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
-    frame::read_frame, Failure, FailureCode, RunError, RunOutcome, WorkerMsg, PROTOCOL_VERSION,
+    frame::read_frame, Failure, FailureCode, HostMsg, Outbound, RunError, RunOutcome, WireRequest,
+    WireResponse, WorkerMsg, PROTOCOL_VERSION,
 };
 
-use crate::{Completion, Inner, Running, State, ToolCall, WorkerSlot};
+use crate::{Completion, FetchCall, Inner, Running, State, ToolCall, WorkerSlot};
 
 /// The worker reads Cancel frames from this descriptor on a thread of its own.
 const CONTROL_FD: i32 = 3;
@@ -125,6 +126,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
             Running {
                 worker,
                 host: job.host,
+                outbound: job.outbound,
                 done: job.done,
                 timeout_ms: job.timeout_ms,
                 started: Instant::now(),
@@ -163,6 +165,11 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
                 mark_idle(&inner, key);
             }
             WorkerMsg::Ready => mark_idle(&inner, key),
+            WorkerMsg::Fetch {
+                exec_id,
+                call_id,
+                request,
+            } => start_fetch(&inner, exec_id, call_id, request),
             WorkerMsg::ToolCall {
                 exec_id,
                 call_id,
@@ -211,6 +218,77 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
     let _ = child.kill();
     let status = child.wait().ok();
     worker_lost(&inner, key, why, status);
+}
+
+/// Routes a run's fetch by its outbound mode: to the host's policy, or to the native client on
+/// a thread of its own (bounded by what is left of the run's time).
+fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequest) {
+    let found = {
+        let st = inner.lock();
+        st.running
+            .get(&exec_id)
+            .map(|r| (r.outbound, r.host.clone(), r.deadline))
+    };
+    let Some((outbound, host, deadline)) = found else {
+        return;
+    };
+    match outbound {
+        Outbound::Routed => host.fetch(FetchCall {
+            exec_id,
+            call_id,
+            request,
+        }),
+        Outbound::Native => {
+            let weak = Arc::downgrade(inner);
+            let timeout = deadline.saturating_duration_since(Instant::now());
+            let spawned = std::thread::Builder::new()
+                .name("fetch".into())
+                .spawn(move || {
+                    let Some(inner) = weak.upgrade() else { return };
+                    let result = inner.client.fetch(request, timeout);
+                    answer_fetch(&inner, exec_id, call_id, result);
+                });
+            if let Err(e) = spawned {
+                let text = format!("fetch could not start: {e}");
+                answer_fetch(inner, exec_id, call_id, Err(text));
+            }
+        }
+        // The worker rejects blocked fetches itself; one arriving here is answered the same way.
+        Outbound::Blocked => answer_fetch(
+            inner,
+            exec_id,
+            call_id,
+            Err(FailureCode::NetworkClosed.template().to_string()),
+        ),
+    }
+}
+
+/// Writes a fetch answer to the worker running `exec_id`, if it still runs it.
+pub(crate) fn answer_fetch(
+    inner: &Inner,
+    exec_id: u64,
+    call_id: u32,
+    result: Result<WireResponse, String>,
+) {
+    let stdin = {
+        let st = inner.lock();
+        let Some(run) = st.running.get(&exec_id) else {
+            return;
+        };
+        match st.workers.get(&run.worker) {
+            Some(w) => w.stdin.clone(),
+            None => return,
+        }
+    };
+    let frame = HostMsg::FetchResult {
+        exec_id,
+        call_id,
+        result,
+    }
+    .encode();
+    if let Ok(mut pipe) = stdin.lock() {
+        let _ = pipe.write_all(&frame);
+    };
 }
 
 fn mark_idle(inner: &Inner, key: u64) {

@@ -37,6 +37,15 @@ struct Answering {
 }
 
 impl Host for Answering {
+    fn fetch(&self, call: codemode_pool::FetchCall) {
+        let pool = self.pool.lock().unwrap().clone().unwrap();
+        pool.answer_fetch(
+            call.exec_id,
+            call.call_id,
+            Err("no routed outbound in this test".into()),
+        );
+    }
+
     fn tool_call(&self, call: ToolCall) {
         self.calls
             .lock()

@@ -13,8 +13,8 @@ pub mod messages;
 
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
-    ExecuteRequest, HostMsg, LogEntry, LogLevel, ProviderDecl, RunError, RunOutcome, RunStats,
-    WorkerMsg,
+    ExecuteRequest, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError, RunOutcome,
+    RunStats, WireRequest, WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes.
@@ -32,6 +32,10 @@ pub mod limits {
     pub const RESULT_BYTES: usize = 16 * 1024 * 1024;
     /// Serialized size of a tool call's arguments, and of the host's answer.
     pub const TOOL_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
+    /// Body size of an outbound request, and of its response.
+    pub const FETCH_BODY_BYTES: usize = 16 * 1024 * 1024;
+    /// Redirects a native fetch follows.
+    pub const FETCH_REDIRECTS: u32 = 10;
 }
 
 /// Frames larger than this are refused by both sides: a corrupt length prefix must not make

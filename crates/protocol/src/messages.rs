@@ -5,16 +5,118 @@ use crate::codec::{DecodeError, Decoder, Encoder};
 const T_EXECUTE: u8 = 1;
 const T_TOOL_RESULT: u8 = 2;
 const T_CANCEL: u8 = 3;
+const T_FETCH_RESULT: u8 = 4;
 const T_HELLO: u8 = 101;
 const T_TOOL_CALL: u8 = 102;
 const T_DONE: u8 = 103;
 const T_READY: u8 = 104;
+const T_FETCH: u8 = 105;
 
 /// One provider global in the sandbox. `tools: None` is an open list (`'*'`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderDecl {
     pub name: String,
     pub tools: Option<Vec<String>>,
+}
+
+/// How a run's `fetch` reaches the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Outbound {
+    /// The pool performs the request from its own machine.
+    #[default]
+    Native = 0,
+    /// `fetch` rejects inside the sandbox without leaving it.
+    Blocked = 1,
+    /// The host's policy function answers each request.
+    Routed = 2,
+}
+
+impl Outbound {
+    fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        Ok(match v {
+            0 => Outbound::Native,
+            1 => Outbound::Blocked,
+            2 => Outbound::Routed,
+            _ => return Err(DecodeError(format!("unknown outbound mode {v}"))),
+        })
+    }
+}
+
+/// A request in the wire shape the contract names (`WireRequest`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WireRequest {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+}
+
+/// A response in the wire shape (`WireResponse`), plus where it finally came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WireResponse {
+    pub status: u16,
+    pub status_text: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+    /// The URL after redirects (empty: the request's).
+    pub url: String,
+    pub redirected: bool,
+}
+
+fn put_headers(e: &mut Encoder, headers: &[(String, String)]) {
+    e.u32(headers.len() as u32);
+    for (k, v) in headers {
+        e.str(k);
+        e.str(v);
+    }
+}
+
+fn get_headers(d: &mut Decoder) -> Result<Vec<(String, String)>, DecodeError> {
+    let n = d.count()?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push((d.string()?, d.string()?));
+    }
+    Ok(out)
+}
+
+impl WireRequest {
+    fn put(&self, e: &mut Encoder) {
+        e.str(&self.method);
+        e.str(&self.url);
+        put_headers(e, &self.headers);
+        e.opt_bytes(self.body.as_deref());
+    }
+    fn get(d: &mut Decoder) -> Result<Self, DecodeError> {
+        Ok(WireRequest {
+            method: d.string()?,
+            url: d.string()?,
+            headers: get_headers(d)?,
+            body: d.opt_bytes()?,
+        })
+    }
+}
+
+impl WireResponse {
+    fn put(&self, e: &mut Encoder) {
+        e.u32(self.status as u32);
+        e.str(&self.status_text);
+        put_headers(e, &self.headers);
+        e.opt_bytes(self.body.as_deref());
+        e.str(&self.url);
+        e.u8(self.redirected as u8);
+    }
+    fn get(d: &mut Decoder) -> Result<Self, DecodeError> {
+        Ok(WireResponse {
+            status: u16::try_from(d.u32()?)
+                .map_err(|_| DecodeError("status out of range".into()))?,
+            status_text: d.string()?,
+            headers: get_headers(d)?,
+            body: d.opt_bytes()?,
+            url: d.string()?,
+            redirected: d.u8()? != 0,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +127,7 @@ pub struct ExecuteRequest {
     pub modules: Vec<(String, String)>,
     pub providers: Vec<ProviderDecl>,
     pub memory_limit_mib: u32,
+    pub outbound: Outbound,
 }
 
 /// Messages from the host to a worker.
@@ -42,6 +145,12 @@ pub enum HostMsg {
     /// Stop the run now (its bound passed on the host).
     Cancel {
         exec_id: u64,
+    },
+    /// The answer to a `fetch`: a response, or the message the fetch rejects with.
+    FetchResult {
+        exec_id: u64,
+        call_id: u32,
+        result: Result<WireResponse, String>,
     },
 }
 
@@ -133,8 +242,14 @@ pub enum WorkerMsg {
         outcome: RunOutcome,
     },
     /// The next isolate is prepared: the worker can take a run without delay. Sent after
-    /// `Hello` is not needed (Hello already means ready) but after every `Done`.
+    /// every `Done` (`Hello` already means ready).
     Ready,
+    /// A `fetch` from a run whose outbound is native or routed.
+    Fetch {
+        exec_id: u64,
+        call_id: u32,
+        request: WireRequest,
+    },
 }
 
 impl HostMsg {
@@ -171,6 +286,7 @@ impl HostMsg {
                     }
                 }
                 e.u32(r.memory_limit_mib);
+                e.u8(r.outbound as u8);
                 e.finish()
             }
             HostMsg::ToolResult {
@@ -189,6 +305,30 @@ impl HostMsg {
             HostMsg::Cancel { exec_id } => {
                 let mut e = Encoder::frame(T_CANCEL, 8);
                 e.u64(*exec_id);
+                e.finish()
+            }
+            HostMsg::FetchResult {
+                exec_id,
+                call_id,
+                result,
+            } => {
+                let size = match result {
+                    Ok(r) => r.body.as_ref().map_or(0, Vec::len) + 256,
+                    Err(m) => m.len() + 16,
+                };
+                let mut e = Encoder::frame(T_FETCH_RESULT, size);
+                e.u64(*exec_id);
+                e.u32(*call_id);
+                match result {
+                    Ok(r) => {
+                        e.u8(1);
+                        r.put(&mut e);
+                    }
+                    Err(m) => {
+                        e.u8(0);
+                        e.str(m);
+                    }
+                }
                 e.finish()
             }
         }
@@ -224,12 +364,14 @@ impl HostMsg {
                     providers.push(ProviderDecl { name, tools });
                 }
                 let memory_limit_mib = d.u32()?;
+                let outbound = Outbound::from_u8(d.u8()?)?;
                 HostMsg::Execute(ExecuteRequest {
                     exec_id,
                     code,
                     modules,
                     providers,
                     memory_limit_mib,
+                    outbound,
                 })
             }
             T_TOOL_RESULT => HostMsg::ToolResult {
@@ -239,6 +381,14 @@ impl HostMsg {
                 payload: d.bytes()?.to_vec(),
             },
             T_CANCEL => HostMsg::Cancel { exec_id: d.u64()? },
+            T_FETCH_RESULT => HostMsg::FetchResult {
+                exec_id: d.u64()?,
+                call_id: d.u32()?,
+                result: match d.u8()? {
+                    0 => Err(d.string()?),
+                    _ => Ok(WireResponse::get(&mut d)?),
+                },
+            },
             t => return Err(DecodeError(format!("unknown host message tag {t}"))),
         };
         d.end()?;
@@ -272,6 +422,18 @@ impl WorkerMsg {
                 e.finish()
             }
             WorkerMsg::Ready => Encoder::frame(T_READY, 0).finish(),
+            WorkerMsg::Fetch {
+                exec_id,
+                call_id,
+                request,
+            } => {
+                let size = request.url.len() + request.body.as_ref().map_or(0, Vec::len) + 128;
+                let mut e = Encoder::frame(T_FETCH, size);
+                e.u64(*exec_id);
+                e.u32(*call_id);
+                request.put(&mut e);
+                e.finish()
+            }
             WorkerMsg::Done { exec_id, outcome } => {
                 let size = outcome.result.as_ref().map_or(0, Vec::len)
                     + outcome
@@ -321,6 +483,11 @@ impl WorkerMsg {
                 args: d.bytes()?.to_vec(),
             },
             T_READY => WorkerMsg::Ready,
+            T_FETCH => WorkerMsg::Fetch {
+                exec_id: d.u64()?,
+                call_id: d.u32()?,
+                request: WireRequest::get(&mut d)?,
+            },
             T_DONE => {
                 let exec_id = d.u64()?;
                 let result = d.opt_bytes()?;
@@ -401,7 +568,25 @@ mod tests {
                 },
             ],
             memory_limit_mib: 128,
+            outbound: Outbound::Routed,
         }));
+        roundtrip_host(HostMsg::FetchResult {
+            exec_id: 3,
+            call_id: 9,
+            result: Ok(WireResponse {
+                status: 201,
+                status_text: "Created".into(),
+                headers: vec![("content-type".into(), "text/plain".into())],
+                body: Some(b"ok".to_vec()),
+                url: "https://example.com/x".into(),
+                redirected: true,
+            }),
+        });
+        roundtrip_host(HostMsg::FetchResult {
+            exec_id: 3,
+            call_id: 10,
+            result: Err("refused".into()),
+        });
         roundtrip_host(HostMsg::ToolResult {
             exec_id: 7,
             call_id: 3,

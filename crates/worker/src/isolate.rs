@@ -13,6 +13,7 @@ const BOOTSTRAP: &str = concat!(
     include_str!("js/web/encoding.js"),
     include_str!("js/web/crypto.js"),
     include_str!("js/web/url.js"),
+    include_str!("js/web/fetch.js"),
     include_str!("js/end.js"),
 );
 
@@ -65,6 +66,7 @@ fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Obj
         let bindings = v8::Object::new(tc);
         natives::bind(tc, bindings, "callTool", natives::call_tool)?;
         natives::bind(tc, bindings, "log", natives::log)?;
+        natives::bind(tc, bindings, "fetch", natives::fetch)?;
         for (name, code) in [
             ("toolNotFound", FailureCode::ToolNotFound),
             ("noResizable", FailureCode::BufferNotResizable),

@@ -76,7 +76,7 @@ fn main() {
                 io::send(&WorkerMsg::Ready);
             }
             // Answers for a run that already ended (it settled or was cancelled): nothing waits.
-            HostMsg::ToolResult { .. } | HostMsg::Cancel { .. } => {}
+            HostMsg::ToolResult { .. } | HostMsg::FetchResult { .. } | HostMsg::Cancel { .. } => {}
         }
     }
     // The host closed our stdin: it is gone or closing the pool.

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use codemode_protocol::{limits, FailureCode, LogEntry, LogLevel, WorkerMsg};
+use codemode_protocol::{
+    limits, FailureCode, LogEntry, LogLevel, Outbound, WireRequest, WireResponse, WorkerMsg,
+};
 
 use crate::{clone, io};
 
@@ -18,11 +20,16 @@ pub struct RunState {
     /// Largest heap size sampled during the run.
     pub heap_peak: usize,
     pub modules: crate::modules::ModuleMap,
+    pub outbound: Outbound,
+    /// Fetches sent to the host (they share call ids with tool calls).
+    pub fetches: u32,
 }
 
 impl RunState {
-    pub fn new(exec_id: u64, modules: crate::modules::ModuleMap) -> Self {
+    pub fn new(exec_id: u64, modules: crate::modules::ModuleMap, outbound: Outbound) -> Self {
         RunState {
+            outbound,
+            fetches: 0,
             exec_id,
             calls: HashMap::new(),
             next_call: 0,
@@ -203,5 +210,178 @@ pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, pay
             resolver,
             "The tool's answer could not be read inside the sandbox (malformed value).",
         ),
+    }
+}
+
+fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec<(String, String)> {
+    let Ok(list) = v8::Local::<v8::Array>::try_from(v) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(list.length() as usize);
+    for i in 0..list.length() {
+        let Some(pair) = list
+            .get_index(scope, i)
+            .and_then(|p| v8::Local::<v8::Array>::try_from(p).ok())
+        else {
+            continue;
+        };
+        let k = pair
+            .get_index(scope, 0)
+            .map(|v| v.to_rust_string_lossy(scope));
+        let v = pair
+            .get_index(scope, 1)
+            .map(|v| v.to_rust_string_lossy(scope));
+        if let (Some(k), Some(v)) = (k, v) {
+            out.push((k, v));
+        }
+    }
+    out
+}
+
+fn reject_type_error(
+    scope: &mut v8::HandleScope,
+    resolver: v8::Local<v8::PromiseResolver>,
+    text: &str,
+) {
+    if let Some(msg) = v8::String::new(scope, text) {
+        let err = v8::Exception::type_error(scope, msg);
+        resolver.reject(scope, err);
+    }
+}
+
+/// `fetch(method, url, headers, body|null) -> Promise<raw response>`: blocked runs reject at
+/// once; others send the request to the host (which performs or routes it).
+pub fn fetch(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let Some(resolver) = v8::PromiseResolver::new(scope) else {
+        return;
+    };
+    rv.set(resolver.get_promise(scope).into());
+    let url = args.get(1).to_rust_string_lossy(scope);
+    let outbound = scope.get_slot::<RunState>().map(|s| s.outbound);
+    if outbound != Some(Outbound::Native) && outbound != Some(Outbound::Routed) {
+        return reject_type_error(scope, resolver, FailureCode::NetworkClosed.template());
+    }
+    let method = args.get(0).to_rust_string_lossy(scope);
+    let headers = string_pairs(scope, args.get(2));
+    let body = match v8::Local::<v8::ArrayBufferView>::try_from(args.get(3)) {
+        Ok(view) => {
+            if view.byte_length() > limits::FETCH_BODY_BYTES {
+                let limit = limits::FETCH_BODY_BYTES.to_string();
+                let text = FailureCode::FetchTooLarge.render(&[
+                    ("what", "request"),
+                    ("url", &url),
+                    ("limit", &limit),
+                ]);
+                return reject_type_error(scope, resolver, &text);
+            }
+            let mut bytes = vec![0u8; view.byte_length()];
+            view.copy_contents(&mut bytes);
+            Some(bytes)
+        }
+        Err(_) => None,
+    };
+    let global = v8::Global::new(scope, resolver);
+    let Some(state) = scope.get_slot_mut::<RunState>() else {
+        return;
+    };
+    let call_id = state.next_call;
+    state.next_call = state.next_call.wrapping_add(1);
+    state.calls.insert(call_id, global);
+    state.fetches += 1;
+    let exec_id = state.exec_id;
+    io::send(&WorkerMsg::Fetch {
+        exec_id,
+        call_id,
+        request: WireRequest {
+            method,
+            url,
+            headers,
+            body,
+        },
+    });
+}
+
+/// Settles fetch `call_id`: a response becomes `{ status, statusText, headers, body, url,
+/// redirected }` (the body allocated through `alloc`, so it is metered), an error a TypeError.
+pub fn settle_fetch(
+    scope: &mut v8::HandleScope,
+    alloc: Option<v8::Local<v8::Function>>,
+    call_id: u32,
+    result: Result<WireResponse, String>,
+) {
+    let Some(global) = scope
+        .get_slot_mut::<RunState>()
+        .and_then(|s| s.calls.remove(&call_id))
+    else {
+        return;
+    };
+    let resolver = v8::Local::new(scope, global);
+    let response = match result {
+        Ok(r) => r,
+        Err(text) => return reject_type_error(scope, resolver, &text),
+    };
+    let tc = &mut v8::TryCatch::new(scope);
+    let built = (|| {
+        let obj = v8::Object::new(tc);
+        let set = |tc: &mut v8::TryCatch<v8::HandleScope>, k: &str, v: v8::Local<v8::Value>| {
+            let key = v8::String::new(tc, k)?;
+            obj.set(tc, key.into(), v)
+        };
+        let status = v8::Integer::new(tc, response.status as i32).into();
+        set(tc, "status", status)?;
+        let text = v8::String::new(tc, &response.status_text)?.into();
+        set(tc, "statusText", text)?;
+        let mut pairs = Vec::with_capacity(response.headers.len());
+        for (k, v) in &response.headers {
+            let k = v8::String::new(tc, k)?.into();
+            let v = v8::String::new(tc, v)?.into();
+            pairs.push(v8::Array::new_with_elements(tc, &[k, v]).into());
+        }
+        let headers = v8::Array::new_with_elements(tc, &pairs).into();
+        set(tc, "headers", headers)?;
+        let body: v8::Local<v8::Value> = match &response.body {
+            None => v8::null(tc).into(),
+            Some(bytes) => {
+                let alloc = alloc?;
+                let undefined = v8::undefined(tc).into();
+                let len = v8::Number::new(tc, bytes.len() as f64).into();
+                let view = alloc.call(tc, undefined, &[len])?;
+                let typed = v8::Local::<v8::ArrayBufferView>::try_from(view).ok()?;
+                let data = typed.data() as *mut u8;
+                if typed.byte_length() != bytes.len() || (data.is_null() && !bytes.is_empty()) {
+                    return None;
+                }
+                if !bytes.is_empty() {
+                    // SAFETY: `data` addresses the `bytes.len()` bytes of the fresh Uint8Array
+                    // just allocated; no JS runs during the copy.
+                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
+                }
+                view
+            }
+        };
+        set(tc, "body", body)?;
+        let url = v8::String::new(tc, &response.url)?.into();
+        set(tc, "url", url)?;
+        let redirected = v8::Boolean::new(tc, response.redirected).into();
+        set(tc, "redirected", redirected)?;
+        Some(obj)
+    })();
+    match built {
+        Some(obj) => {
+            resolver.resolve(tc, obj.into());
+        }
+        None => {
+            let reason = tc.exception();
+            match reason {
+                Some(e) => {
+                    resolver.reject(tc, e);
+                }
+                None => reject_type_error(tc, resolver, "fetch: the response could not be built"),
+            }
+        }
     }
 }

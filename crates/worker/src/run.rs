@@ -45,13 +45,14 @@ pub fn run(
         modules,
         providers,
         memory_limit_mib,
+        outbound,
     } = req;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
     let cpu_start = thread_cpu_us();
     prepared
         .isolate
-        .set_slot(RunState::new(exec_id, ModuleMap::new(modules)));
+        .set_slot(RunState::new(exec_id, ModuleMap::new(modules), outbound));
     current.set(Some((exec_id, prepared.isolate.thread_safe_handle())));
     let result = {
         let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
@@ -73,7 +74,7 @@ pub fn run(
         cpu_us: thread_cpu_us().saturating_sub(cpu_start),
         heap_peak: state.as_ref().map_or(0, |s| s.heap_peak).max(heap_now) as u64,
         buffers_peak: METER.buffers_peak() as u64,
-        tool_calls: state.as_ref().map_or(0, |s| s.next_call),
+        tool_calls: state.as_ref().map_or(0, |s| s.next_call - s.fetches),
     };
     // A run that met the memory bound reports that, whatever it threw on the way down
     // ("Array buffer allocation failed", a termination).
@@ -256,6 +257,7 @@ fn settle<'s>(
     input: &mut Input,
 ) -> Settled<'s> {
     let run_timers = helper(scope, helpers, "runTimers");
+    let alloc = helper(scope, helpers, "allocBytes");
     loop {
         scope.perform_microtask_checkpoint();
         if scope.is_execution_terminating() {
@@ -307,6 +309,14 @@ fn settle<'s>(
             }) if id == exec_id => {
                 let scope = &mut v8::HandleScope::new(scope);
                 natives::settle_tool_call(scope, call_id, ok, &payload);
+            }
+            Next::Msg(HostMsg::FetchResult {
+                exec_id: id,
+                call_id,
+                result,
+            }) if id == exec_id => {
+                let scope = &mut v8::HandleScope::new(scope);
+                natives::settle_fetch(scope, alloc, call_id, result);
             }
             Next::Msg(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
             // A stale answer or cancel for an earlier run; an Execute cannot arrive mid-run.

@@ -6,5 +6,6 @@
     typeName: (v) => (v === null ? 'null' : typeof v),
     runTimers,
     beginRun,
+    allocBytes: (n) => new Uint8ArrayCtor(n),
   };
 })
