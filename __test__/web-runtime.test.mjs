@@ -35,6 +35,16 @@ describe('globals', () => {
   });
 });
 
+describe('fresh isolates from the runtime snapshot', () => {
+  it('give every run its own Math.random sequence and clean globals', async () => {
+    const runs = [];
+    for (let i = 0; i < 4; i++) runs.push(await value('async () => { const r = Math.random(); globalThis.mark = 1; return [r, typeof WebAssembly, typeof SharedArrayBuffer] }'));
+    expect(new Set(runs.map((r) => r[0])).size).toBe(4);
+    for (const r of runs) expect(r.slice(1)).toEqual(['undefined', 'undefined']);
+    expect(await value('async () => typeof mark')).toBe('undefined');
+  });
+});
+
 describe('timers and microtasks', () => {
   it('fires timers in deadline order, after microtasks', async () => {
     expect(await value(`async () => {

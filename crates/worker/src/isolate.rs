@@ -25,12 +25,64 @@ pub struct Prepared {
     pub memory_limit_mib: u32,
 }
 
+/// The runtime built once per worker into a V8 startup snapshot: each isolate then deserializes
+/// a context with every global already installed instead of running the bootstrap again.
+struct Snapshot {
+    blob: &'static [u8],
+    refs: &'static v8::ExternalReferences,
+    /// Where the helpers object sits in the snapshot's context data.
+    helpers_index: usize,
+}
+
+static SNAPSHOT: std::sync::OnceLock<Option<Snapshot>> = std::sync::OnceLock::new();
+
+/// Every native the runtime binds: V8 records them by address in the snapshot.
+fn external_references() -> &'static v8::ExternalReferences {
+    let mut refs = natives::external_references();
+    refs.extend(web::external_references());
+    Box::leak(Box::new(v8::ExternalReferences::new(&refs)))
+}
+
+/// Builds the snapshot (call once, on the main thread, before the first `Prepared::new`). On
+/// failure the worker falls back to running the bootstrap in every isolate, and says so.
+pub fn init_snapshot() {
+    SNAPSHOT.get_or_init(|| {
+        let refs = external_references();
+        let mut creator = v8::Isolate::snapshot_creator(Some(refs), None);
+        let helpers_index = {
+            let scope = &mut v8::HandleScope::new(&mut creator);
+            let context = v8::Context::new(scope, Default::default());
+            let scope = &mut v8::ContextScope::new(scope, context);
+            let helpers = install_runtime(scope);
+            scope.set_default_context(context);
+            scope.add_context_data(context, helpers)
+        };
+        match creator.create_blob(v8::FunctionCodeHandling::Keep) {
+            Some(blob) => Some(Snapshot {
+                blob: Box::leak(blob.to_vec().into_boxed_slice()),
+                refs,
+                helpers_index,
+            }),
+            None => {
+                eprintln!("codemode-worker: the runtime snapshot could not be built; isolates will run the bootstrap instead");
+                None
+            }
+        }
+    });
+}
+
 impl Prepared {
     pub fn new(memory_limit_mib: u32) -> Prepared {
         let limit = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
-        let params = v8::CreateParams::default()
+        let snapshot = SNAPSHOT.get().and_then(Option::as_ref);
+        let mut params = v8::CreateParams::default()
             .heap_limits(0, limit)
             .array_buffer_allocator(memory::allocator());
+        if let Some(snap) = snapshot {
+            params = params
+                .snapshot_blob(snap.blob)
+                .external_references(&**snap.refs);
+        }
         let mut isolate = v8::Isolate::new(params);
         isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
         let raw: *mut v8::Isolate = &mut *isolate;
@@ -40,7 +92,18 @@ impl Prepared {
             let scope = &mut v8::HandleScope::new(&mut isolate);
             let context = v8::Context::new(scope, Default::default());
             let scope = &mut v8::ContextScope::new(scope, context);
-            let helpers = install_runtime(scope);
+            let from_snapshot = snapshot.and_then(|snap| {
+                scope
+                    .get_context_data_from_snapshot_once::<v8::Object>(snap.helpers_index)
+                    .ok()
+            });
+            let helpers = match from_snapshot {
+                Some(h) => {
+                    remove_reinstalled_globals(scope, context);
+                    h
+                }
+                None => install_runtime(scope),
+            };
             (
                 v8::Global::new(scope, context),
                 v8::Global::new(scope, helpers),
@@ -51,6 +114,17 @@ impl Prepared {
             helpers,
             isolate,
             memory_limit_mib,
+        }
+    }
+}
+
+/// V8 installs some globals when a context is created, even from a snapshot whose context
+/// had them deleted; remove them again (see bootstrap.js for why they are not in the sandbox).
+fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8::Context>) {
+    let global = context.global(scope);
+    for name in ["WebAssembly", "SharedArrayBuffer"] {
+        if let Some(key) = v8::String::new(scope, name) {
+            global.delete(scope, key.into());
         }
     }
 }

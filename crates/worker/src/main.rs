@@ -2,6 +2,7 @@
 //! runs one program at a time, each in a fresh V8 isolate prepared while the worker was idle.
 //! Nothing else may write to stdout (it carries frames); diagnostics go to stderr.
 
+mod bench;
 mod clone;
 mod entry;
 mod io;
@@ -16,7 +17,12 @@ mod web;
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
 
 fn main() {
-    let selftest = std::env::args().nth(1).as_deref() == Some("--jail-selftest");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let selftest = args.first().map(String::as_str) == Some("--jail-selftest");
+    let bench_runs = match args.first().map(String::as_str) {
+        Some("--bench-prepare") => Some(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(200)),
+        _ => None,
+    };
     io::die_with_parent();
     jail::close_inherited_fds();
 
@@ -31,6 +37,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(128);
+    isolate::init_snapshot();
+    if let Some(n) = bench_runs {
+        bench::prepare(n);
+        return;
+    }
     let current = io::CurrentRun::default();
     if !selftest {
         io::spawn_canceller(current.clone());

@@ -7,6 +7,7 @@ use codemode_protocol::{
 };
 
 use crate::{clone, io};
+use v8::MapFnTo;
 
 /// Per-run state, kept in an isolate slot so V8 callbacks can reach it.
 pub struct RunState {
@@ -80,6 +81,21 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// The natives this module binds, for the snapshot's external reference table.
+pub fn external_references() -> Vec<v8::ExternalReference<'static>> {
+    vec![
+        v8::ExternalReference {
+            function: call_tool.map_fn_to(),
+        },
+        v8::ExternalReference {
+            function: log.map_fn_to(),
+        },
+        v8::ExternalReference {
+            function: fetch.map_fn_to(),
+        },
+    ]
 }
 
 pub fn bind(

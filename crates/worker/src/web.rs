@@ -9,6 +9,29 @@ use sha1::Digest as _;
 
 use crate::clone;
 use crate::natives::bind;
+use v8::MapFnTo;
+
+/// The natives this module binds, for the snapshot's external reference table.
+pub fn external_references() -> Vec<v8::ExternalReference<'static>> {
+    let fns: [v8::FunctionCallback; 13] = [
+        now.map_fn_to(),
+        utf8_length.map_fn_to(),
+        utf8_write.map_fn_to(),
+        utf8_encode_into.map_fn_to(),
+        encoding_for.map_fn_to(),
+        decode.map_fn_to(),
+        structured_clone.map_fn_to(),
+        random_fill.map_fn_to(),
+        digest.map_fn_to(),
+        url_parse.map_fn_to(),
+        url_set.map_fn_to(),
+        form_parse.map_fn_to(),
+        form_serialize.map_fn_to(),
+    ];
+    fns.into_iter()
+        .map(|function| v8::ExternalReference { function })
+        .collect()
+}
 
 pub fn install(scope: &mut v8::HandleScope, bindings: v8::Local<v8::Object>) -> Option<()> {
     bind(scope, bindings, "now", now)?;

@@ -1,0 +1,41 @@
+//! `codemode-worker --bench-prepare N`: how long preparing an isolate takes, split into its
+//! steps, for bench/ (the number that decides whether a startup snapshot pays off). Prints one
+//! JSON object; runs no untrusted code.
+
+use std::time::Instant;
+
+use crate::isolate::Prepared;
+
+pub fn prepare(n: usize) {
+    let n = n.max(1);
+    let mut bare = Vec::with_capacity(n);
+    let mut full = Vec::with_capacity(n);
+    let mut dispose = Vec::with_capacity(n);
+    for _ in 0..n {
+        // Isolate and context only: the cost before any runtime is installed.
+        let t = Instant::now();
+        {
+            let mut isolate =
+                v8::Isolate::new(v8::CreateParams::default().heap_limits(0, 128 << 20));
+            let scope = &mut v8::HandleScope::new(&mut isolate);
+            let _context = v8::Context::new(scope, Default::default());
+        }
+        bare.push(t.elapsed().as_secs_f64() * 1000.0);
+        let t = Instant::now();
+        let p = Prepared::new(128);
+        full.push(t.elapsed().as_secs_f64() * 1000.0);
+        let t = Instant::now();
+        drop(p);
+        dispose.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let p50 = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    println!(
+        "{{\"runs\":{n},\"bareIsolateAndContextMs\":{:.3},\"withRuntimeMs\":{:.3},\"disposeMs\":{:.3}}}",
+        p50(&mut bare),
+        p50(&mut full),
+        p50(&mut dispose)
+    );
+}
