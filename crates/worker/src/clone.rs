@@ -4,7 +4,32 @@
 
 use v8::{ValueDeserializerHelper, ValueSerializerHelper};
 
-struct Delegate;
+/// The runtime's own classes are platform objects: like a browser's, they are not
+/// serializable (V8 would otherwise copy them as empty plain objects, losing their state).
+const PLATFORM_CLASSES: &[&str] = &[
+    "Request",
+    "Response",
+    "Headers",
+    "Blob",
+    "ReadableStream",
+    "ReadableStreamDefaultReader",
+    "URL",
+    "URLSearchParams",
+    "AbortController",
+    "AbortSignal",
+    "EventTarget",
+    "Event",
+    "TextEncoder",
+    "TextDecoder",
+    "Crypto",
+    "SubtleCrypto",
+];
+
+#[derive(Default)]
+struct Delegate {
+    /// Set when V8 reported the value as not cloneable (as opposed to a getter throwing).
+    not_cloneable: std::cell::Cell<bool>,
+}
 
 impl v8::ValueSerializerImpl for Delegate {
     fn throw_data_clone_error<'s>(
@@ -12,9 +37,79 @@ impl v8::ValueSerializerImpl for Delegate {
         scope: &mut v8::HandleScope<'s>,
         message: v8::Local<'s, v8::String>,
     ) {
+        self.not_cloneable.set(true);
         let err = v8::Exception::error(scope, message);
         scope.throw_exception(err);
     }
+
+    fn has_custom_host_object(&self, _isolate: &mut v8::Isolate) -> bool {
+        true
+    }
+
+    fn is_host_object<'s>(
+        &self,
+        scope: &mut v8::HandleScope<'s>,
+        object: v8::Local<'s, v8::Object>,
+    ) -> Option<bool> {
+        let name = object.get_constructor_name().to_rust_string_lossy(scope);
+        Some(PLATFORM_CLASSES.contains(&name.as_str()))
+    }
+
+    fn write_host_object<'s>(
+        &self,
+        scope: &mut v8::HandleScope<'s>,
+        object: v8::Local<'s, v8::Object>,
+        _value_serializer: &dyn v8::ValueSerializerHelper,
+    ) -> Option<bool> {
+        let name = object.get_constructor_name().to_rust_string_lossy(scope);
+        let text = format!("{name} object could not be cloned");
+        if let Some(message) = v8::String::new(scope, &text) {
+            self.throw_data_clone_error(scope, message);
+        }
+        None
+    }
+}
+
+/// Why a value could not be serialized.
+pub enum CloneFailure {
+    /// V8's description of the value that cannot be cloned.
+    NotCloneable(String),
+    /// Something ran during serialization (a getter) and threw; the exception is pending in
+    /// the caller's TryCatch.
+    Threw,
+}
+
+/// Serializes `value` inside the caller's TryCatch, telling a non-cloneable value apart from
+/// an exception thrown by the value's own code.
+pub fn serialize_or_rethrow(
+    tc: &mut v8::TryCatch<v8::HandleScope>,
+    value: v8::Local<v8::Value>,
+) -> Result<Vec<u8>, CloneFailure> {
+    let context = tc.get_current_context();
+    let delegate = Box::new(Delegate::default());
+    let flag: *const std::cell::Cell<bool> = &delegate.not_cloneable;
+    let ser = v8::ValueSerializer::new(tc, delegate);
+    ser.write_header();
+    if ser.write_value(context, value) == Some(true) {
+        return Ok(ser.release());
+    }
+    // SAFETY: the delegate lives inside `ser`, which is still alive here.
+    let not_cloneable = unsafe { (*flag).get() };
+    drop(ser);
+    if !not_cloneable {
+        return Err(CloneFailure::Threw);
+    }
+    let detail = tc
+        .exception()
+        .and_then(|e| e.to_object(tc))
+        .and_then(|o| {
+            let key = v8::String::new(tc, "message")?;
+            o.get(tc, key.into())
+        })
+        .map(|m| m.to_rust_string_lossy(tc).trim_end_matches('.').to_string())
+        .unwrap_or_else(|| "a value could not be cloned".into());
+    tc.reset();
+    Err(CloneFailure::NotCloneable(detail))
 }
 
 impl v8::ValueDeserializerImpl for Delegate {}
@@ -26,7 +121,7 @@ pub fn serialize(
 ) -> Result<Vec<u8>, String> {
     let tc = &mut v8::TryCatch::new(scope);
     let context = tc.get_current_context();
-    let ser = v8::ValueSerializer::new(tc, Box::new(Delegate));
+    let ser = v8::ValueSerializer::new(tc, Box::new(Delegate::default()));
     ser.write_header();
     match ser.write_value(context, value) {
         Some(true) => Ok(ser.release()),
@@ -52,7 +147,7 @@ pub fn deserialize<'s>(
     let tc = &mut v8::EscapableHandleScope::new(scope);
     let tc = &mut v8::TryCatch::new(tc);
     let context = tc.get_current_context();
-    let de = v8::ValueDeserializer::new(tc, Box::new(Delegate), data);
+    let de = v8::ValueDeserializer::new(tc, Box::new(Delegate::default()), data);
     if de.read_header(context) != Some(true) {
         return None;
     }

@@ -184,18 +184,33 @@ fn decode(
     }
 }
 
+/// clone(value) -> [true, copy] or [false, why] when the value is not serializable. An
+/// exception thrown while serializing (a getter's) propagates as it is, as the standard says.
 fn structured_clone(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
-    match clone::serialize(scope, args.get(0)) {
-        Ok(bytes) => match clone::deserialize(scope, &bytes) {
-            Some(v) => rv.set(v),
-            None => throw_type_error(scope, "the value could not be copied"),
-        },
-        Err(detail) => throw_type_error(scope, &format!("{detail}.")),
-    }
+    let tc = &mut v8::TryCatch::new(scope);
+    let (ok, value): (bool, v8::Local<v8::Value>) =
+        match clone::serialize_or_rethrow(tc, args.get(0)) {
+            Ok(bytes) => match clone::deserialize(tc, &bytes) {
+                Some(v) => (true, v),
+                None => return,
+            },
+            Err(clone::CloneFailure::NotCloneable(detail)) => {
+                match v8::String::new(tc, &format!("{detail}.")) {
+                    Some(s) => (false, s.into()),
+                    None => return,
+                }
+            }
+            Err(clone::CloneFailure::Threw) => {
+                tc.rethrow();
+                return;
+            }
+        };
+    let flag = v8::Boolean::new(tc, ok).into();
+    rv.set(v8::Array::new_with_elements(tc, &[flag, value]).into());
 }
 
 fn random_fill(

@@ -21,15 +21,33 @@
   }
   defineGlobal('TextEncoder', TextEncoder);
 
-  // Bytes at the end of `bytes` that may begin an unfinished sequence, for streaming decodes.
+  // Bytes at the end of `bytes` that begin a sequence the next chunk may complete, for
+  // streaming decodes. For UTF-8 only a valid prefix waits (the Encoding Standard's decoder
+  // emits U+FFFD for an invalid one at once): the second byte's range depends on the lead.
+  function utf8PrefixWaits(bytes, start) {
+    const lead = bytes[start];
+    const need = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    const have = bytes.length - start;
+    if (need === 0 || have >= need) return false;
+    for (let i = 1; i < have; i++) {
+      const b = bytes[start + i];
+      let lo = 0x80, hi = 0xbf;
+      if (i === 1) {
+        if (lead === 0xe0) lo = 0xa0;
+        else if (lead === 0xed) hi = 0x9f;
+        else if (lead === 0xf0) lo = 0x90;
+        else if (lead === 0xf4) hi = 0x8f;
+      }
+      if (b < lo || b > hi) return false;
+    }
+    return true;
+  }
   function pendingTail(encoding, bytes) {
     const n = bytes.length;
     if (encoding === 'utf-8') {
       for (let back = 1; back <= 3 && back <= n; back++) {
-        const b = bytes[n - back];
-        if ((b & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
-        const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-        return need > back ? back : 0;
+        if ((bytes[n - back] & 0xc0) === 0x80) continue;
+        return utf8PrefixWaits(bytes, n - back) ? back : 0;
       }
       return 0;
     }
@@ -138,9 +156,8 @@
     if (transfer !== undefined && [...transfer].length > 0) {
       throw new DOMException('structuredClone: transferring is not supported in this sandbox; the value is copied instead when `transfer` is omitted.', 'DataCloneError');
     }
-    try {
-      return natives.clone(value);
-    } catch (e) {
-      throw new DOMException(e?.message ?? StringCtor(e), 'DataCloneError');
-    }
+    // A getter that throws while the value is read propagates its own exception.
+    const [ok, result] = natives.clone(value);
+    if (!ok) throw new DOMException(result, 'DataCloneError');
+    return result;
   });

@@ -9,17 +9,19 @@
   }
   function checkHeader(name, value, what) {
     if (!TOKEN.test(name)) throw new TypeErrorCtor(`Failed to execute '${what}' on 'Headers': Invalid name`);
-    if (/[\0\r\n]/.test(value)) throw new TypeErrorCtor(`Failed to execute '${what}' on 'Headers': Invalid value`);
+    // A value is a ByteString without NUL, CR or LF.
+    if (/[\0\r\n\u0100-\uffff]/.test(value)) throw new TypeErrorCtor(`Failed to execute '${what}' on 'Headers': Invalid value`);
   }
+  // Headers a response's header list never takes (Fetch: forbidden response-header names).
+  const FORBIDDEN_RESPONSE = new SetCtor(['set-cookie', 'set-cookie2']);
 
   class Headers {
     #list = []; // [lowercased name, value], in insertion order
     #immutable = false;
+    #responseGuard = false;
     constructor(init = undefined) {
-      if (init === undefined || init === null) return;
-      if (init instanceof Headers) {
-        for (const [k, v] of init.#list) this.#list.push([k, v]);
-      } else if (typeof init === 'object' || typeof init === 'function') {
+      if (init === undefined) return;
+      if (typeof init === 'object' && init !== null || typeof init === 'function') {
         if (typeof init[Symbol.iterator] === 'function') {
           for (const pair of init) {
             const p = [...pair];
@@ -40,6 +42,11 @@
       h.#immutable = true;
       return h;
     }
+    static _guardResponse(h) {
+      h.#responseGuard = true;
+      h.#list = h.#list.filter(([k]) => !FORBIDDEN_RESPONSE.has(k));
+      return h;
+    }
     static _list(h) {
       return h.#list;
     }
@@ -51,7 +58,9 @@
       value = normalizeValue(value);
       checkHeader(name, value, 'append');
       this.#guard('append');
-      this.#list.push([name.toLowerCase(), value]);
+      const key = name.toLowerCase();
+      if (this.#responseGuard && FORBIDDEN_RESPONSE.has(key)) return;
+      this.#list.push([key, value]);
     }
     delete(name) {
       name = StringCtor(name);
@@ -82,6 +91,7 @@
       checkHeader(name, value, 'set');
       this.#guard('set');
       const key = name.toLowerCase();
+      if (this.#responseGuard && FORBIDDEN_RESPONSE.has(key)) return;
       const i = this.#list.findIndex(([k]) => k === key);
       if (i < 0) this.#list.push([key, value]);
       else {
@@ -100,18 +110,32 @@
       }
       return out;
     }
+    // Iteration is live, as WebIDL's pair iterators are: each step sorts and combines the list
+    // as it is now and takes the next index.
     forEach(callback, thisArg = undefined) {
-      for (const [k, v] of this.#sorted()) ReflectApply(callback, thisArg, [v, k, this]);
+      for (let i = 0; ; i++) {
+        const pairs = this.#sorted();
+        if (i >= pairs.length) return;
+        ReflectApply(callback, thisArg, [pairs[i][1], pairs[i][0], this]);
+      }
     }
-    *entries() { yield* this.#sorted(); }
-    *keys() { for (const [k] of this.#sorted()) yield k; }
-    *values() { for (const [, v] of this.#sorted()) yield v; }
-    [Symbol.iterator]() { return this.entries(); }
+    *#iterate(kind) {
+      for (let i = 0; ; i++) {
+        const pairs = this.#sorted();
+        if (i >= pairs.length) return;
+        yield kind === 'keys' ? pairs[i][0] : kind === 'values' ? pairs[i][1] : [pairs[i][0], pairs[i][1]];
+      }
+    }
+    entries() { return this.#iterate('entries'); }
+    keys() { return this.#iterate('keys'); }
+    values() { return this.#iterate('values'); }
+    [Symbol.iterator]() { return this.#iterate('entries'); }
     get [Symbol.toStringTag]() { return 'Headers'; }
   }
-  const freezeHeaders = Headers._freeze, headerList = Headers._list;
+  const freezeHeaders = Headers._freeze, headerList = Headers._list, guardResponse = Headers._guardResponse;
   delete Headers._freeze;
   delete Headers._list;
+  delete Headers._guardResponse;
   defineGlobal('Headers', Headers);
 
   function bytesOf(chunk) {
@@ -457,7 +481,7 @@
       if (/[^\t\x20-\x7e\x80-\xff]/.test(statusText)) throw new TypeErrorCtor("Failed to construct 'Response': Invalid statusText");
       this.#status = status;
       this.#statusText = statusText;
-      this.#headers = new Headers(init.headers);
+      this.#headers = guardResponse(new Headers(init.headers));
       let source = null;
       if (body !== null && body !== undefined) {
         if (NULL_BODY_STATUS.has(status)) throw new TypeErrorCtor("Failed to construct 'Response': Response with null body status cannot have body");
@@ -511,7 +535,7 @@
       const r = new Response(null, { status: 200 });
       r.#status = this.#status;
       r.#statusText = this.#statusText;
-      r.#headers = new Headers(this.#headers);
+      r.#headers = guardResponse(new Headers(this.#headers));
       r.#type = this.#type;
       r.#url = this.#url;
       r.#redirected = this.#redirected;
