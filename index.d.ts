@@ -43,9 +43,11 @@ export interface IsolateExecutorOptions {
    */
   memoryLimit?: number
   /**
-   * Outbound network policy: omitted = native, `null` = blocked, a function = routed through
-   * the host. Validated and stored; the sandbox has no `fetch` in this release, so no request
-   * can leave it yet whatever the value.
+   * What the sandbox's `fetch` may reach (docs/runtime.md, "Outbound"). Omitted: native, the
+   * executor performs the request from its own machine. `null`: blocked, `fetch` rejects with
+   * the closed-network text. A function: routed, it answers each `WireRequest` in this process.
+   * Note that this reads the other way round from `@cloudflare/codemode`, where omitted means
+   * blocked: pass `null` to keep that behaviour.
    */
   outbound?: OutboundPolicy | null
   /** Milliseconds an idle retained execution lives (retained handles are not in this release). Default 300,000. */
@@ -102,7 +104,7 @@ export interface ExecuteRequest {
   timeout?: number
   /** Overrides the executor's `memoryLimit` for this run (MiB). */
   memoryLimit?: number
-  /** Overrides the executor's `outbound` for this run. */
+  /** Overrides the executor's `outbound` for this run (present, even as `undefined`, it wins). */
   outbound?: OutboundPolicy | null
   /** Retained handles are not in this release: only `false` or omitted is accepted. */
   retainHandles?: boolean

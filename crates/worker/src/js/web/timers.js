@@ -76,6 +76,7 @@
   function defineGlobal(name, value) {
     ObjectDefineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
   }
+  defineGlobal('self', globalThis);
 
   defineGlobal('setTimeout', function setTimeout(callback, delay = 0, ...args) {
     return schedule('setTimeout', callback, delay, args, false);
