@@ -230,6 +230,10 @@ async function main() {
     results[key] = { lat, seq, tput, call };
     console.log(`${p.label}: execute p50 ${fmt(lat.p50)} ms, p99 ${fmt(lat.p99)} ms, back-to-back p50 ${fmt(seq.p50)} ms, ${tput.toFixed(0)} exec/s, tool call p50 ${fmt(call.p50, 1)} us`);
   }
+  // Isolate preparation, measured inside the worker binary: an isolate and context alone (before
+  // the runtime), with the runtime installed by running its bootstrap, and from the snapshot.
+  const prep = JSON.parse(require('node:child_process').execFileSync(path.join(__dirname, '..', 'codemode-worker'), ['--bench-prepare', QUICK ? '50' : '300'], { encoding: 'utf8' }));
+  console.log(`isolate preparation p50: bare ${prep.bareIsolateAndContextMs} ms, runtime by bootstrap ${prep.runtimeByBootstrapMs} ms, runtime from snapshot ${prep.runtimeFromSnapshotMs} ms, dispose ${prep.disposeMs} ms`);
   const over = await overshoot();
   console.log(`time bound overshoot (sync loop, ${over.bound} ms bound): p50 ${fmt(over.p50, 2)} ms, p99 ${fmt(over.p99, 2)} ms`);
   const c = results.codemode;
@@ -260,6 +264,18 @@ ${peers.ivmMissing ? `\nisolated-vm was not measured: ${peers.ivmMissing}\n` : '
 | executor | execute p50 ms | execute p99 ms | back-to-back p50 ms | exec/s | tool call p50 us | tool call p99 us | execute speed-up | throughput ratio | tool-call speed-up |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
+
+## Isolate preparation
+
+Measured inside the worker (\`codemode-worker --bench-prepare\`, p50 of ${prep.runs}): what a fresh
+isolate costs before the runtime existed, with the runtime installed by running its bootstrap,
+and with the runtime deserialized from the worker's startup snapshot (what ships). The worker
+prepares the next isolate while idle, so this cost is off an idle executor's critical path; it
+bounds throughput under load.
+
+| isolate + context, no runtime | runtime by bootstrap | runtime from snapshot | dispose |
+| --- | --- | --- | --- |
+| ${prep.bareIsolateAndContextMs} ms | ${prep.runtimeByBootstrapMs} ms | ${prep.runtimeFromSnapshotMs} ms | ${prep.disposeMs} ms |
 
 ## Time bound overshoot
 

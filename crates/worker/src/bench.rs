@@ -10,6 +10,7 @@ pub fn prepare(n: usize) {
     let n = n.max(1);
     let mut bare = Vec::with_capacity(n);
     let mut full = Vec::with_capacity(n);
+    let mut bootstrap = Vec::with_capacity(n);
     let mut dispose = Vec::with_capacity(n);
     for _ in 0..n {
         // Isolate and context only: the cost before any runtime is installed.
@@ -22,6 +23,9 @@ pub fn prepare(n: usize) {
         }
         bare.push(t.elapsed().as_secs_f64() * 1000.0);
         let t = Instant::now();
+        drop(Prepared::build(128, false));
+        bootstrap.push(t.elapsed().as_secs_f64() * 1000.0);
+        let t = Instant::now();
         let p = Prepared::new(128);
         full.push(t.elapsed().as_secs_f64() * 1000.0);
         let t = Instant::now();
@@ -33,8 +37,9 @@ pub fn prepare(n: usize) {
         v[v.len() / 2]
     };
     println!(
-        "{{\"runs\":{n},\"bareIsolateAndContextMs\":{:.3},\"withRuntimeMs\":{:.3},\"disposeMs\":{:.3}}}",
+        "{{\"runs\":{n},\"bareIsolateAndContextMs\":{:.3},\"runtimeByBootstrapMs\":{:.3},\"runtimeFromSnapshotMs\":{:.3},\"disposeMs\":{:.3}}}",
         p50(&mut bare),
+        p50(&mut bootstrap),
         p50(&mut full),
         p50(&mut dispose)
     );

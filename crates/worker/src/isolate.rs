@@ -73,8 +73,17 @@ pub fn init_snapshot() {
 
 impl Prepared {
     pub fn new(memory_limit_mib: u32) -> Prepared {
+        Self::build(memory_limit_mib, true)
+    }
+
+    /// `use_snapshot: false` runs the bootstrap in the new isolate (the fallback, and bench/'s
+    /// point of comparison).
+    pub fn build(memory_limit_mib: u32, use_snapshot: bool) -> Prepared {
         let limit = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
-        let snapshot = SNAPSHOT.get().and_then(Option::as_ref);
+        let snapshot = SNAPSHOT
+            .get()
+            .and_then(Option::as_ref)
+            .filter(|_| use_snapshot);
         let mut params = v8::CreateParams::default()
             .heap_limits(0, limit)
             .array_buffer_allocator(memory::allocator());
