@@ -99,44 +99,36 @@ pub fn serialize_or_rethrow(
     if !not_cloneable {
         return Err(CloneFailure::Threw);
     }
-    let detail = tc
-        .exception()
+    let detail = exception_message(tc);
+    tc.reset();
+    Err(CloneFailure::NotCloneable(detail))
+}
+
+/// The pending exception's `message`, without a trailing period.
+fn exception_message(tc: &mut v8::TryCatch<v8::HandleScope>) -> String {
+    tc.exception()
         .and_then(|e| e.to_object(tc))
         .and_then(|o| {
             let key = v8::String::new(tc, "message")?;
             o.get(tc, key.into())
         })
         .map(|m| m.to_rust_string_lossy(tc).trim_end_matches('.').to_string())
-        .unwrap_or_else(|| "a value could not be cloned".into());
-    tc.reset();
-    Err(CloneFailure::NotCloneable(detail))
+        .unwrap_or_else(|| "a value could not be cloned".into())
 }
 
 impl v8::ValueDeserializerImpl for Delegate {}
 
-/// Serializes `value`; on failure returns V8's description of what could not be cloned.
+/// Serializes `value`; on failure returns a description of what could not be cloned (or of
+/// what a getter threw while the value was read).
 pub fn serialize(
     scope: &mut v8::HandleScope,
     value: v8::Local<v8::Value>,
 ) -> Result<Vec<u8>, String> {
     let tc = &mut v8::TryCatch::new(scope);
-    let context = tc.get_current_context();
-    let ser = v8::ValueSerializer::new(tc, Box::new(Delegate::default()));
-    ser.write_header();
-    match ser.write_value(context, value) {
-        Some(true) => Ok(ser.release()),
-        _ => {
-            let detail = tc
-                .exception()
-                .and_then(|e| e.to_object(tc))
-                .and_then(|o| {
-                    let key = v8::String::new(tc, "message")?;
-                    o.get(tc, key.into())
-                })
-                .map(|m| m.to_rust_string_lossy(tc).trim_end_matches('.').to_string())
-                .unwrap_or_else(|| "a value could not be cloned".into());
-            Err(detail)
-        }
+    match serialize_or_rethrow(tc, value) {
+        Ok(bytes) => Ok(bytes),
+        Err(CloneFailure::NotCloneable(detail)) => Err(detail),
+        Err(CloneFailure::Threw) => Err(exception_message(tc)),
     }
 }
 

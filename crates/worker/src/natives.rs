@@ -110,6 +110,29 @@ pub fn bind(
     Some(())
 }
 
+/// A pending promise set as the return value, with its resolver.
+fn returned_promise<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    rv: &mut v8::ReturnValue,
+) -> Option<v8::Local<'s, v8::PromiseResolver>> {
+    let resolver = v8::PromiseResolver::new(scope)?;
+    rv.set(resolver.get_promise(scope).into());
+    Some(resolver)
+}
+
+/// Parks `resolver` under a fresh call id until the host answers; returns (exec id, call id).
+fn park(
+    scope: &mut v8::HandleScope,
+    resolver: v8::Local<v8::PromiseResolver>,
+) -> Option<(u64, u32)> {
+    let global = v8::Global::new(scope, resolver);
+    let state = scope.get_slot_mut::<RunState>()?;
+    let call_id = state.next_call;
+    state.next_call = state.next_call.wrapping_add(1);
+    state.calls.insert(call_id, global);
+    Some((state.exec_id, call_id))
+}
+
 /// `callTool(provider, tool, argsArray) -> Promise`: sends the call to the host and parks a
 /// resolver until the answer comes back.
 pub fn call_tool(
@@ -117,10 +140,9 @@ pub fn call_tool(
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
-    let Some(resolver) = v8::PromiseResolver::new(scope) else {
+    let Some(resolver) = returned_promise(scope, &mut rv) else {
         return;
     };
-    rv.set(resolver.get_promise(scope).into());
     let provider = args.get(0).to_rust_string_lossy(scope);
     let tool = args.get(1).to_rust_string_lossy(scope);
     let payload = match clone::serialize(scope, args.get(2)) {
@@ -150,16 +172,9 @@ pub fn call_tool(
         reject_with_error(scope, resolver, &text);
         return;
     }
-    let Some(state) = scope.get_slot_mut::<RunState>() else {
+    let Some((exec_id, call_id)) = park(scope, resolver) else {
         return;
     };
-    let call_id = state.next_call;
-    state.next_call = state.next_call.wrapping_add(1);
-    let exec_id = state.exec_id;
-    let global = v8::Global::new(scope, resolver);
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.calls.insert(call_id, global);
-    }
     io::send(&WorkerMsg::ToolCall {
         exec_id,
         call_id,
@@ -229,7 +244,8 @@ pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, pay
     }
 }
 
-fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec<(String, String)> {
+/// `[[name, value], ...]` from JS, skipping entries that are not pairs.
+pub fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec<(String, String)> {
     let Ok(list) = v8::Local::<v8::Array>::try_from(v) else {
         return Vec::new();
     };
@@ -272,10 +288,9 @@ pub fn fetch(
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
-    let Some(resolver) = v8::PromiseResolver::new(scope) else {
+    let Some(resolver) = returned_promise(scope, &mut rv) else {
         return;
     };
-    rv.set(resolver.get_promise(scope).into());
     let url = args.get(1).to_rust_string_lossy(scope);
     let outbound = scope.get_slot::<RunState>().map(|s| s.outbound);
     if outbound != Some(Outbound::Native) && outbound != Some(Outbound::Routed) {
@@ -300,15 +315,12 @@ pub fn fetch(
         }
         Err(_) => None,
     };
-    let global = v8::Global::new(scope, resolver);
-    let Some(state) = scope.get_slot_mut::<RunState>() else {
+    let Some((exec_id, call_id)) = park(scope, resolver) else {
         return;
     };
-    let call_id = state.next_call;
-    state.next_call = state.next_call.wrapping_add(1);
-    state.calls.insert(call_id, global);
-    state.fetches += 1;
-    let exec_id = state.exec_id;
+    if let Some(state) = scope.get_slot_mut::<RunState>() {
+        state.fetches += 1;
+    }
     io::send(&WorkerMsg::Fetch {
         exec_id,
         call_id,

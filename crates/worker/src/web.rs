@@ -451,25 +451,8 @@ fn form_serialize(
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
-    let Ok(list) = v8::Local::<v8::Array>::try_from(args.get(0)) else {
-        return throw_type_error(scope, "formSerialize: expected a list of pairs");
-    };
     let mut out = url::form_urlencoded::Serializer::new(String::new());
-    for i in 0..list.length() {
-        let Some(pair) = list
-            .get_index(scope, i)
-            .and_then(|p| v8::Local::<v8::Array>::try_from(p).ok())
-        else {
-            continue;
-        };
-        let k = pair
-            .get_index(scope, 0)
-            .map(|v| v.to_rust_string_lossy(scope))
-            .unwrap_or_default();
-        let v = pair
-            .get_index(scope, 1)
-            .map(|v| v.to_rust_string_lossy(scope))
-            .unwrap_or_default();
+    for (k, v) in crate::natives::string_pairs(scope, args.get(0)) {
         out.append_pair(&k, &v);
     }
     if let Some(s) = v8::String::new(scope, &out.finish()) {
