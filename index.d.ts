@@ -201,3 +201,56 @@ export declare class IsolateExecutor {
 
 /** The failure grammar: every code the executor reports, with its kind, retryability and text. */
 export declare function failureCatalog(): FailureEntry[]
+
+/** A provider as @cloudflare/codemode's executors take it. */
+export interface ResolvedProvider {
+  /** The namespace's global name in the sandbox (a JavaScript identifier, not a reserved name). */
+  name: string
+  /** Tool name -> function, run in this process. Names are sanitized as the reference does. */
+  fns: Record<string, (...args: any[]) => unknown>
+  /** JavaScript pasted into the sandbox after the namespaces exist; its properties win over tools. */
+  prelude?: string
+}
+
+/** A connector: calls reach `binding.callTool(tool, firstArgument)` as structured clones. */
+export interface ConnectorBinding {
+  name: string
+  binding: { callTool(method: string, args: unknown): unknown }
+}
+
+/** @cloudflare/codemode's `ExecuteOptions`, plus what the dialect has no field for. */
+export interface ExtendedExecuteOptions {
+  connectors?: ConnectorBinding[]
+  /** The module map for this call (the reference takes it in its constructor). */
+  modules?: Record<string, string>
+  /** ms for this call; default 60,000, as the reference. A run past it answers `Execution timed out`. */
+  timeout?: number
+  /** This call's outbound policy (see IsolateExecutorOptions.outbound). */
+  outbound?: OutboundPolicy | null
+}
+
+/** @cloudflare/codemode's `ExecuteResult`. */
+export interface ExecuteResult {
+  result: unknown
+  error?: string
+  logs?: string[]
+}
+
+/**
+ * @cloudflare/codemode's executor dialect over any native executor: replace
+ * `new DynamicWorkerExecutor({ loader })` with `new CodemodeExecutor(new IsolateExecutor())`.
+ * Differences from the reference: docs/dialect-deviations.md.
+ */
+export declare class CodemodeExecutor {
+  /** @param native an IsolateExecutor, or any executor with the native contract. */
+  constructor(native: { execute(request: ExecuteRequest): Promise<Outcome> }, options?: { timeout?: number })
+  /**
+   * Runs model-written code (normalized as the reference does) with the providers' functions
+   * as tools. A record of functions is the deprecated form (one provider named `codemode`).
+   */
+  execute(
+    code: string,
+    providersOrFns: ResolvedProvider[] | Record<string, (...args: any[]) => unknown>,
+    options?: ExtendedExecuteOptions,
+  ): Promise<ExecuteResult>
+}

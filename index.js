@@ -4,10 +4,11 @@
 
 const { IsolateExecutor } = require('./lib/isolate-executor');
 const { ExecutorError, failures } = require('./lib/errors');
+const { CodemodeExecutor } = require('./lib/codemode-executor');
 
 /** The failure grammar: every code with its kind, retryability, when it happens, and text. */
 function failureCatalog() {
   return [...failures().values()].map((e) => ({ ...e }));
 }
 
-module.exports = { IsolateExecutor, ExecutorError, failureCatalog };
+module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, failureCatalog };

@@ -1,0 +1,179 @@
+'use strict';
+// CodemodeExecutor: @cloudflare/codemode's Executor dialect (execute(code, providers, options) ->
+// { result, error?, logs? }) over any native executor. The reference's behaviour is recorded in
+// the project's dialect notes; where the reference is broken this adapter does the sane thing,
+// and docs/dialect-deviations.md lists each such place.
+
+const { normalizeCode } = require('./codemode/normalize');
+const { sanitizeToolName, validateNames } = require('./codemode/names');
+const codec = require('./codemode/json-codec');
+const { ExecutorError } = require('./errors');
+
+const DEFAULT_TIMEOUT = 60_000;
+const LEGACY_WARNING =
+  '[@cloudflare/codemode] Passing raw fns to executor.execute() is deprecated. Use ResolvedProvider[] instead. This will be removed in the next major version.';
+const LATE_CALL = 'The code execution finished before this tool call settled. Await every tool call before returning.';
+const TIMED_OUT = 'Execution timed out';
+
+// The sandbox side of one provider namespace: own properties (a prelude's) first, any other
+// string key is a tool whose call crosses as JSON through the hidden native provider.
+function providerProxy(name, nativeName) {
+  return `const ${name} = new Proxy({}, { get(t, k) {
+    if (Object.prototype.hasOwnProperty.call(t, k)) return t[k];
+    if (typeof k !== 'string') return undefined;
+    return async (...args) => {
+      const data = __cmParse(await ${nativeName}[k](__cmStringify(args)));
+      if (data.error) throw new Error(data.error);
+      return data.result;
+    };
+  } });`;
+}
+
+// A connector namespace: only the first argument goes to callTool, values cross as structured
+// clones, and the reference's control objects are honoured.
+function connectorProxy(name, nativeName) {
+  return `const ${name} = new Proxy({}, { get(t, k) {
+    if (Object.prototype.hasOwnProperty.call(t, k)) return t[k];
+    if (typeof k !== 'string') return undefined;
+    return async (args) => {
+      const r = await ${nativeName}[k](args);
+      if (r && typeof r === 'object' && r.__codemode_control__ === 'pause') throw '__CODEMODE_PAUSE__';
+      if (r && typeof r === 'object' && r.__codemode_control__ === 'error') throw String(r.message);
+      return r;
+    };
+  } });`;
+}
+
+function describeThrown(e) {
+  return `(e) => {
+    if (e instanceof Error) return e.message || e.name;
+    if (e !== null && typeof e === 'object' && typeof e.message === 'string' && e.message !== '') return e.message;
+    return String(e);
+  }`;
+}
+
+class CodemodeExecutor {
+  #native;
+  #timeout;
+
+  /**
+   * @param {{ execute(request: object): Promise<object> }} native an IsolateExecutor, or any
+   *   executor with the native contract.
+   * @param {{ timeout?: number }} [options]
+   */
+  constructor(native, options = {}) {
+    if (native === null || typeof native !== 'object' || typeof native.execute !== 'function') {
+      throw new ExecutorError('INVALID_OPTION', 'Invalid option `native`: got ' + (native === null ? 'null' : typeof native) + '. Allowed: an executor with the native contract, e.g. new IsolateExecutor().', false);
+    }
+    this.#native = native;
+    this.#timeout = options.timeout ?? DEFAULT_TIMEOUT;
+  }
+
+  /**
+   * @param {string} code
+   * @param {Array<{ name: string, fns: Record<string, Function>, prelude?: string }> | Record<string, Function>} providersOrFns
+   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | null }} [options]
+   */
+  async execute(code, providersOrFns, options = {}) {
+    let providers = providersOrFns ?? [];
+    if (!Array.isArray(providers)) {
+      console.warn(LEGACY_WARNING);
+      providers = [{ name: 'codemode', fns: providers }];
+    }
+    const connectors = options?.connectors ?? [];
+    const refused = validateNames(providers, connectors);
+    if (refused) return { result: undefined, error: refused };
+
+    const nativeProviders = [];
+    const tables = new Map(); // native provider name -> { kind, fns | binding }
+    const lines = [];
+    for (const [i, p] of providers.entries()) {
+      const fns = new Map();
+      for (const [raw, fn] of Object.entries(p.fns ?? {})) {
+        const safe = sanitizeToolName(raw);
+        if (fns.has(safe)) {
+          return { result: undefined, error: `Tool names "${fns.get(safe).raw}" and "${raw}" both sanitize to "${safe}" in provider "${p.name}"` };
+        }
+        fns.set(safe, { raw, fn });
+      }
+      const nativeName = `__cmProvider${i}`;
+      nativeProviders.push({ name: nativeName, tools: [...fns.keys()] });
+      tables.set(nativeName, { kind: 'provider', fns });
+      lines.push(providerProxy(p.name, nativeName));
+    }
+    for (const [i, c] of connectors.entries()) {
+      const nativeName = `__cmConnector${i}`;
+      nativeProviders.push({ name: nativeName, tools: '*' });
+      tables.set(nativeName, { kind: 'connector', binding: c.binding });
+      lines.push(connectorProxy(c.name, nativeName));
+    }
+    for (const p of providers) if (typeof p.prelude === 'string' && p.prelude !== '') lines.push(p.prelude);
+
+    const normalized = normalizeCode(code);
+    const program = `${normalized.imports}
+async () => {
+  const __cmLog = console.log.bind(console), __cmWarn = console.warn.bind(console), __cmError = console.error.bind(console);
+  console.log = (...a) => __cmLog(a.map(String).join(' '));
+  console.warn = (...a) => __cmWarn(a.map(String).join(' '));
+  console.error = (...a) => __cmError(a.map(String).join(' '));
+  ${codec.SANDBOX_CODEC}
+  ${lines.join('\n  ')}
+  try {
+    return { ok: true, result: await (${normalized.code}
+    )() };
+  } catch (e) {
+    return { ok: false, error: (${describeThrown()})(e) };
+  }
+}`;
+
+    let settled = false;
+    const dispatch = async ({ provider, tool, args }) => {
+      const table = tables.get(provider);
+      if (table.kind === 'connector') {
+        if (settled) return { __codemode_control__: 'error', message: LATE_CALL };
+        return table.binding.callTool(tool, args[0]);
+      }
+      const entry = table.fns.get(tool);
+      if (settled) return codec.stringify({ error: LATE_CALL });
+      try {
+        const parsed = codec.parse(args[0]);
+        const value = await entry.fn(...parsed);
+        return codec.stringify({ result: value });
+      } catch (err) {
+        return JSON.stringify({ error: err instanceof Error ? err.message : String(err) });
+      }
+    };
+
+    const request = {
+      code: program,
+      providers: nativeProviders,
+      dispatch,
+      timeout: options?.timeout ?? this.#timeout,
+    };
+    if (options?.modules !== undefined) request.modules = options.modules;
+    if (options && 'outbound' in options) request.outbound = options.outbound;
+    let outcome;
+    try {
+      outcome = await this.#native.execute(request);
+    } finally {
+      settled = true;
+    }
+    const logs = [];
+    for (const l of outcome.logs) {
+      if (l.level === 'log') logs.push(l.message);
+      else if (l.level === 'warn') logs.push(`[warn] ${l.message}`);
+      else if (l.level === 'error') logs.push(`[error] ${l.message}`);
+      // console.info and console.debug are not captured by the reference: they reach the host.
+      else console[l.level === 'debug' ? 'debug' : 'info'](l.message);
+    }
+    if (outcome.error) {
+      const error = outcome.error.code === 'TIMEOUT' ? TIMED_OUT : outcome.error.message;
+      return { result: undefined, error, logs };
+    }
+    const r = outcome.result;
+    if (!r.ok) return { result: undefined, error: r.error, logs };
+    return { result: r.result, logs };
+  }
+}
+
+module.exports = { CodemodeExecutor, normalizeCode: (code) => normalizeCode(code).code, sanitizeToolName };

@@ -1,0 +1,48 @@
+'use strict';
+// Provider, connector and tool names as @cloudflare/codemode 0.5.x validates and sanitizes them.
+
+const RESERVED_NAMES = new Set([
+  '__dispatchers', '__connectors', '__logs', '__CODEMODE_BINARY_TAG', '__bytesToBase64', '__base64ToBytes',
+  '__encodeCodemodeValue', '__decodeCodemodeValue', '__stringifyForCodemode', '__parseForCodemode',
+  'WorkerEntrypoint', 'CodeExecutor', 'Promise', 'setTimeout', 'Error', 'console',
+]);
+
+const IDENTIFIER = /^[a-zA-Z_$][a-zA-Z0-9_$]*$/;
+
+const RESERVED_WORDS = new Set([
+  'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'export',
+  'extends', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof', 'new', 'return', 'super', 'switch',
+  'this', 'throw', 'try', 'typeof', 'var', 'void', 'while', 'with', 'yield', 'let', 'static', 'enum', 'await',
+  'implements', 'package', 'protected', 'interface', 'private', 'public', 'abstract', 'boolean', 'byte', 'char',
+  'double', 'final', 'float', 'goto', 'int', 'long', 'native', 'short', 'synchronized', 'throws', 'transient',
+  'volatile', 'arguments', 'eval', 'undefined', 'null', 'true', 'false',
+]);
+
+function sanitizeToolName(name) {
+  if (!name) return '_';
+  let s = String(name).replace(/[-.\s]/g, '_').replace(/[^a-zA-Z0-9_$]/g, '');
+  if (s === '') return '_';
+  if (/^[0-9]/.test(s)) s = '_' + s;
+  if (RESERVED_WORDS.has(s)) s += '_';
+  return s;
+}
+
+/** The reference's up-front refusal for a provider list and connectors, or null. */
+function validateNames(providers, connectors) {
+  const seen = new Set();
+  for (const p of providers) {
+    if (RESERVED_NAMES.has(p.name)) return `Provider name "${p.name}" is reserved`;
+    if (!IDENTIFIER.test(p.name)) return `Provider name "${p.name}" is not a valid JavaScript identifier`;
+    if (seen.has(p.name)) return `Duplicate provider name "${p.name}"`;
+    seen.add(p.name);
+  }
+  for (const c of connectors) {
+    if (RESERVED_NAMES.has(c.name)) return `Connector name "${c.name}" is reserved`;
+    if (!IDENTIFIER.test(c.name)) return `Connector name "${c.name}" is not a valid JavaScript identifier`;
+    if (seen.has(c.name)) return `Duplicate name "${c.name}" (connector clashes with provider)`;
+    seen.add(c.name);
+  }
+  return null;
+}
+
+module.exports = { sanitizeToolName, validateNames, RESERVED_NAMES };
