@@ -11,4 +11,15 @@ function failureCatalog() {
   return [...failures().values()].map((e) => ({ ...e }));
 }
 
-module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, failureCatalog };
+/**
+ * Makes `cloudflare:workers` importable on Node (stand-ins in lib/cloudflare-workers.mjs), so
+ * `@cloudflare/codemode` and its `/ai` entry load. Call before importing them; the same as
+ * `node --import @supolka/codemode-executor/register`.
+ */
+function register() {
+  const { register: registerHooks } = require('node:module');
+  const { pathToFileURL } = require('node:url');
+  registerHooks(pathToFileURL(require('node:path').join(__dirname, 'lib', 'cloudflare-workers-hooks.mjs')));
+}
+
+module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, failureCatalog, register };

@@ -48,8 +48,8 @@ function normalizeBody(src, body) {
     const only = body[0];
     if (only.type === 'ExpressionStatement' && only.expression.type === 'ArrowFunctionExpression') {
       // The reference returns the statement unchanged, trailing `;` included, which then fails
-      // to load; the expression alone is what was meant (a listed deviation).
-      return text(only.expression);
+      // to load; without the `;` is what was meant (a listed deviation).
+      return text(only).replace(/;\s*$/, '');
     }
     if (only.type === 'ExportDefaultDeclaration') {
       const d = only.declaration;
