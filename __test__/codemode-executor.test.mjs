@@ -116,7 +116,8 @@ describe('execute', () => {
     expect(calls).toEqual([['search', { q: 1 }], ['boom', undefined]]);
     expect(out.result[0].when).toBeInstanceOf(Date);
     expect(out.result[0].m).toEqual(new Map([[1, 2]]));
-    expect(out.result[1]).toBe('connector said no');
+    expect(out.result[1]).toBeInstanceOf(Error);
+    expect(out.result[1].message).toBe('connector said no');
   });
 
   it('reports the pinned timeout sentence with the logs printed before it', async () => {

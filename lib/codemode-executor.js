@@ -37,8 +37,8 @@ function connectorProxy(name, nativeName) {
     if (typeof k !== 'string') return undefined;
     return async (args) => {
       const r = await ${nativeName}[k](args);
-      if (r && typeof r === 'object' && r.__codemode_control__ === 'pause') throw '__CODEMODE_PAUSE__';
-      if (r && typeof r === 'object' && r.__codemode_control__ === 'error') throw String(r.message);
+      if (r && typeof r === 'object' && r.__codemode_control__ === 'pause') throw new Error('__CODEMODE_PAUSE__');
+      if (r && typeof r === 'object' && r.__codemode_control__ === 'error') throw new Error(String(r.message));
       return r;
     };
   } });`;

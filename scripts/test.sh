@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Every test: the Rust unit tests (protocol, pool, worker) and the vitest suites, which drive
-# real worker processes through the built addon. Run after scripts/build.sh (npm test does).
+# Every test: the Rust unit tests (protocol, pool, worker), the vitest suites, which drive real
+# worker processes through the built addon, and the differential testbed against the real
+# DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 # The addon crate is a cdylib that only links inside Node, so its logic is tested from vitest.
 cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker
 npx vitest run
+npm run --silent testbed

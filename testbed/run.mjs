@@ -1,0 +1,147 @@
+// npm run testbed: the differential testbed. Starts workerd (--experimental, 127.0.0.1) with a
+// host worker around the real DynamicWorkerExecutor, replays every case through it and through
+// CodemodeExecutor, and fails on any difference that the case does not attribute to a row of
+// docs/dialect-deviations.md. Run with: node --import ./lib/register.mjs testbed/run.mjs
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildConnectors, buildProviders } from './catalog.mjs';
+import { encodeOutcome } from './codec.mjs';
+import { cases } from './cases.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, '..');
+const require = createRequire(import.meta.url);
+const { CodemodeExecutor, IsolateExecutor } = require('../index.js');
+const esbuild = require('esbuild');
+
+const referenceVersion = JSON.parse(readFileSync(path.join(root, 'node_modules', '@cloudflare', 'codemode', 'package.json'), 'utf8')).version;
+const deviationsDoc = readFileSync(path.join(root, 'docs', 'dialect-deviations.md'), 'utf8');
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function startWorkerd(dir) {
+  await esbuild.build({
+    entryPoints: [path.join(here, 'host.mjs')],
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    conditions: ['workerd', 'worker', 'import'],
+    external: ['cloudflare:workers', 'node:*'],
+    outfile: path.join(dir, 'host.js'),
+    logLevel: 'error',
+  });
+  const port = await freePort();
+  writeFileSync(path.join(dir, 'config.capnp'), `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "host", worker = .host) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "host") ],
+);
+const host :Workerd.Worker = (
+  modules = [ (name = "host.js", esModule = embed "host.js") ],
+  compatibilityDate = "2025-06-01",
+  compatibilityFlags = ["nodejs_compat"],
+  bindings = [ (name = "LOADER", workerLoader = (id = "testbed")) ],
+);
+`);
+  const bin = path.join(path.dirname(require.resolve('workerd/package.json')), 'bin', 'workerd');
+  const child = spawn(bin, ['serve', path.join(dir, 'config.capnp'), '--experimental'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`workerd exited: ${stderr}`);
+    try {
+      await fetch(url, { method: 'POST', body: JSON.stringify({ code: 'async () => 1' }) });
+      return { child, url, stderr: () => stderr };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error(`workerd did not start on ${url}: ${stderr}`);
+}
+
+async function reference(url, c) {
+  const res = await fetch(url, { method: 'POST', body: JSON.stringify(c), signal: AbortSignal.timeout(30_000) });
+  return res.json();
+}
+
+async function ours(executor, c) {
+  const options = {};
+  if (c.connectors) options.connectors = buildConnectors(c);
+  if (c.modules) options.modules = c.modules;
+  if (c.timeout !== undefined) options.timeout = c.timeout;
+  try {
+    return { outcome: encodeOutcome(await executor.execute(c.code, buildProviders(c), options)) };
+  } catch (e) {
+    return { rejected: String(e?.message ?? e) };
+  }
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'codemode-testbed-'));
+  const native = new IsolateExecutor({ outbound: null }); // the reference's default: blocked
+  const executor = new CodemodeExecutor(native);
+  let workerd;
+  const failures = [];
+  const counts = { same: 0, deviation: 0, skipped: 0 };
+  const quiet = console.warn;
+  try {
+    workerd = await startWorkerd(dir);
+    console.warn = () => {}; // the legacy-record case warns, by design
+    for (const c of cases) {
+      if (c.deviation && !new RegExp(`\\| ${c.deviation} \\|`).test(deviationsDoc)) {
+        failures.push(`${c.id}: names ${c.deviation}, which docs/dialect-deviations.md does not list`);
+        continue;
+      }
+      const mine = await ours(executor, c);
+      if (c.referenceSkip) {
+        counts.skipped++;
+        console.log(`  skip-reference ${c.id} (${c.deviation}): ${c.referenceSkip}; ours: ${JSON.stringify(mine)}`);
+        if (mine.rejected) failures.push(`${c.id}: CodemodeExecutor rejected: ${mine.rejected}`);
+        continue;
+      }
+      let ref;
+      try {
+        ref = await reference(workerd.url, c);
+      } catch (e) {
+        failures.push(`${c.id}: the reference did not answer (${e.message}); workerd said: ${workerd.stderr().slice(-2000)}`);
+        continue;
+      }
+      const same = JSON.stringify(ref) === JSON.stringify(mine);
+      if (same && !c.deviation) counts.same++;
+      else if (!same && c.deviation) counts.deviation++;
+      else if (same) failures.push(`${c.id}: listed as ${c.deviation} but both executors agree: ${JSON.stringify(mine)}`);
+      else failures.push(`${c.id} (§${c.section}): outcomes differ\n    reference: ${JSON.stringify(ref)}\n    ours:      ${JSON.stringify(mine)}`);
+    }
+  } finally {
+    console.warn = quiet;
+    workerd?.child.kill('SIGKILL');
+    await native.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`@cloudflare/codemode ${referenceVersion}: ${cases.length} cases, ${counts.same} identical, ${counts.deviation} documented deviations, ${counts.skipped} not run against the reference`);
+  for (const f of failures) console.log(`  FAIL ${f}`);
+  console.log(`testbed: ${cases.length - failures.length} passed, ${failures.length} failed`);
+  process.exitCode = failures.length ? 1 : 0;
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
