@@ -2,8 +2,8 @@
 // host worker around the real DynamicWorkerExecutor, replays every case through it and through
 // CodemodeExecutor, and fails on any difference that the case does not attribute to a row of
 // docs/dialect-deviations.md. Run with: node --import ./lib/register.mjs testbed/run.mjs
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -19,7 +19,8 @@ const require = createRequire(import.meta.url);
 const { CodemodeExecutor, IsolateExecutor } = require('../index.js');
 const esbuild = require('esbuild');
 
-const referenceVersion = JSON.parse(readFileSync(path.join(root, 'node_modules', '@cloudflare', 'codemode', 'package.json'), 'utf8')).version;
+const installedDir = path.join(root, 'node_modules', '@cloudflare', 'codemode');
+const installedVersion = JSON.parse(readFileSync(path.join(installedDir, 'package.json'), 'utf8')).version;
 const deviationsDoc = readFileSync(path.join(root, 'docs', 'dialect-deviations.md'), 'utf8');
 
 async function freePort() {
@@ -33,8 +34,22 @@ async function freePort() {
   });
 }
 
-async function startWorkerd(dir) {
+// The reference package directory for `version`: the installed one, or a copy fetched from the
+// registry into testbed/.reference/<version> (kept between runs).
+function referenceDir(version) {
+  if (version === installedVersion) return installedDir;
+  const prefix = path.join(here, '.reference', version);
+  const dir = path.join(prefix, 'node_modules', '@cloudflare', 'codemode');
+  if (!existsSync(path.join(dir, 'package.json'))) {
+    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', `@cloudflare/codemode@${version}`], { stdio: 'ignore' });
+  }
+  return dir;
+}
+
+async function startWorkerd(dir, packageDir) {
   await esbuild.build({
+    alias: { '@cloudflare/codemode': path.join(packageDir, 'dist', 'index.js') },
+    nodePaths: [path.dirname(path.dirname(packageDir)), path.join(root, 'node_modules')],
     entryPoints: [path.join(here, 'host.mjs')],
     bundle: true,
     format: 'esm',
@@ -93,7 +108,7 @@ async function ours(executor, c) {
   }
 }
 
-async function main() {
+async function runAgainst(version) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'codemode-testbed-'));
   const native = new IsolateExecutor({ outbound: null }); // the reference's default: blocked
   const executor = new CodemodeExecutor(native);
@@ -102,7 +117,7 @@ async function main() {
   const counts = { same: 0, deviation: 0, skipped: 0 };
   const quiet = console.warn;
   try {
-    workerd = await startWorkerd(dir);
+    workerd = await startWorkerd(dir, referenceDir(version));
     console.warn = () => {}; // the legacy-record case warns, by design
     for (const c of cases) {
       if (c.deviation && !new RegExp(`\\| ${c.deviation} \\|`).test(deviationsDoc)) {
@@ -135,10 +150,42 @@ async function main() {
     await native.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`@cloudflare/codemode ${referenceVersion}: ${cases.length} cases, ${counts.same} identical, ${counts.deviation} documented deviations, ${counts.skipped} not run against the reference`);
+  console.log(`@cloudflare/codemode ${version}: ${cases.length} cases, ${counts.same} identical, ${counts.deviation} documented deviations, ${counts.skipped} not run against the reference`);
   for (const f of failures) console.log(`  FAIL ${f}`);
-  console.log(`testbed: ${cases.length - failures.length} passed, ${failures.length} failed`);
-  process.exitCode = failures.length ? 1 : 0;
+  return failures.length;
+}
+
+// The versions the declared peer range admits: the installed release, and the newest patch of
+// every older minor line inside the range (asked of the registry).
+function versionsToTest() {
+  const asked = process.argv.indexOf('--reference');
+  if (asked > 0) return [process.argv[asked + 1]];
+  const range = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).peerDependencies['@cloudflare/codemode'];
+  const all = JSON.parse(execFileSync('npm', ['view', '@cloudflare/codemode', 'versions', '--json'], { encoding: 'utf8' }));
+  const num = (v) => v.split('.').map(Number);
+  const cmp = (a, b) => { const x = num(a), y = num(b); for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] - y[i]; return 0; };
+  const inRange = (v) => range.split(/\s+/).every((c) => {
+    const m = /^(>=|<=|>|<|=)?(\d+\.\d+\.\d+)$/.exec(c);
+    if (!m) throw new Error(`testbed: cannot read the peer range "${range}"`);
+    const d = cmp(v, m[2]);
+    return { '>=': d >= 0, '<=': d <= 0, '>': d > 0, '<': d < 0, '=': d === 0, undefined: d === 0 }[m[1]];
+  });
+  const line = (v) => num(v).slice(0, 2).join('.');
+  const newest = new Map();
+  for (const v of all.filter((v) => /^\d+\.\d+\.\d+$/.test(v) && inRange(v))) {
+    if (!newest.has(line(v)) || cmp(v, newest.get(line(v))) > 0) newest.set(line(v), v);
+  }
+  const older = [...newest.values()].filter((v) => line(v) !== line(installedVersion) && cmp(v, installedVersion) < 0);
+  return [installedVersion, ...older.sort(cmp)];
+}
+
+async function main() {
+  let failed = 0;
+  const versions = versionsToTest();
+  for (const version of versions) failed += await runAgainst(version);
+  const total = versions.length * cases.length;
+  console.log(`testbed: ${total - failed} passed, ${failed} failed`);
+  process.exitCode = failed ? 1 : 0;
 }
 
 main().catch((e) => {
