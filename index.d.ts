@@ -254,3 +254,11 @@ export declare class CodemodeExecutor {
     options?: ExtendedExecuteOptions,
   ): Promise<ExecuteResult>
 }
+
+/**
+ * Makes `cloudflare:workers` importable on plain Node, with stand-ins for what
+ * `@cloudflare/codemode` uses from it (`WorkerEntrypoint`, `DurableObject`, `RpcTarget`, `env`),
+ * so its root and `/ai` entries load. Call it before importing them. The same as starting Node
+ * with `--import @supolka/codemode-executor/register`.
+ */
+export declare function register(): void
