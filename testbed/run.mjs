@@ -36,12 +36,25 @@ async function freePort() {
 
 // The reference package directory for `version`: the installed one, or a copy fetched from the
 // registry into testbed/.reference/<version> (kept between runs).
+// Registry calls retry: a transient failure must not read as a difference between executors.
+function npm(args) {
+  let last;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return execFileSync('npm', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw new Error(`testbed: npm ${args.join(' ')} failed three times: ${last?.stderr || last?.message}`);
+}
+
 function referenceDir(version) {
   if (version === installedVersion) return installedDir;
   const prefix = path.join(here, '.reference', version);
   const dir = path.join(prefix, 'node_modules', '@cloudflare', 'codemode');
   if (!existsSync(path.join(dir, 'package.json'))) {
-    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', `@cloudflare/codemode@${version}`], { stdio: 'ignore' });
+    npm(['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', `@cloudflare/codemode@${version}`]);
   }
   return dir;
 }
@@ -161,7 +174,7 @@ function versionsToTest() {
   const asked = process.argv.indexOf('--reference');
   if (asked > 0) return [process.argv[asked + 1]];
   const range = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).peerDependencies['@cloudflare/codemode'];
-  const all = JSON.parse(execFileSync('npm', ['view', '@cloudflare/codemode', 'versions', '--json'], { encoding: 'utf8' }));
+  const all = JSON.parse(npm(['view', '@cloudflare/codemode', 'versions', '--json']));
   const num = (v) => v.split('.').map(Number);
   const cmp = (a, b) => { const x = num(a), y = num(b); for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] - y[i]; return 0; };
   const inRange = (v) => range.split(/\s+/).every((c) => {
