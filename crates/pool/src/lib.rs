@@ -11,7 +11,6 @@ mod supervisor;
 mod watchdog;
 
 use std::collections::{HashMap, VecDeque};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ChildStdin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -217,27 +216,13 @@ impl Pool {
     /// Delivers the host's answer to a tool call. An answer for a run that already ended is
     /// dropped: nothing waits for it.
     pub fn answer_tool_call(&self, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
-        let stdin = {
-            let st = self.inner.lock();
-            let Some(run) = st.running.get(&exec_id) else {
-                return;
-            };
-            match st.workers.get(&run.worker) {
-                Some(w) => w.stdin.clone(),
-                None => return,
-            }
-        };
-        let frame = HostMsg::ToolResult {
+        let msg = HostMsg::ToolResult {
             exec_id,
             call_id,
             ok,
             payload,
-        }
-        .encode();
-        // A write error means the worker died; its reader thread reports the loss.
-        if let Ok(mut pipe) = stdin.lock() {
-            let _ = pipe.write_all(&frame);
         };
+        supervisor::send_to_run(&self.inner, exec_id, &msg);
     }
 
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with).

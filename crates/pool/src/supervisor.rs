@@ -270,6 +270,17 @@ pub(crate) fn answer_fetch(
     call_id: u32,
     result: Result<WireResponse, String>,
 ) {
+    let msg = HostMsg::FetchResult {
+        exec_id,
+        call_id,
+        result,
+    };
+    send_to_run(inner, exec_id, &msg);
+}
+
+/// Writes `msg` to the worker running `exec_id`. A run that already ended gets nothing (no one
+/// waits for the answer); a write error means the worker died, and its reader thread reports it.
+pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, msg: &HostMsg) {
     let stdin = {
         let st = inner.lock();
         let Some(run) = st.running.get(&exec_id) else {
@@ -280,12 +291,7 @@ pub(crate) fn answer_fetch(
             None => return,
         }
     };
-    let frame = HostMsg::FetchResult {
-        exec_id,
-        call_id,
-        result,
-    }
-    .encode();
+    let frame = msg.encode();
     if let Ok(mut pipe) = stdin.lock() {
         let _ = pipe.write_all(&frame);
     };
