@@ -317,48 +317,22 @@ fn url_set(
     let Ok(mut url) = url::Url::parse(&href) else {
         return rv.set_null();
     };
-    let ok = match attr.as_str() {
-        "href" => q::set_href(&mut url, &value).is_ok(),
-        "protocol" => {
-            let _ = q::set_protocol(&mut url, &value);
-            true
-        }
-        "username" => {
-            let _ = q::set_username(&mut url, &value);
-            true
-        }
-        "password" => {
-            let _ = q::set_password(&mut url, &value);
-            true
-        }
-        "host" => {
-            let _ = q::set_host(&mut url, &value);
-            true
-        }
-        "hostname" => {
-            let _ = q::set_hostname(&mut url, &value);
-            true
-        }
-        "port" => {
-            let _ = q::set_port(&mut url, &value);
-            true
-        }
-        "pathname" => {
-            q::set_pathname(&mut url, &value);
-            true
-        }
-        "search" => {
-            q::set_search(&mut url, &value);
-            true
-        }
-        "hash" => {
-            q::set_hash(&mut url, &value);
-            true
-        }
-        _ => false,
-    };
-    if !ok {
-        return rv.set_null();
+    // Only a new href can fail; the other setters leave the URL as it was when they reject a
+    // value, as the URL Standard says, so their results are ignored.
+    let ignore = |_: Result<(), ()>| ();
+    match attr.as_str() {
+        "href" if q::set_href(&mut url, &value).is_err() => return rv.set_null(),
+        "href" => {}
+        "protocol" => ignore(q::set_protocol(&mut url, &value)),
+        "username" => ignore(q::set_username(&mut url, &value)),
+        "password" => ignore(q::set_password(&mut url, &value)),
+        "host" => ignore(q::set_host(&mut url, &value)),
+        "hostname" => ignore(q::set_hostname(&mut url, &value)),
+        "port" => ignore(q::set_port(&mut url, &value)),
+        "pathname" => q::set_pathname(&mut url, &value),
+        "search" => q::set_search(&mut url, &value),
+        "hash" => q::set_hash(&mut url, &value),
+        _ => return rv.set_null(),
     }
     let url = if attr == "href" {
         url
