@@ -1,8 +1,7 @@
 //! A fresh isolate and context with the runtime installed, ready for one program.
 
-use codemode_protocol::FailureCode;
-
-use crate::{memory, natives, web};
+use crate::helpers::Helpers;
+use crate::{memory, natives};
 
 /// The runtime, one function body in several files: the bootstrap opens it (intrinsics,
 /// console, providers), the web globals follow, end.js returns the helpers.
@@ -20,7 +19,7 @@ const BOOTSTRAP: &str = concat!(
 pub struct Prepared {
     // Globals first: fields drop in order, and a Global must go before its isolate.
     pub context: v8::Global<v8::Context>,
-    pub helpers: v8::Global<v8::Object>,
+    pub helpers: Helpers,
     pub isolate: v8::OwnedIsolate,
     pub memory_limit_mib: u32,
 }
@@ -38,8 +37,7 @@ static SNAPSHOT: std::sync::OnceLock<Option<Snapshot>> = std::sync::OnceLock::ne
 
 /// Every native the runtime binds: V8 records them by address in the snapshot.
 fn external_references() -> &'static v8::ExternalReferences {
-    let mut refs = natives::external_references();
-    refs.extend(web::external_references());
+    let refs = natives::external_references();
     Box::leak(Box::new(v8::ExternalReferences::new(&refs)))
 }
 
@@ -121,7 +119,7 @@ impl Prepared {
                 crate::modules::compile(scope, "warm-up.js", "export default (async () => 0\n);");
             (
                 v8::Global::new(scope, context),
-                v8::Global::new(scope, helpers),
+                resolve_helpers(scope, helpers),
             )
         };
         Prepared {
@@ -133,27 +131,34 @@ impl Prepared {
     }
 }
 
+/// The helpers of a runtime just installed or deserialized. The runtime is part of the worker
+/// binary: a helper missing means the binary is broken, and the worker must not pretend to be
+/// usable.
+fn resolve_helpers(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) -> Helpers {
+    match Helpers::resolve(scope, helpers) {
+        Ok(h) => h,
+        Err(name) => {
+            eprintln!("codemode-worker: the runtime has no helper `{name}`");
+            std::process::exit(70);
+        }
+    }
+}
+
 /// Calls the helpers every run calls, so their bytecode is compiled into the snapshot: a lazily
 /// compiled function would otherwise be parsed and compiled again in every fresh isolate, on the
 /// run's critical path (~70 µs for beginRun and runTimers together).
 fn warm_up(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) {
+    let helpers = resolve_helpers(scope, helpers);
     let tc = &mut v8::TryCatch::new(scope);
     let empty = v8::Array::new(tc, 0).into();
-    for (name, args) in [
-        ("beginRun", vec![]),
-        ("runTimers", vec![]),
-        ("installProviders", vec![empty]),
+    for (f, args) in [
+        (&helpers.begin_run, vec![]),
+        (&helpers.run_timers, vec![]),
+        (&helpers.install_providers, vec![empty]),
     ] {
-        let Some(key) = v8::String::new(tc, name) else {
-            continue;
-        };
-        let f = helpers
-            .get(tc, key.into())
-            .and_then(|v| v8::Local::<v8::Function>::try_from(v).ok());
-        if let Some(f) = f {
-            let undefined = v8::undefined(tc).into();
-            f.call(tc, undefined, &args);
-        }
+        let f = v8::Local::new(tc, f);
+        let undefined = v8::undefined(tc).into();
+        f.call(tc, undefined, &args);
     }
     tc.reset();
 }
@@ -178,29 +183,7 @@ fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Obj
         let script = v8::Script::compile(tc, source, None)?;
         let factory = v8::Local::<v8::Function>::try_from(script.run(tc)?).ok()?;
         let bindings = v8::Object::new(tc);
-        natives::bind(tc, bindings, "callTool", natives::call_tool)?;
-        natives::bind(tc, bindings, "log", natives::log)?;
-        natives::bind(tc, bindings, "fetch", natives::fetch)?;
-        for (name, code) in [
-            ("toolNotFound", FailureCode::ToolNotFound),
-            ("noResizable", FailureCode::BufferNotResizable),
-        ] {
-            let key = v8::String::new(tc, name)?;
-            let text = v8::String::new(tc, code.template())?;
-            bindings.set(tc, key.into(), text.into())?;
-        }
-        let texts = v8::Object::new(tc);
-        for (name, code) in [
-            ("compression", FailureCode::CompressionUnavailable),
-            ("caches", FailureCode::CachesUnavailable),
-        ] {
-            let key = v8::String::new(tc, name)?;
-            let text = v8::String::new(tc, code.template())?;
-            texts.set(tc, key.into(), text.into())?;
-        }
-        let key = v8::String::new(tc, "texts")?;
-        bindings.set(tc, key.into(), texts.into())?;
-        web::install(tc, bindings)?;
+        natives::install(tc, bindings)?;
         let undefined = v8::undefined(tc).into();
         let helpers = factory.call(tc, undefined, &[bindings.into()])?;
         v8::Local::<v8::Object>::try_from(helpers).ok()

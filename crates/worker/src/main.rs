@@ -5,13 +5,17 @@
 mod bench;
 mod clone;
 mod entry;
+mod helpers;
+mod host;
 mod io;
 mod isolate;
 mod jail;
+mod link;
 mod memory;
 mod modules;
 mod natives;
 mod run;
+mod state;
 mod web;
 
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
@@ -78,7 +82,7 @@ fn main() {
                     }
                 };
                 let exec_id = req.exec_id;
-                let (outcome, spent) = run::run(prepared, req, &mut input, &current);
+                let (outcome, spent) = run::run(prepared, req, &mut input, io::send, &current);
                 io::send(&WorkerMsg::Done { exec_id, outcome });
                 // Off the critical path: the answer is already on its way. The next isolate
                 // gets the limit the last run asked for, the best guess for the next one.

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::natives::RunState;
+use crate::state::RunState;
 
 pub const PROGRAM_NAME: &str = "program.js";
 

@@ -1,415 +1,135 @@
-//! Functions the runtime's JS calls into: tool calls and console output.
+//! Every native the runtime's JS calls, declared once: [`TABLE`] names each function as JS sees
+//! it on the bindings object. [`install`] binds the table (and the failure texts) into that
+//! object and [`external_references`] hands the same table to the snapshot, which records
+//! natives by address: the two cannot drift apart.
 
-use std::collections::HashMap;
-
-use codemode_protocol::{
-    limits, FailureCode, LogEntry, LogLevel, Outbound, WireRequest, WireResponse, WorkerMsg,
-};
-
-use crate::{clone, io};
+use codemode_protocol::FailureCode;
 use v8::MapFnTo;
 
-/// Per-run state, kept in an isolate slot so V8 callbacks can reach it.
-pub struct RunState {
-    pub exec_id: u64,
-    pub calls: HashMap<u32, v8::Global<v8::PromiseResolver>>,
-    pub next_call: u32,
-    pub logs: Vec<LogEntry>,
-    pub log_bytes: usize,
-    /// Entries dropped after the log bound was reached.
-    pub log_dropped: usize,
-    /// Largest heap size sampled during the run.
-    pub heap_peak: usize,
-    pub modules: crate::modules::ModuleMap,
-    pub outbound: Outbound,
-    /// Fetches sent to the host (they share call ids with tool calls).
-    pub fetches: u32,
+use crate::{host, web};
+
+/// One native: the name it has on the bindings object, and its function.
+pub struct Native {
+    pub name: &'static str,
+    pub function: fn() -> v8::FunctionCallback,
 }
 
-impl RunState {
-    pub fn new(exec_id: u64, modules: crate::modules::ModuleMap, outbound: Outbound) -> Self {
-        RunState {
-            outbound,
-            fetches: 0,
-            exec_id,
-            calls: HashMap::new(),
-            next_call: 0,
-            logs: Vec::new(),
-            log_bytes: 0,
-            log_dropped: 0,
-            heap_peak: 0,
-            modules,
+/// `native!("name", path::to::function)`: a table entry. The function is adapted to V8's
+/// calling convention where the entry is used (`MapFnTo` is not const).
+macro_rules! native {
+    ($name:literal, $f:path) => {
+        Native {
+            name: $name,
+            function: || $f.map_fn_to(),
         }
-    }
-
-    /// Keeps an entry within the log bounds: one entry is cut at LOG_ENTRY_BYTES; past
-    /// LOG_ENTRIES or LOG_BYTES entries are counted as dropped.
-    fn push_log(&mut self, level: LogLevel, mut message: String) {
-        if self.log_dropped > 0
-            || self.logs.len() >= limits::LOG_ENTRIES
-            || self.log_bytes >= limits::LOG_BYTES
-        {
-            self.log_dropped += 1;
-            return;
-        }
-        if message.len() > limits::LOG_ENTRY_BYTES {
-            let cut = floor_char_boundary(&message, limits::LOG_ENTRY_BYTES);
-            let more = message.len() - cut;
-            message.truncate(cut);
-            message.push_str(&format!("... [{more} more bytes cut]"));
-        }
-        self.log_bytes += message.len();
-        self.logs.push(LogEntry { level, message });
-    }
-
-    /// The logs, with the LOG_LIMIT notice last when entries were dropped.
-    pub fn finish_logs(&mut self) -> Vec<LogEntry> {
-        let mut logs = std::mem::take(&mut self.logs);
-        if self.log_dropped > 0 {
-            let dropped = self.log_dropped.to_string();
-            logs.push(LogEntry {
-                level: LogLevel::Warn,
-                message: FailureCode::LogLimit.render(&[("dropped", &dropped)]),
-            });
-        }
-        logs
-    }
+    };
 }
 
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
+/// The natives, by their JS names.
+pub const TABLE: &[Native] = &[
+    // The host link (host.rs).
+    native!("callTool", host::call_tool),
+    native!("log", host::log),
+    native!("fetch", host::fetch),
+    // The failure grammar.
+    native!("renderFailure", render_failure),
+    // The web globals (web.rs).
+    native!("now", web::now),
+    native!("utf8Length", web::utf8_length),
+    native!("utf8Write", web::utf8_write),
+    native!("utf8EncodeInto", web::utf8_encode_into),
+    native!("encodingFor", web::encoding_for),
+    native!("decode", web::decode),
+    native!("clone", web::structured_clone),
+    native!("randomFill", web::random_fill),
+    native!("digest", web::digest),
+    native!("urlParse", web::url_parse),
+    native!("urlSet", web::url_set),
+    native!("formParse", web::form_parse),
+    native!("formSerialize", web::form_serialize),
+];
 
-/// The natives this module binds, for the snapshot's external reference table.
+/// The table's functions, for the snapshot's external reference table.
 pub fn external_references() -> Vec<v8::ExternalReference<'static>> {
-    vec![
-        v8::ExternalReference {
-            function: call_tool.map_fn_to(),
-        },
-        v8::ExternalReference {
-            function: log.map_fn_to(),
-        },
-        v8::ExternalReference {
-            function: fetch.map_fn_to(),
-        },
-    ]
+    TABLE
+        .iter()
+        .map(|n| v8::ExternalReference {
+            function: (n.function)(),
+        })
+        .collect()
 }
 
-pub fn bind(
-    scope: &mut v8::HandleScope,
-    target: v8::Local<v8::Object>,
-    name: &str,
-    f: impl v8::MapFnTo<v8::FunctionCallback>,
-) -> Option<()> {
-    let key = v8::String::new(scope, name)?;
-    let func = v8::Function::new(scope, f)?;
-    target.set(scope, key.into(), func.into())?;
+/// Fills the bindings object the runtime's JS receives: every native of [`TABLE`], and the
+/// failure texts the JS throws as they are (`toolNotFound`, `noResizable`, `texts.*`).
+pub fn install(scope: &mut v8::HandleScope, bindings: v8::Local<v8::Object>) -> Option<()> {
+    for native in TABLE {
+        let key = v8::String::new(scope, native.name)?;
+        let func = v8::Function::new_raw(scope, (native.function)())?;
+        bindings.set(scope, key.into(), func.into())?;
+    }
+    let texts = v8::Object::new(scope);
+    for (target, name, code) in [
+        (bindings, "toolNotFound", FailureCode::ToolNotFound),
+        (bindings, "noResizable", FailureCode::BufferNotResizable),
+        (texts, "compression", FailureCode::CompressionUnavailable),
+        (texts, "caches", FailureCode::CachesUnavailable),
+    ] {
+        let key = v8::String::new(scope, name)?;
+        let text = v8::String::new(scope, code.template())?;
+        target.set(scope, key.into(), text.into())?;
+    }
+    let key = v8::String::new(scope, "texts")?;
+    bindings.set(scope, key.into(), texts.into())?;
     Some(())
 }
 
-/// A pending promise set as the return value, with its resolver.
-fn returned_promise<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    rv: &mut v8::ReturnValue,
-) -> Option<v8::Local<'s, v8::PromiseResolver>> {
-    let resolver = v8::PromiseResolver::new(scope)?;
-    rv.set(resolver.get_promise(scope).into());
-    Some(resolver)
-}
-
-/// Parks `resolver` under a fresh call id until the host answers; returns (exec id, call id).
-fn park(
-    scope: &mut v8::HandleScope,
-    resolver: v8::Local<v8::PromiseResolver>,
-) -> Option<(u64, u32)> {
-    let global = v8::Global::new(scope, resolver);
-    let state = scope.get_slot_mut::<RunState>()?;
-    let call_id = state.next_call;
-    state.next_call = state.next_call.wrapping_add(1);
-    state.calls.insert(call_id, global);
-    Some((state.exec_id, call_id))
-}
-
-/// `callTool(provider, tool, argsArray) -> Promise`: sends the call to the host and parks a
-/// resolver until the answer comes back.
-pub fn call_tool(
+/// `renderFailure(code, vars) -> string`: the text of failure `code` (a code of the failure
+/// grammar, e.g. "TOOL_NOT_FOUND") with its `{name}` placeholders filled from the own
+/// enumerable properties of `vars` (each converted to a string; `vars` may be omitted). An
+/// unknown code, or `vars` that is not an object, throws a TypeError.
+fn render_failure(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
-    let Some(resolver) = returned_promise(scope, &mut rv) else {
-        return;
-    };
-    let provider = args.get(0).to_rust_string_lossy(scope);
-    let tool = args.get(1).to_rust_string_lossy(scope);
-    let payload = match clone::serialize(scope, args.get(2)) {
-        Ok(bytes) => bytes,
-        Err(detail) => {
-            let text = FailureCode::ToolArgsNotCloneable.render(&[
-                ("provider", &provider),
-                ("tool", &tool),
-                ("detail", &detail),
-            ]);
-            reject_with_error(scope, resolver, &text);
-            return;
-        }
-    };
-    if payload.len() > limits::TOOL_PAYLOAD_BYTES {
-        let (size, limit) = (
-            payload.len().to_string(),
-            limits::TOOL_PAYLOAD_BYTES.to_string(),
-        );
-        let text = FailureCode::ToolPayloadTooLarge.render(&[
-            ("what", "arguments"),
-            ("provider", &provider),
-            ("tool", &tool),
-            ("size", &size),
-            ("limit", &limit),
-        ]);
-        reject_with_error(scope, resolver, &text);
-        return;
-    }
-    let Some((exec_id, call_id)) = park(scope, resolver) else {
-        return;
-    };
-    io::send(&WorkerMsg::ToolCall {
-        exec_id,
-        call_id,
-        provider,
-        tool,
-        args: payload,
-    });
-}
-
-/// `log(level, text)`: appends one console entry.
-pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
-    let level = args
-        .get(0)
-        .uint32_value(scope)
-        .and_then(|v| LogLevel::from_u8(v as u8))
-        .unwrap_or(LogLevel::Log);
-    if scope
-        .get_slot::<RunState>()
-        .is_some_and(|s| s.log_dropped > 0)
-    {
-        // Past the bound: count the entry without copying its text out of V8.
-        if let Some(state) = scope.get_slot_mut::<RunState>() {
-            state.log_dropped += 1;
-        }
-        return;
-    }
-    let message = args.get(1).to_rust_string_lossy(scope);
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.push_log(level, message);
-    }
-}
-
-pub fn reject_with_error(
-    scope: &mut v8::HandleScope,
-    resolver: v8::Local<v8::PromiseResolver>,
-    text: &str,
-) {
-    if let Some(msg) = v8::String::new(scope, text) {
-        let err = v8::Exception::error(scope, msg);
-        resolver.reject(scope, err);
-    }
-}
-
-/// Settles the parked tool call `call_id` with the host's answer.
-pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, payload: &[u8]) {
-    let Some(global) = scope
-        .get_slot_mut::<RunState>()
-        .and_then(|s| s.calls.remove(&call_id))
-    else {
-        return;
-    };
-    let resolver = v8::Local::new(scope, global);
-    if !ok {
-        let text = String::from_utf8_lossy(payload);
-        reject_with_error(scope, resolver, &text);
-        return;
-    }
-    match clone::deserialize(scope, payload) {
-        Some(value) => {
-            resolver.resolve(scope, value);
-        }
-        None => reject_with_error(
+    let name = args.get(0).to_rust_string_lossy(scope);
+    let Some(code) = FailureCode::from_code(&name) else {
+        return throw_type_error(
             scope,
-            resolver,
-            "The tool's answer could not be read inside the sandbox (malformed value).",
-        ),
-    }
-}
-
-/// `[[name, value], ...]` from JS, skipping entries that are not pairs.
-pub fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec<(String, String)> {
-    let Ok(list) = v8::Local::<v8::Array>::try_from(v) else {
-        return Vec::new();
+            &format!("renderFailure: unknown failure code \"{name}\""),
+        );
     };
-    let mut out = Vec::with_capacity(list.length() as usize);
-    for i in 0..list.length() {
-        let Some(pair) = list
-            .get_index(scope, i)
-            .and_then(|p| v8::Local::<v8::Array>::try_from(p).ok())
-        else {
-            continue;
+    let vars = args.get(1);
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    if !vars.is_null_or_undefined() {
+        let Ok(vars) = v8::Local::<v8::Object>::try_from(vars) else {
+            return throw_type_error(scope, "renderFailure: vars must be an object");
         };
-        let k = pair
-            .get_index(scope, 0)
-            .map(|v| v.to_rust_string_lossy(scope));
-        let v = pair
-            .get_index(scope, 1)
-            .map(|v| v.to_rust_string_lossy(scope));
-        if let (Some(k), Some(v)) = (k, v) {
-            out.push((k, v));
+        // A getter or toString that throws leaves its exception pending: returning lets it
+        // propagate to the caller.
+        let Some(keys) = vars.get_own_property_names(scope, Default::default()) else {
+            return;
+        };
+        for i in 0..keys.length() {
+            let Some(key) = keys.get_index(scope, i) else {
+                return;
+            };
+            let Some(value) = vars.get(scope, key).and_then(|v| v.to_string(scope)) else {
+                return;
+            };
+            let key = key.to_rust_string_lossy(scope);
+            pairs.push((key, value.to_rust_string_lossy(scope)));
         }
     }
-    out
+    let vars: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (&**k, &**v)).collect();
+    if let Some(text) = v8::String::new(scope, &code.render(&vars)) {
+        rv.set(text.into());
+    }
 }
 
-fn reject_type_error(
-    scope: &mut v8::HandleScope,
-    resolver: v8::Local<v8::PromiseResolver>,
-    text: &str,
-) {
+pub fn throw_type_error(scope: &mut v8::HandleScope, text: &str) {
     if let Some(msg) = v8::String::new(scope, text) {
         let err = v8::Exception::type_error(scope, msg);
-        resolver.reject(scope, err);
-    }
-}
-
-/// `fetch(method, url, headers, body|null) -> Promise<raw response>`: blocked runs reject at
-/// once; others send the request to the host (which performs or routes it).
-pub fn fetch(
-    scope: &mut v8::HandleScope,
-    args: v8::FunctionCallbackArguments,
-    mut rv: v8::ReturnValue,
-) {
-    let Some(resolver) = returned_promise(scope, &mut rv) else {
-        return;
-    };
-    let url = args.get(1).to_rust_string_lossy(scope);
-    let outbound = scope.get_slot::<RunState>().map(|s| s.outbound);
-    if outbound != Some(Outbound::Native) && outbound != Some(Outbound::Routed) {
-        return reject_type_error(scope, resolver, FailureCode::NetworkClosed.template());
-    }
-    let method = args.get(0).to_rust_string_lossy(scope);
-    let headers = string_pairs(scope, args.get(2));
-    let body = match v8::Local::<v8::ArrayBufferView>::try_from(args.get(3)) {
-        Ok(view) => {
-            if view.byte_length() > limits::FETCH_BODY_BYTES {
-                let limit = limits::FETCH_BODY_BYTES.to_string();
-                let text = FailureCode::FetchTooLarge.render(&[
-                    ("what", "request"),
-                    ("url", &url),
-                    ("limit", &limit),
-                ]);
-                return reject_type_error(scope, resolver, &text);
-            }
-            let mut bytes = vec![0u8; view.byte_length()];
-            view.copy_contents(&mut bytes);
-            Some(bytes)
-        }
-        Err(_) => None,
-    };
-    let Some((exec_id, call_id)) = park(scope, resolver) else {
-        return;
-    };
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.fetches += 1;
-    }
-    io::send(&WorkerMsg::Fetch {
-        exec_id,
-        call_id,
-        request: WireRequest {
-            method,
-            url,
-            headers,
-            body,
-        },
-    });
-}
-
-/// Settles fetch `call_id`: a response becomes `{ status, statusText, headers, body, url,
-/// redirected }` (the body allocated through `alloc`, so it is metered), an error a TypeError.
-pub fn settle_fetch(
-    scope: &mut v8::HandleScope,
-    alloc: Option<v8::Local<v8::Function>>,
-    call_id: u32,
-    result: Result<WireResponse, String>,
-) {
-    let Some(global) = scope
-        .get_slot_mut::<RunState>()
-        .and_then(|s| s.calls.remove(&call_id))
-    else {
-        return;
-    };
-    let resolver = v8::Local::new(scope, global);
-    let response = match result {
-        Ok(r) => r,
-        Err(text) => return reject_type_error(scope, resolver, &text),
-    };
-    let tc = &mut v8::TryCatch::new(scope);
-    let built = (|| {
-        let obj = v8::Object::new(tc);
-        let set = |tc: &mut v8::TryCatch<v8::HandleScope>, k: &str, v: v8::Local<v8::Value>| {
-            let key = v8::String::new(tc, k)?;
-            obj.set(tc, key.into(), v)
-        };
-        let status = v8::Integer::new(tc, response.status as i32).into();
-        set(tc, "status", status)?;
-        let text = v8::String::new(tc, &response.status_text)?.into();
-        set(tc, "statusText", text)?;
-        let mut pairs = Vec::with_capacity(response.headers.len());
-        for (k, v) in &response.headers {
-            let k = v8::String::new(tc, k)?.into();
-            let v = v8::String::new(tc, v)?.into();
-            pairs.push(v8::Array::new_with_elements(tc, &[k, v]).into());
-        }
-        let headers = v8::Array::new_with_elements(tc, &pairs).into();
-        set(tc, "headers", headers)?;
-        let body: v8::Local<v8::Value> = match &response.body {
-            None => v8::null(tc).into(),
-            Some(bytes) => {
-                let alloc = alloc?;
-                let undefined = v8::undefined(tc).into();
-                let len = v8::Number::new(tc, bytes.len() as f64).into();
-                let view = alloc.call(tc, undefined, &[len])?;
-                let typed = v8::Local::<v8::ArrayBufferView>::try_from(view).ok()?;
-                let data = typed.data() as *mut u8;
-                if typed.byte_length() != bytes.len() || (data.is_null() && !bytes.is_empty()) {
-                    return None;
-                }
-                if !bytes.is_empty() {
-                    // SAFETY: `data` addresses the `bytes.len()` bytes of the fresh Uint8Array
-                    // just allocated; no JS runs during the copy.
-                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
-                }
-                view
-            }
-        };
-        set(tc, "body", body)?;
-        let url = v8::String::new(tc, &response.url)?.into();
-        set(tc, "url", url)?;
-        let redirected = v8::Boolean::new(tc, response.redirected).into();
-        set(tc, "redirected", redirected)?;
-        Some(obj)
-    })();
-    match built {
-        Some(obj) => {
-            resolver.resolve(tc, obj.into());
-        }
-        None => {
-            let reason = tc.exception();
-            match reason {
-                Some(e) => {
-                    resolver.reject(tc, e);
-                }
-                None => reject_type_error(tc, resolver, "fetch: the response could not be built"),
-            }
-        }
+        scope.throw_exception(err);
     }
 }

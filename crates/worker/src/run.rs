@@ -5,14 +5,15 @@ use codemode_protocol::{
     limits, ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome, RunStats,
 };
 
-use crate::clone;
 use crate::entry::{self, EntryError};
-use crate::io::{CurrentRun, Input, Next};
+use crate::helpers::Helpers;
+use crate::io::{CurrentRun, Next};
 use crate::isolate::Prepared;
+use crate::link::{HostInput, Outbox};
 use crate::memory::METER;
 use crate::modules::{self, ModuleMap, PROGRAM_NAME};
-use crate::natives::{self, RunState};
-use crate::web;
+use crate::state::RunState;
+use crate::{clone, host, web};
 use std::time::Duration;
 
 /// How the wait for a promise ended.
@@ -32,11 +33,13 @@ fn fail(code: FailureCode, vars: &[(&str, &str)]) -> RunError {
     }
 }
 
-/// Runs `req` in `prepared`; returns the outcome and the spent isolate (to dispose later).
+/// Runs `req` in `prepared`, reading the host's answers from `input` and sending requests
+/// through `send`; returns the outcome and the spent isolate (to dispose later).
 pub fn run(
     mut prepared: Prepared,
     req: ExecuteRequest,
-    input: &mut Input,
+    input: &mut impl HostInput,
+    send: Outbox,
     current: &CurrentRun,
 ) -> (RunOutcome, Prepared) {
     let ExecuteRequest {
@@ -50,16 +53,18 @@ pub fn run(
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
     let cpu_start = thread_cpu_us();
-    prepared
-        .isolate
-        .set_slot(RunState::new(exec_id, ModuleMap::new(modules), outbound));
+    prepared.isolate.set_slot(RunState::new(
+        exec_id,
+        ModuleMap::new(modules),
+        outbound,
+        send,
+    ));
     current.set(Some((exec_id, prepared.isolate.thread_safe_handle())));
     let result = {
         let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
         let context = v8::Local::new(scope, &prepared.context);
         let scope = &mut v8::ContextScope::new(scope, context);
-        let helpers = v8::Local::new(scope, &prepared.helpers);
-        execute(scope, helpers, &code, &providers, exec_id, input)
+        execute(scope, &prepared.helpers, &code, &providers, exec_id, input)
     };
     current.set(None);
     let heap_now = heap_used(&mut prepared.isolate);
@@ -124,11 +129,11 @@ fn heap_used(isolate: &mut v8::Isolate) -> usize {
 
 fn execute(
     scope: &mut v8::HandleScope,
-    helpers: v8::Local<v8::Object>,
+    helpers: &Helpers,
     code: &str,
     providers: &[codemode_protocol::ProviderDecl],
     exec_id: u64,
-    input: &mut Input,
+    input: &mut impl HostInput,
 ) -> Result<Vec<u8>, RunError> {
     let source = match entry::to_module_source(code) {
         Ok(s) => s,
@@ -141,10 +146,9 @@ fn execute(
         }
     };
     install_providers(scope, helpers, providers)?;
-    if let Some(begin) = helper(scope, helpers, "beginRun") {
-        let undefined = v8::undefined(scope).into();
-        begin.call(scope, undefined, &[]);
-    }
+    let begin = v8::Local::new(scope, &helpers.begin_run);
+    let undefined = v8::undefined(scope).into();
+    begin.call(scope, undefined, &[]);
 
     let tc = &mut v8::TryCatch::new(scope);
     let Some(module) = modules::compile(tc, PROGRAM_NAME, &source) else {
@@ -208,7 +212,7 @@ fn execute(
 
 fn install_providers(
     scope: &mut v8::HandleScope,
-    helpers: v8::Local<v8::Object>,
+    helpers: &Helpers,
     providers: &[codemode_protocol::ProviderDecl],
 ) -> Result<(), RunError> {
     if providers.is_empty() {
@@ -233,7 +237,7 @@ fn install_providers(
         list.set_index(scope, i as u32, pair.into());
     }
     let tc = &mut v8::TryCatch::new(scope);
-    let f = helper(tc, helpers, "installProviders").ok_or_else(|| internal("installProviders"))?;
+    let f = v8::Local::new(tc, &helpers.install_providers);
     let undefined = v8::undefined(tc).into();
     if f.call(tc, undefined, &[list.into()]).is_none() {
         let why = tc
@@ -245,19 +249,18 @@ fn install_providers(
     Ok(())
 }
 
-/// Drives microtasks and tool answers until `promise` settles.
 /// Drives microtasks, timers and tool answers until `promise` settles. Pending timers alone
 /// do not keep a run alive past its promise; a promise nothing can settle (no tool call in
 /// flight, no timer pending) ends the run at once.
 fn settle<'s>(
     scope: &mut v8::HandleScope<'s>,
-    helpers: v8::Local<v8::Object>,
+    helpers: &Helpers,
     promise: v8::Local<'s, v8::Promise>,
     exec_id: u64,
-    input: &mut Input,
+    input: &mut impl HostInput,
 ) -> Settled<'s> {
-    let run_timers = helper(scope, helpers, "runTimers");
-    let alloc = helper(scope, helpers, "allocBytes");
+    let run_timers = v8::Local::new(scope, &helpers.run_timers);
+    let alloc = v8::Local::new(scope, &helpers.alloc_bytes);
     loop {
         scope.perform_microtask_checkpoint();
         if scope.is_execution_terminating() {
@@ -270,20 +273,15 @@ fn settle<'s>(
         }
         // -2: a timer fired (run its microtasks, then look again); -1: none pending;
         // otherwise the next deadline on the `now` clock.
-        let next_timer = match run_timers {
-            Some(f) => {
-                let undefined = v8::undefined(scope).into();
-                match f
-                    .call(scope, undefined, &[])
-                    .and_then(|v| v.number_value(scope))
-                {
-                    Some(-2.0) => continue,
-                    Some(n) if n >= 0.0 => Some(n),
-                    Some(_) => None,
-                    None => return Settled::Stopped,
-                }
-            }
-            None => None,
+        let undefined = v8::undefined(scope).into();
+        let next_timer = match run_timers
+            .call(scope, undefined, &[])
+            .and_then(|v| v.number_value(scope))
+        {
+            Some(-2.0) => continue,
+            Some(n) if n >= 0.0 => Some(n),
+            Some(_) => None,
+            None => return Settled::Stopped,
         };
         let used = heap_used(scope);
         METER.sample_heap(used);
@@ -308,7 +306,7 @@ fn settle<'s>(
                 payload,
             }) if id == exec_id => {
                 let scope = &mut v8::HandleScope::new(scope);
-                natives::settle_tool_call(scope, call_id, ok, &payload);
+                host::settle_tool_call(scope, call_id, ok, &payload);
             }
             Next::Msg(HostMsg::FetchResult {
                 exec_id: id,
@@ -316,7 +314,7 @@ fn settle<'s>(
                 result,
             }) if id == exec_id => {
                 let scope = &mut v8::HandleScope::new(scope);
-                natives::settle_fetch(scope, alloc, call_id, result);
+                host::settle_fetch(scope, alloc, call_id, result);
             }
             Next::Msg(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
             // A stale answer or cancel for an earlier run; an Execute cannot arrive mid-run.
@@ -327,11 +325,7 @@ fn settle<'s>(
     }
 }
 
-fn settle_failure(
-    scope: &mut v8::HandleScope,
-    helpers: v8::Local<v8::Object>,
-    settled: Settled,
-) -> RunError {
+fn settle_failure(scope: &mut v8::HandleScope, helpers: &Helpers, settled: Settled) -> RunError {
     match settled {
         Settled::Rejected(reason) => {
             let detail = describe_throw(scope, helpers, reason);
@@ -346,10 +340,7 @@ fn settle_failure(
 }
 
 /// The failure for a pending exception: a SyntaxError (from a module) or an uncaught throw.
-fn exception_failure(
-    tc: &mut v8::TryCatch<v8::HandleScope>,
-    helpers: v8::Local<v8::Object>,
-) -> RunError {
+fn exception_failure(tc: &mut v8::TryCatch<v8::HandleScope>, helpers: &Helpers) -> RunError {
     if tc.is_execution_terminating() || tc.has_terminated() {
         return fail(
             FailureCode::Internal,
@@ -408,24 +399,14 @@ fn v8_syntax_error(scope: &mut v8::HandleScope, code: &str) -> Option<String> {
     Some(format!("{text} (line {line})"))
 }
 
-fn helper<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    helpers: v8::Local<v8::Object>,
-    name: &str,
-) -> Option<v8::Local<'s, v8::Function>> {
-    let key = v8::String::new(scope, name)?;
-    let v = helpers.get(scope, key.into())?;
-    v8::Local::<v8::Function>::try_from(v).ok()
-}
-
+/// Calls `f(value)` and returns its result as a string; `None` when it throws.
 fn call_helper(
     scope: &mut v8::HandleScope,
-    helpers: v8::Local<v8::Object>,
-    name: &str,
+    f: &v8::Global<v8::Function>,
     value: v8::Local<v8::Value>,
 ) -> Option<String> {
     let tc = &mut v8::TryCatch::new(scope);
-    let f = helper(tc, helpers, name)?;
+    let f = v8::Local::new(tc, f);
     let undefined = v8::undefined(tc).into();
     let out = f.call(tc, undefined, &[value])?;
     Some(out.to_rust_string_lossy(tc))
@@ -433,17 +414,17 @@ fn call_helper(
 
 fn describe_throw(
     scope: &mut v8::HandleScope,
-    helpers: v8::Local<v8::Object>,
+    helpers: &Helpers,
     value: v8::Local<v8::Value>,
 ) -> String {
-    call_helper(scope, helpers, "describeThrow", value)
+    call_helper(scope, &helpers.describe_throw, value)
         .unwrap_or_else(|| "Uncaught exception (its description failed)".into())
 }
 
 fn type_name(
     scope: &mut v8::HandleScope,
-    helpers: v8::Local<v8::Object>,
+    helpers: &Helpers,
     value: v8::Local<v8::Value>,
 ) -> String {
-    call_helper(scope, helpers, "typeName", value).unwrap_or_else(|| "a value".into())
+    call_helper(scope, &helpers.type_name, value).unwrap_or_else(|| "a value".into())
 }

@@ -1,6 +1,7 @@
 //! Natives behind the web-standard globals: the work that belongs in Rust (URL parsing with the
 //! WHATWG-conformant `url` crate, text codecs with `encoding_rs`, digests, randomness, the
-//! monotonic clock). Buffers are allocated by the JS side, so they are metered like any other.
+//! monotonic clock), bound to their JS names by natives.rs's table. Buffers are allocated by the
+//! JS side, so they are metered like any other.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -8,54 +9,8 @@ use std::time::Instant;
 use sha1::Digest as _;
 
 use crate::clone;
-use crate::natives::bind;
-use v8::MapFnTo;
-
-/// The natives this module binds, for the snapshot's external reference table.
-pub fn external_references() -> Vec<v8::ExternalReference<'static>> {
-    let fns: [v8::FunctionCallback; 13] = [
-        now.map_fn_to(),
-        utf8_length.map_fn_to(),
-        utf8_write.map_fn_to(),
-        utf8_encode_into.map_fn_to(),
-        encoding_for.map_fn_to(),
-        decode.map_fn_to(),
-        structured_clone.map_fn_to(),
-        random_fill.map_fn_to(),
-        digest.map_fn_to(),
-        url_parse.map_fn_to(),
-        url_set.map_fn_to(),
-        form_parse.map_fn_to(),
-        form_serialize.map_fn_to(),
-    ];
-    fns.into_iter()
-        .map(|function| v8::ExternalReference { function })
-        .collect()
-}
-
-pub fn install(scope: &mut v8::HandleScope, bindings: v8::Local<v8::Object>) -> Option<()> {
-    bind(scope, bindings, "now", now)?;
-    bind(scope, bindings, "utf8Length", utf8_length)?;
-    bind(scope, bindings, "utf8Write", utf8_write)?;
-    bind(scope, bindings, "utf8EncodeInto", utf8_encode_into)?;
-    bind(scope, bindings, "encodingFor", encoding_for)?;
-    bind(scope, bindings, "decode", decode)?;
-    bind(scope, bindings, "clone", structured_clone)?;
-    bind(scope, bindings, "randomFill", random_fill)?;
-    bind(scope, bindings, "digest", digest)?;
-    bind(scope, bindings, "urlParse", url_parse)?;
-    bind(scope, bindings, "urlSet", url_set)?;
-    bind(scope, bindings, "formParse", form_parse)?;
-    bind(scope, bindings, "formSerialize", form_serialize)?;
-    Some(())
-}
-
-fn throw_type_error(scope: &mut v8::HandleScope, text: &str) {
-    if let Some(msg) = v8::String::new(scope, text) {
-        let err = v8::Exception::type_error(scope, msg);
-        scope.throw_exception(err);
-    }
-}
+use crate::host::string_pairs;
+use crate::natives::throw_type_error;
 
 fn string_arg(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> String {
     v.to_rust_string_lossy(scope)
@@ -84,11 +39,11 @@ pub fn now_ms() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
-fn now(scope: &mut v8::HandleScope, _: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue) {
+pub fn now(scope: &mut v8::HandleScope, _: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue) {
     rv.set(v8::Number::new(scope, now_ms()).into());
 }
 
-fn utf8_length(
+pub fn utf8_length(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -104,7 +59,7 @@ fn utf8_length(
 const WRITE: v8::WriteOptions =
     v8::WriteOptions::NO_NULL_TERMINATION.union(v8::WriteOptions::REPLACE_INVALID_UTF8);
 
-fn utf8_write(
+pub fn utf8_write(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     _rv: v8::ReturnValue,
@@ -118,7 +73,7 @@ fn utf8_write(
     s.write_utf8(scope, out, None, WRITE);
 }
 
-fn utf8_encode_into(
+pub fn utf8_encode_into(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -136,7 +91,7 @@ fn utf8_encode_into(
     rv.set(v8::Array::new_with_elements(scope, &[read, written]).into());
 }
 
-fn encoding_for(
+pub fn encoding_for(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -154,7 +109,7 @@ fn encoding_for(
 }
 
 /// decode(encoding, bytes, fatal, stripBOM) -> string, or null when `fatal` and invalid.
-fn decode(
+pub fn decode(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -186,7 +141,7 @@ fn decode(
 
 /// clone(value) -> [true, copy] or [false, why] when the value is not serializable. An
 /// exception thrown while serializing (a getter's) propagates as it is, as the standard says.
-fn structured_clone(
+pub fn structured_clone(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -213,7 +168,7 @@ fn structured_clone(
     rv.set(v8::Array::new_with_elements(tc, &[flag, value]).into());
 }
 
-fn random_fill(
+pub fn random_fill(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     _rv: v8::ReturnValue,
@@ -238,7 +193,11 @@ fn random_fill(
 }
 
 /// digest(name, bytes, out): writes the digest of `bytes` into `out`.
-fn digest(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
+pub fn digest(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    _rv: v8::ReturnValue,
+) {
     let name = string_arg(scope, args.get(0));
     let Some(data) = view_bytes_mut(args.get(1)).map(|b| b.to_vec()) else {
         return throw_type_error(scope, "digest: expected bytes");
@@ -282,7 +241,7 @@ fn components<'s>(scope: &mut v8::HandleScope<'s>, url: &url::Url) -> v8::Local<
 }
 
 /// urlParse(input, base?) -> components, or null when the URL Standard's parser fails.
-fn url_parse(
+pub fn url_parse(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -305,7 +264,7 @@ fn url_parse(
 
 /// urlSet(href, attribute, value) -> components; null only when a new href does not parse.
 /// Other setters that reject their value leave the URL as it was, as the standard says.
-fn url_set(
+pub fn url_set(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -404,7 +363,7 @@ fn is_special(scheme: &str) -> bool {
     matches!(scheme, "http" | "https" | "ws" | "wss" | "ftp" | "file")
 }
 
-fn form_parse(
+pub fn form_parse(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
@@ -420,13 +379,13 @@ fn form_parse(
     rv.set(v8::Array::new_with_elements(scope, &pairs).into());
 }
 
-fn form_serialize(
+pub fn form_serialize(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
     let mut out = url::form_urlencoded::Serializer::new(String::new());
-    for (k, v) in crate::natives::string_pairs(scope, args.get(0)) {
+    for (k, v) in string_pairs(scope, args.get(0)) {
         out.append_pair(&k, &v);
     }
     if let Some(s) = v8::String::new(scope, &out.finish()) {

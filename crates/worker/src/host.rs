@@ -1,0 +1,314 @@
+//! The natives that talk to the host: tool calls, fetches and console output, and the settling
+//! of the promises they return when the host answers.
+
+use codemode_protocol::{
+    limits, FailureCode, LogLevel, Outbound, WireRequest, WireResponse, WorkerMsg,
+};
+
+use crate::clone;
+use crate::link::Outbox;
+use crate::state::RunState;
+
+/// A pending promise set as the return value, with its resolver.
+fn returned_promise<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    rv: &mut v8::ReturnValue,
+) -> Option<v8::Local<'s, v8::PromiseResolver>> {
+    let resolver = v8::PromiseResolver::new(scope)?;
+    rv.set(resolver.get_promise(scope).into());
+    Some(resolver)
+}
+
+/// Parks `resolver` under a fresh call id until the host answers; returns the exec id, the
+/// call id and where to send the request.
+fn park(
+    scope: &mut v8::HandleScope,
+    resolver: v8::Local<v8::PromiseResolver>,
+) -> Option<(u64, u32, Outbox)> {
+    let global = v8::Global::new(scope, resolver);
+    let state = scope.get_slot_mut::<RunState>()?;
+    let call_id = state.next_call;
+    state.next_call = state.next_call.wrapping_add(1);
+    state.calls.insert(call_id, global);
+    Some((state.exec_id, call_id, state.send))
+}
+
+/// `callTool(provider, tool, argsArray) -> Promise`: sends the call to the host and parks a
+/// resolver until the answer comes back.
+pub fn call_tool(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let Some(resolver) = returned_promise(scope, &mut rv) else {
+        return;
+    };
+    let provider = args.get(0).to_rust_string_lossy(scope);
+    let tool = args.get(1).to_rust_string_lossy(scope);
+    let payload = match clone::serialize(scope, args.get(2)) {
+        Ok(bytes) => bytes,
+        Err(detail) => {
+            let text = FailureCode::ToolArgsNotCloneable.render(&[
+                ("provider", &provider),
+                ("tool", &tool),
+                ("detail", &detail),
+            ]);
+            reject_with_error(scope, resolver, &text);
+            return;
+        }
+    };
+    if payload.len() > limits::TOOL_PAYLOAD_BYTES {
+        let (size, limit) = (
+            payload.len().to_string(),
+            limits::TOOL_PAYLOAD_BYTES.to_string(),
+        );
+        let text = FailureCode::ToolPayloadTooLarge.render(&[
+            ("what", "arguments"),
+            ("provider", &provider),
+            ("tool", &tool),
+            ("size", &size),
+            ("limit", &limit),
+        ]);
+        reject_with_error(scope, resolver, &text);
+        return;
+    }
+    let Some((exec_id, call_id, send)) = park(scope, resolver) else {
+        return;
+    };
+    send(&WorkerMsg::ToolCall {
+        exec_id,
+        call_id,
+        provider,
+        tool,
+        args: payload,
+    });
+}
+
+/// `log(level, text)`: appends one console entry.
+pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
+    let level = args
+        .get(0)
+        .uint32_value(scope)
+        .and_then(|v| LogLevel::from_u8(v as u8))
+        .unwrap_or(LogLevel::Log);
+    if scope
+        .get_slot::<RunState>()
+        .is_some_and(|s| s.log_dropped > 0)
+    {
+        // Past the bound: count the entry without copying its text out of V8.
+        if let Some(state) = scope.get_slot_mut::<RunState>() {
+            state.log_dropped += 1;
+        }
+        return;
+    }
+    let message = args.get(1).to_rust_string_lossy(scope);
+    if let Some(state) = scope.get_slot_mut::<RunState>() {
+        state.push_log(level, message);
+    }
+}
+
+pub fn reject_with_error(
+    scope: &mut v8::HandleScope,
+    resolver: v8::Local<v8::PromiseResolver>,
+    text: &str,
+) {
+    if let Some(msg) = v8::String::new(scope, text) {
+        let err = v8::Exception::error(scope, msg);
+        resolver.reject(scope, err);
+    }
+}
+
+/// Settles the parked tool call `call_id` with the host's answer.
+pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, payload: &[u8]) {
+    let Some(global) = scope
+        .get_slot_mut::<RunState>()
+        .and_then(|s| s.calls.remove(&call_id))
+    else {
+        return;
+    };
+    let resolver = v8::Local::new(scope, global);
+    if !ok {
+        let text = String::from_utf8_lossy(payload);
+        reject_with_error(scope, resolver, &text);
+        return;
+    }
+    match clone::deserialize(scope, payload) {
+        Some(value) => {
+            resolver.resolve(scope, value);
+        }
+        None => reject_with_error(
+            scope,
+            resolver,
+            "The tool's answer could not be read inside the sandbox (malformed value).",
+        ),
+    }
+}
+
+/// `[[name, value], ...]` from JS, skipping entries that are not pairs.
+pub fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec<(String, String)> {
+    let Ok(list) = v8::Local::<v8::Array>::try_from(v) else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(list.length() as usize);
+    for i in 0..list.length() {
+        let Some(pair) = list
+            .get_index(scope, i)
+            .and_then(|p| v8::Local::<v8::Array>::try_from(p).ok())
+        else {
+            continue;
+        };
+        let k = pair
+            .get_index(scope, 0)
+            .map(|v| v.to_rust_string_lossy(scope));
+        let v = pair
+            .get_index(scope, 1)
+            .map(|v| v.to_rust_string_lossy(scope));
+        if let (Some(k), Some(v)) = (k, v) {
+            out.push((k, v));
+        }
+    }
+    out
+}
+
+fn reject_type_error(
+    scope: &mut v8::HandleScope,
+    resolver: v8::Local<v8::PromiseResolver>,
+    text: &str,
+) {
+    if let Some(msg) = v8::String::new(scope, text) {
+        let err = v8::Exception::type_error(scope, msg);
+        resolver.reject(scope, err);
+    }
+}
+
+/// `fetch(method, url, headers, body|null) -> Promise<raw response>`: blocked runs reject at
+/// once; others send the request to the host (which performs or routes it).
+pub fn fetch(
+    scope: &mut v8::HandleScope,
+    args: v8::FunctionCallbackArguments,
+    mut rv: v8::ReturnValue,
+) {
+    let Some(resolver) = returned_promise(scope, &mut rv) else {
+        return;
+    };
+    let url = args.get(1).to_rust_string_lossy(scope);
+    let outbound = scope.get_slot::<RunState>().map(|s| s.outbound);
+    if outbound != Some(Outbound::Native) && outbound != Some(Outbound::Routed) {
+        return reject_type_error(scope, resolver, FailureCode::NetworkClosed.template());
+    }
+    let method = args.get(0).to_rust_string_lossy(scope);
+    let headers = string_pairs(scope, args.get(2));
+    let body = match v8::Local::<v8::ArrayBufferView>::try_from(args.get(3)) {
+        Ok(view) => {
+            if view.byte_length() > limits::FETCH_BODY_BYTES {
+                let limit = limits::FETCH_BODY_BYTES.to_string();
+                let text = FailureCode::FetchTooLarge.render(&[
+                    ("what", "request"),
+                    ("url", &url),
+                    ("limit", &limit),
+                ]);
+                return reject_type_error(scope, resolver, &text);
+            }
+            let mut bytes = vec![0u8; view.byte_length()];
+            view.copy_contents(&mut bytes);
+            Some(bytes)
+        }
+        Err(_) => None,
+    };
+    let Some((exec_id, call_id, send)) = park(scope, resolver) else {
+        return;
+    };
+    if let Some(state) = scope.get_slot_mut::<RunState>() {
+        state.fetches += 1;
+    }
+    send(&WorkerMsg::Fetch {
+        exec_id,
+        call_id,
+        request: WireRequest {
+            method,
+            url,
+            headers,
+            body,
+        },
+    });
+}
+
+/// Settles fetch `call_id`: a response becomes `{ status, statusText, headers, body, url,
+/// redirected }` (the body allocated through `alloc`, so it is metered), an error a TypeError.
+pub fn settle_fetch(
+    scope: &mut v8::HandleScope,
+    alloc: v8::Local<v8::Function>,
+    call_id: u32,
+    result: Result<WireResponse, String>,
+) {
+    let Some(global) = scope
+        .get_slot_mut::<RunState>()
+        .and_then(|s| s.calls.remove(&call_id))
+    else {
+        return;
+    };
+    let resolver = v8::Local::new(scope, global);
+    let response = match result {
+        Ok(r) => r,
+        Err(text) => return reject_type_error(scope, resolver, &text),
+    };
+    let tc = &mut v8::TryCatch::new(scope);
+    let built = (|| {
+        let obj = v8::Object::new(tc);
+        let set = |tc: &mut v8::TryCatch<v8::HandleScope>, k: &str, v: v8::Local<v8::Value>| {
+            let key = v8::String::new(tc, k)?;
+            obj.set(tc, key.into(), v)
+        };
+        let status = v8::Integer::new(tc, response.status as i32).into();
+        set(tc, "status", status)?;
+        let text = v8::String::new(tc, &response.status_text)?.into();
+        set(tc, "statusText", text)?;
+        let mut pairs = Vec::with_capacity(response.headers.len());
+        for (k, v) in &response.headers {
+            let k = v8::String::new(tc, k)?.into();
+            let v = v8::String::new(tc, v)?.into();
+            pairs.push(v8::Array::new_with_elements(tc, &[k, v]).into());
+        }
+        let headers = v8::Array::new_with_elements(tc, &pairs).into();
+        set(tc, "headers", headers)?;
+        let body: v8::Local<v8::Value> = match &response.body {
+            None => v8::null(tc).into(),
+            Some(bytes) => {
+                let undefined = v8::undefined(tc).into();
+                let len = v8::Number::new(tc, bytes.len() as f64).into();
+                let view = alloc.call(tc, undefined, &[len])?;
+                let typed = v8::Local::<v8::ArrayBufferView>::try_from(view).ok()?;
+                let data = typed.data() as *mut u8;
+                if typed.byte_length() != bytes.len() || (data.is_null() && !bytes.is_empty()) {
+                    return None;
+                }
+                if !bytes.is_empty() {
+                    // SAFETY: `data` addresses the `bytes.len()` bytes of the fresh Uint8Array
+                    // just allocated; no JS runs during the copy.
+                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
+                }
+                view
+            }
+        };
+        set(tc, "body", body)?;
+        let url = v8::String::new(tc, &response.url)?.into();
+        set(tc, "url", url)?;
+        let redirected = v8::Boolean::new(tc, response.redirected).into();
+        set(tc, "redirected", redirected)?;
+        Some(obj)
+    })();
+    match built {
+        Some(obj) => {
+            resolver.resolve(tc, obj.into());
+        }
+        None => {
+            let reason = tc.exception();
+            match reason {
+                Some(e) => {
+                    resolver.reject(tc, e);
+                }
+                None => reject_type_error(tc, resolver, "fetch: the response could not be built"),
+            }
+        }
+    }
+}
