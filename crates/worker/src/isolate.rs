@@ -41,6 +41,16 @@ fn external_references() -> &'static v8::ExternalReferences {
     Box::leak(Box::new(v8::ExternalReferences::new(&refs)))
 }
 
+/// Starts V8 (once per process, before anything else touches it).
+pub fn init_v8() {
+    // V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
+    // Turboshaft's loop unrolling removed; this flag keeps termination reliable.
+    v8::V8::set_flags_from_string("--no-turboshaft-loop-unrolling");
+    let platform = v8::new_default_platform(0, false).make_shared();
+    v8::V8::initialize_platform(platform);
+    v8::V8::initialize();
+}
+
 /// Builds the snapshot (call once, on the main thread, before the first `Prepared::new`). On
 /// failure the worker falls back to running the bootstrap in every isolate, and says so.
 pub fn init_snapshot() {
@@ -68,6 +78,12 @@ pub fn init_snapshot() {
             }
         }
     });
+}
+
+/// Whether the snapshot was built (isolates then deserialize the runtime).
+#[cfg(test)]
+pub fn snapshot_ready() -> bool {
+    SNAPSHOT.get().is_some_and(Option::is_some)
 }
 
 impl Prepared {

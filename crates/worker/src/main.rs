@@ -16,6 +16,8 @@ mod modules;
 mod natives;
 mod run;
 mod state;
+#[cfg(test)]
+mod tests;
 mod web;
 
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
@@ -30,12 +32,7 @@ fn main() {
     io::die_with_parent();
     jail::close_inherited_fds();
 
-    // V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
-    // Turboshaft's loop unrolling removed; this flag keeps termination reliable.
-    v8::V8::set_flags_from_string("--no-turboshaft-loop-unrolling");
-    let platform = v8::new_default_platform(0, false).make_shared();
-    v8::V8::initialize_platform(platform);
-    v8::V8::initialize();
+    isolate::init_v8();
 
     let default_limit = std::env::var("CODEMODE_MEMORY_LIMIT_MIB")
         .ok()

@@ -1,0 +1,166 @@
+//! Tests of the natives and the run loop against real prepared isolates: V8 starts once per
+//! test process, each test builds its own isolate, and the host is a double in memory (frames
+//! the run sends are captured; the answers it reads are made from them).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use codemode_protocol::{ExecuteRequest, HostMsg, Outbound, RunOutcome, WorkerMsg};
+
+use crate::io::{CurrentRun, Next};
+use crate::isolate::{self, Prepared};
+use crate::link::HostInput;
+use crate::{clone, run};
+
+mod natives;
+mod run_loop;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Runs `f` on the one thread of the test process that uses V8, as the worker does: that thread
+/// starts V8 and builds the snapshot, then runs jobs one at a time. (With V8 13.0, creating an
+/// isolate on a new thread after the thread of an earlier one exited crashes in
+/// `WasmCodePointerTable`; and the memory meter is one per process, so runs must not overlap.)
+/// A panic in `f` is re-raised in the caller.
+pub fn on_v8_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    static JOBS: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+    let jobs = JOBS.get_or_init(|| {
+        let (tx, rx) = channel::<Job>();
+        std::thread::spawn(move || {
+            isolate::init_v8();
+            isolate::init_snapshot();
+            for job in rx {
+                job();
+            }
+        });
+        Mutex::new(tx)
+    });
+    let (tx, rx) = channel();
+    let job: Job = Box::new(move || {
+        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+    });
+    jobs.lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .send(job)
+        .expect("the V8 thread is running");
+    match rx.recv().expect("the V8 thread answers") {
+        Ok(r) => r,
+        Err(panic) => resume_unwind(panic),
+    }
+}
+
+thread_local! {
+    /// Frames the run sent and the host double has not read yet.
+    static SENT: RefCell<Vec<WorkerMsg>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The outbox the tests give the run: captures the frame.
+fn capture(msg: &WorkerMsg) {
+    SENT.with(|s| s.borrow_mut().push(msg.clone()));
+}
+
+type Respond = Box<dyn FnMut(&WorkerMsg) -> Vec<HostMsg>>;
+
+/// The host double: answers each frame the run sent with `respond`'s messages, in order. With
+/// nothing to deliver it lets a timer's wait pass, and otherwise reports the host gone.
+struct Host {
+    respond: Respond,
+    queue: VecDeque<HostMsg>,
+    sent: Vec<WorkerMsg>,
+}
+
+impl HostInput for Host {
+    fn next_within(&mut self, wait: Option<Duration>) -> Next {
+        for msg in SENT.with(|s| std::mem::take(&mut *s.borrow_mut())) {
+            self.queue.extend((self.respond)(&msg));
+            self.sent.push(msg);
+        }
+        match (self.queue.pop_front(), wait) {
+            (Some(msg), _) => Next::Msg(msg),
+            (None, Some(wait)) => {
+                std::thread::sleep(wait);
+                Next::Timeout
+            }
+            (None, None) => Next::Closed,
+        }
+    }
+}
+
+pub const EXEC_ID: u64 = 7;
+
+/// One run's request, to adjust before [`execute`].
+pub fn request(code: &str) -> ExecuteRequest {
+    ExecuteRequest {
+        exec_id: EXEC_ID,
+        code: code.into(),
+        modules: Vec::new(),
+        providers: Vec::new(),
+        memory_limit_mib: 64,
+        outbound: Outbound::Blocked,
+    }
+}
+
+/// What a run produced: its outcome, the result as JSON, and every frame it sent.
+pub struct Ran {
+    pub outcome: RunOutcome,
+    pub json: Option<String>,
+    pub sent: Vec<WorkerMsg>,
+}
+
+impl Ran {
+    pub fn error(&self) -> (&str, &str) {
+        let e = self.outcome.error.as_ref().expect("the run failed");
+        (e.code.as_str(), e.message.as_str())
+    }
+}
+
+pub fn execute(
+    req: ExecuteRequest,
+    respond: impl FnMut(&WorkerMsg) -> Vec<HostMsg> + Send + 'static,
+) -> Ran {
+    on_v8_thread(move || execute_here(req, respond))
+}
+
+fn execute_here(
+    req: ExecuteRequest,
+    respond: impl FnMut(&WorkerMsg) -> Vec<HostMsg> + 'static,
+) -> Ran {
+    SENT.with(|s| s.borrow_mut().clear());
+    let mut host = Host {
+        respond: Box::new(respond),
+        queue: VecDeque::new(),
+        sent: Vec::new(),
+    };
+    let prepared = Prepared::new(req.memory_limit_mib);
+    let (outcome, mut spent) = run::run(prepared, req, &mut host, capture, &CurrentRun::default());
+    host.sent
+        .extend(SENT.with(|s| std::mem::take(&mut *s.borrow_mut())));
+    let json = outcome.result.as_deref().map(|bytes| {
+        in_context(&mut spent, |scope| {
+            let value = clone::deserialize(scope, bytes).expect("a readable result");
+            v8::json::stringify(scope, value)
+                .expect("a JSON result")
+                .to_rust_string_lossy(scope)
+        })
+    });
+    Ran {
+        outcome,
+        json,
+        sent: host.sent,
+    }
+}
+
+pub fn no_host(_: &WorkerMsg) -> Vec<HostMsg> {
+    Vec::new()
+}
+
+pub fn in_context<R>(prepared: &mut Prepared, f: impl FnOnce(&mut v8::HandleScope) -> R) -> R {
+    let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
+    let context = v8::Local::new(scope, &prepared.context);
+    let scope = &mut v8::ContextScope::new(scope, context);
+    f(scope)
+}
