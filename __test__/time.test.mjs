@@ -48,13 +48,19 @@ describe('time bound', () => {
   });
 
   it('kills and replaces a worker that cannot confirm the cancel', async () => {
-    const own = new IsolateExecutor({ workers: 1, timeout: 200 });
+    const own = new IsolateExecutor({ workers: 1, timeout: 500 });
     try {
       const [pid] = own.workerPids();
-      const pending = own.execute({ code: 'async () => { for (;;) {} }' });
-      await new Promise((r) => setTimeout(r, 50));
-      process.kill(pid, 'SIGSTOP'); // a wedged worker: it can neither terminate nor answer
-      const out = await pending;
+      // Stop the worker once it has surely taken the run (its tool call arrived), not earlier:
+      // a worker stopped before its handshake never takes the run at all.
+      const out = await own.execute({
+        code: 'async () => { await host.started(); for (;;) {} }',
+        providers: [{ name: 'host', tools: ['started'] }],
+        dispatch: () => {
+          process.kill(pid, 'SIGSTOP'); // a wedged worker: it can neither terminate nor answer
+          return null;
+        },
+      });
       expect(out.error?.code).toBe('TIMEOUT');
       const replaced = await until(() => own.workerPids().length === 1 && own.workerPids()[0] !== pid);
       expect(replaced).toBe(true);
