@@ -10,13 +10,10 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::{
     frame::read_frame, Failure, FailureCode, HostMsg, Outbound, RunError, RunOutcome, WireRequest,
-    WireResponse, WorkerMsg, PROTOCOL_VERSION,
+    WireResponse, WorkerMsg, CONTROL_FD, PROTOCOL_VERSION,
 };
 
 use crate::{Completion, FetchCall, Inner, Running, State, ToolCall, WorkerSlot};
-
-/// The worker reads Cancel frames from this descriptor on a thread of its own.
-const CONTROL_FD: i32 = 3;
 
 /// A close-on-exec pipe: (read end, write end).
 fn control_pipe() -> std::io::Result<(OwnedFd, File)> {
