@@ -71,7 +71,9 @@ pub enum HostMsg {
         payload: Vec<u8>,
     },
     /// Stop the run now (its bound passed on the host).
-    Cancel { exec_id: u64 },
+    Cancel {
+        exec_id: u64,
+    },
     /// The answer to a `fetch`: a response, or the message the fetch rejects with.
     FetchResult {
         exec_id: u64,
@@ -180,7 +182,10 @@ pub enum WorkerMsg {
     /// of the postcard layout: serde skips it (it stays the last variant, so skipping it moves
     /// no other variant's index).
     #[serde(skip)]
-    Hello { version: u32, pid: u32 },
+    Hello {
+        version: u32,
+        pid: u32,
+    },
 }
 
 /// The first byte of a `Hello` body. A Hello is always exactly

@@ -68,7 +68,10 @@ fn response() -> impl Strategy<Value = WireResponse> {
 }
 
 fn host_msg() -> impl Strategy<Value = HostMsg> {
-    let provider = (text(), prop::option::of(prop::collection::vec(text(), 0..3)))
+    let provider = (
+        text(),
+        prop::option::of(prop::collection::vec(text(), 0..3)),
+    )
         .prop_map(|(name, tools)| ProviderDecl { name, tools });
     let execute = (
         any::<u64>(),
