@@ -2,7 +2,10 @@
 //! tool-call routing. Plain Rust with no napi, so the addon and a daemon share it.
 //!
 //! Threads, not an async runtime: each worker has one reader thread blocked on its stdout pipe
-//! (the lowest-latency wake-up for a result), and one watchdog thread enforces deadlines.
+//! (the lowest-latency wake-up for a result) and one writer thread that owns its stdin, fed
+//! frames through a crossbeam channel, so no caller (the JS thread answering a tool call, the
+//! watchdog, a dispatch under the state lock) ever blocks on a full pipe. One watchdog thread
+//! enforces deadlines.
 //! Callers get results through a completion callback, which fits napi threadsafe functions
 //! and socket writers alike.
 
@@ -12,7 +15,6 @@ mod watchdog;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::process::ChildStdin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -103,7 +105,9 @@ struct Running {
 
 struct WorkerSlot {
     pid: u32,
-    stdin: Arc<Mutex<ChildStdin>>,
+    /// Frames for the worker's stdin, written in order by its writer thread. Dropping the
+    /// slot closes the channel; the writer then closes stdin and ends.
+    input: crossbeam_channel::Sender<Vec<u8>>,
     /// The worker's fd 3: Cancel frames reach its cancel thread even mid-loop.
     control: Arc<Mutex<std::fs::File>>,
     exec: Option<u64>,
@@ -128,6 +132,8 @@ struct Inner {
     changed: Condvar,
     next_exec: AtomicU64,
     client: outbound::NativeClient,
+    /// Asks the spawner thread for a replacement worker (see [`supervisor::start_spawner`]).
+    respawn: crossbeam_channel::Sender<()>,
 }
 
 impl Inner {
@@ -151,13 +157,16 @@ impl Pool {
             return Err(FailureCode::WorkerNotFound
                 .failure(&[("path", &opts.worker_path.display().to_string())]));
         }
+        let (respawn, respawns) = crossbeam_channel::unbounded();
         let inner = Arc::new(Inner {
             opts,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             next_exec: AtomicU64::new(1),
             client: outbound::NativeClient::new(),
+            respawn,
         });
+        supervisor::start_spawner(&inner, respawns)?;
         for _ in 0..inner.opts.workers {
             supervisor::spawn_worker(&inner)?;
         }

@@ -4,19 +4,16 @@ use std::fs::File;
 use std::io::{BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
     frame::read_frame, Failure, FailureCode, HostMsg, Outbound, RunError, RunOutcome, WireRequest,
-    WireResponse, WorkerMsg, PROTOCOL_VERSION,
+    WireResponse, WorkerMsg, CONTROL_FD, PROTOCOL_VERSION,
 };
 
 use crate::{Completion, FetchCall, Inner, Running, State, ToolCall, WorkerSlot};
-
-/// The worker reads Cancel frames from this descriptor on a thread of its own.
-const CONTROL_FD: i32 = 3;
 
 /// A close-on-exec pipe: (read end, write end).
 fn control_pipe() -> std::io::Result<(OwnedFd, File)> {
@@ -68,6 +65,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         let _ = child.wait();
         return Err(start_failed("its pipes could not be opened".into()));
     };
+    let (input, frames) = crossbeam_channel::unbounded::<Vec<u8>>();
     let key = {
         let mut st = inner.lock();
         let key = st.next_worker;
@@ -76,23 +74,43 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             key,
             WorkerSlot {
                 pid: child.id(),
-                stdin: Arc::new(Mutex::new(stdin)),
+                input,
                 control: Arc::new(Mutex::new(control)),
                 exec: None,
             },
         );
         key
     };
+    let writer = std::thread::Builder::new()
+        .name(format!("worker-{key}-in"))
+        .spawn(move || write_worker(stdin, frames));
+    if let Err(e) = writer {
+        inner.lock().workers.remove(&key);
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(start_failed(format!("no writer thread: {e}")));
+    }
     let inner2 = inner.clone();
-    let spawned = std::thread::Builder::new()
+    let reader = std::thread::Builder::new()
         .name(format!("worker-{key}"))
         .spawn(move || read_worker(inner2, key, child, stdout));
-    if let Err(e) = spawned {
-        let mut st = inner.lock();
-        st.workers.remove(&key);
+    if let Err(e) = reader {
+        // The child was moved into the failed closure and dropped unreaped; dropping its slot
+        // closes stdin, and a worker exits when stdin closes.
+        inner.lock().workers.remove(&key);
         return Err(start_failed(format!("no reader thread: {e}")));
     }
     Ok(())
+}
+
+/// Owns the worker's stdin: writes the frames it is handed, in order, until the slot is
+/// dropped (the channel closes) or the pipe breaks (the worker died; its reader reports that).
+fn write_worker(mut stdin: ChildStdin, frames: crossbeam_channel::Receiver<Vec<u8>>) {
+    for frame in frames {
+        if stdin.write_all(&frame).is_err() {
+            return;
+        }
+    }
 }
 
 /// The worker's stderr: a duplicate of ours. Inheriting fd 2 is not enough under Node, which
@@ -120,7 +138,8 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
             continue;
         };
         slot.exec = Some(job.exec_id);
-        let stdin = slot.stdin.clone();
+        // A closed channel means the worker is going; its reader thread reports the run lost.
+        let _ = slot.input.send(job.frame);
         st.running.insert(
             job.exec_id,
             Running {
@@ -135,16 +154,13 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
             },
         );
         inner.changed.notify_all();
-        // A failed write means the worker is dying; its reader thread reports the run lost.
-        if let Ok(mut pipe) = stdin.lock() {
-            let _ = pipe.write_all(&job.frame);
-        };
     }
 }
 
 fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::process::ChildStdout) {
     let mut input = BufReader::with_capacity(64 * 1024, stdout);
     let mut buf = Vec::with_capacity(4096);
+    let mut greeted = false;
     let why = loop {
         match read_frame(&mut input, &mut buf) {
             Ok(true) => {}
@@ -155,13 +171,20 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
             Ok(m) => m,
             Err(e) => break Some(e.to_string()),
         };
+        if !greeted && !matches!(msg, WorkerMsg::Hello { .. }) {
+            break Some("its first frame was not a Hello".into());
+        }
         match msg {
             WorkerMsg::Hello { version, .. } => {
+                if greeted {
+                    break Some("it said Hello twice".into());
+                }
                 if version != PROTOCOL_VERSION {
                     break Some(format!(
                         "the worker binary speaks protocol {version}, this addon {PROTOCOL_VERSION}; rebuild or reinstall so both come from one release"
                     ));
                 }
+                greeted = true;
                 mark_idle(&inner, key);
             }
             WorkerMsg::Ready => mark_idle(&inner, key),
@@ -217,7 +240,12 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
     // The worker is gone (or must go). Make sure, reap it, and settle what it held.
     let _ = child.kill();
     let status = child.wait().ok();
-    worker_lost(&inner, key, why, status);
+    if greeted {
+        worker_lost(&inner, key, why, status);
+    } else {
+        let detail = why.unwrap_or_else(|| describe_exit(status) + " before its handshake");
+        worker_refused(&inner, key, detail);
+    }
 }
 
 /// Routes a run's fetch by its outbound mode: to the host's policy, or to the native client on
@@ -281,20 +309,14 @@ pub(crate) fn answer_fetch(
 /// Writes `msg` to the worker running `exec_id`. A run that already ended gets nothing (no one
 /// waits for the answer); a write error means the worker died, and its reader thread reports it.
 pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, msg: &HostMsg) {
-    let stdin = {
-        let st = inner.lock();
-        let Some(run) = st.running.get(&exec_id) else {
-            return;
-        };
-        match st.workers.get(&run.worker) {
-            Some(w) => w.stdin.clone(),
-            None => return,
-        }
-    };
     let frame = msg.encode();
-    if let Ok(mut pipe) = stdin.lock() {
-        let _ = pipe.write_all(&frame);
+    let st = inner.lock();
+    let Some(run) = st.running.get(&exec_id) else {
+        return;
     };
+    if let Some(w) = st.workers.get(&run.worker) {
+        let _ = w.input.send(frame);
+    }
 }
 
 fn mark_idle(inner: &Inner, key: u64) {
@@ -306,7 +328,7 @@ fn mark_idle(inner: &Inner, key: u64) {
     pump(inner, &mut st);
 }
 
-fn worker_lost(inner: &Arc<Inner>, key: u64, why: Option<String>, status: Option<ExitStatus>) {
+fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<ExitStatus>) {
     let (lost, replace) = {
         let mut st = inner.lock();
         let slot = st.workers.remove(&key);
@@ -330,11 +352,59 @@ fn worker_lost(inner: &Arc<Inner>, key: u64, why: Option<String>, status: Option
         (run.done)(exec_id, result);
     }
     if replace {
-        if let Err(e) = spawn_worker(inner) {
-            eprintln!("codemode-executor: replacing a lost worker failed: {e}");
-            fail_queue_if_no_workers(inner, e);
+        // A closed channel means the pool is being dropped: nothing to replace for.
+        let _ = inner.respawn.send(());
+    }
+}
+
+/// Starts the thread that spawns replacement workers. Workers ask the kernel to kill them
+/// when the thread that forked them ends (`PR_SET_PDEATHSIG` follows the parent *thread*), so
+/// a replacement must not be forked by the reader thread of the worker it replaces, which ends
+/// right after. This thread lives as long as the pool.
+pub(crate) fn start_spawner(
+    inner: &Arc<Inner>,
+    requests: crossbeam_channel::Receiver<()>,
+) -> Result<(), Failure> {
+    let weak = Arc::downgrade(inner);
+    let spawned = std::thread::Builder::new()
+        .name("spawner".into())
+        .spawn(move || {
+            for () in requests {
+                let Some(inner) = weak.upgrade() else { return };
+                if inner.lock().stopping {
+                    continue;
+                }
+                if let Err(e) = spawn_worker(&inner) {
+                    eprintln!("codemode-executor: replacing a lost worker failed: {e}");
+                    fail_queue_if_no_workers(&inner, e);
+                }
+            }
+        });
+    match spawned {
+        Ok(_) => Ok(()),
+        Err(e) => Err(FailureCode::WorkerStartFailed
+            .failure(&[("detail", &format!("no spawner thread: {e}"))])),
+    }
+}
+
+/// A worker that ended before completing its handshake (it exited, said another protocol
+/// version, or spoke garbage) is not replaced: its binary would most likely fail the same way,
+/// over and over. When no worker is left, waiting runs fail with WORKER_START_FAILED; the next
+/// `execute` tries a fresh worker.
+fn worker_refused(inner: &Inner, key: u64, detail: String) {
+    {
+        let mut st = inner.lock();
+        st.workers.remove(&key);
+        st.idle.retain(|k| *k != key);
+        inner.changed.notify_all();
+        if st.stopping {
+            // Killed by shutdown while starting: nothing failed.
+            return;
         }
     }
+    let failure = FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]);
+    eprintln!("codemode-executor: {failure}");
+    fail_queue_if_no_workers(inner, failure);
 }
 
 fn fail_queue_if_no_workers(inner: &Inner, failure: Failure) {

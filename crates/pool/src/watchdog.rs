@@ -37,7 +37,7 @@ fn run(weak: Weak<Inner>) {
                     None if run.deadline <= now => {
                         run.cancelled_at = Some(now);
                         if let Some(w) = workers.get(&run.worker) {
-                            cancels.push((*exec_id, w.control.clone(), w.stdin.clone()));
+                            cancels.push((*exec_id, w.control.clone(), w.input.clone()));
                         }
                         next = next.min(now + CANCEL_GRACE);
                     }
@@ -52,15 +52,13 @@ fn run(weak: Weak<Inner>) {
             }
             next.saturating_duration_since(now)
         };
-        for (exec_id, control, stdin) in cancels {
+        for (exec_id, control, input) in cancels {
             let frame = HostMsg::Cancel { exec_id }.encode();
             // The control pipe terminates running JS; stdin wakes a run waiting for tools.
             if let Ok(mut pipe) = control.lock() {
                 let _ = pipe.write_all(&frame);
             };
-            if let Ok(mut pipe) = stdin.lock() {
-                let _ = pipe.write_all(&frame);
-            };
+            let _ = input.send(frame);
         }
         for pid in kills {
             // SAFETY: the pid belongs to a worker whose slot still exists, so its reader thread

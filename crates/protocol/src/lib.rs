@@ -1,24 +1,30 @@
 //! The wire protocol between the host (pool core) and a `codemode-worker` process, and the
 //! failure grammar every layer reports with.
 //!
-//! A frame is a little-endian `u32` body length followed by the body; the body starts with a
-//! one-byte message tag. The worker's first frame is [`WorkerMsg::Hello`] carrying
-//! [`PROTOCOL_VERSION`]; a host that reads another version refuses the worker, so a stale worker
-//! binary next to a newer addon fails loudly instead of misreading frames.
+//! A frame is a little-endian `u32` body length followed by the body. A body is one message in
+//! [postcard](https://docs.rs/postcard) (varint integers, length-prefixed strings and byte
+//! strings; an enum starts with its variant index), the layout the serde derives in
+//! [`messages`] give. The worker's first frame is [`WorkerMsg::Hello`] carrying
+//! [`PROTOCOL_VERSION`]; its layout is frozen across versions ([`messages::HELLO_TAG`]), so a
+//! host that reads another version refuses the worker by name and a stale worker binary next to
+//! a newer addon fails loudly instead of misreading frames.
 
-pub mod codec;
 pub mod failures;
 pub mod frame;
 pub mod messages;
 
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
-    ExecuteRequest, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError, RunOutcome,
-    RunStats, WireRequest, WireResponse, WorkerMsg,
+    DecodeError, ExecuteRequest, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError,
+    RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg,
 };
 
-/// Bumped whenever a message's layout changes.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The worker's descriptor for the control pipe: the pool maps the pipe's read end here, and
+/// the worker's cancel thread reads `Cancel` frames from it.
+pub const CONTROL_FD: i32 = 3;
 
 /// Output bounds, enforced where the output is built.
 pub mod limits {

@@ -6,7 +6,7 @@ use std::os::fd::FromRawFd;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use codemode_protocol::{frame::read_frame, HostMsg, WorkerMsg};
+use codemode_protocol::{frame::read_frame, HostMsg, WorkerMsg, CONTROL_FD};
 
 /// The run in progress, so the reader thread can terminate it the moment a Cancel arrives,
 /// even while the main thread is inside a synchronous loop.
@@ -148,9 +148,6 @@ pub fn spawn_canceller(current: CurrentRun) {
         std::process::exit(70);
     }
 }
-
-/// The descriptor the pool maps the control pipe's read end to.
-pub const CONTROL_FD: i32 = 3;
 
 fn stdout() -> &'static Mutex<File> {
     static OUT: OnceLock<Mutex<File>> = OnceLock::new();

@@ -1,0 +1,314 @@
+//! `codemode-fake-worker`: a worker that speaks the protocol but has no V8, so the pool's
+//! supervision can be tested in seconds (`crates/pool/tests/fake.rs`). Like the real worker it
+//! says `Hello`, takes one `Execute` at a time, answers `Done` then `Ready`, reads `Cancel` on
+//! the control pipe (fd 3) and exits when stdin closes.
+//!
+//! Start-up options (a test points `worker_path` at a shell script that passes them):
+//! - `--hello-version N`: say Hello with protocol version N instead of this build's.
+//! - `--hello-v1`: write the Hello of protocol version 1, byte for byte.
+//! - `--exit-before-hello CODE`: exit at once with CODE.
+//!
+//! An Execute's `code` is a script: one command per line (or separated by `;`), run in order.
+//! The *answer* is the last tool or fetch answer, as text.
+//! - `return TEXT`: finish with the bytes of TEXT as the result.
+//! - `return-answer`: finish with the answer as the result.
+//! - `error CODE MESSAGE`: finish with a program error.
+//! - `log TEXT`: add a console entry (level `log`).
+//! - `call PROVIDER TOOL ARGS`: make a tool call whose argument bytes are ARGS, wait for the
+//!   answer: its payload, or `rejected: PAYLOAD`.
+//! - `fetch URL`: a `GET` fetch; the answer is `STATUS BODY` or `rejected: MESSAGE`.
+//! - `sleep MS`: sleep; a Cancel ends the run (error `TERMINATED`).
+//! - `ignore-cancel`: from here on this run ignores Cancel.
+//! - `exit CODE`: exit the process at once.
+//! - `garbage`: write a frame whose body is no message.
+//!
+//! A script that ends without `return` or `error` finishes with no result.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::os::fd::FromRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codemode_protocol::frame::read_frame;
+use codemode_protocol::{
+    HostMsg, LogEntry, LogLevel, RunError, RunOutcome, WireRequest, WorkerMsg, CONTROL_FD,
+    PROTOCOL_VERSION,
+};
+
+fn send(msg: &WorkerMsg) {
+    send_raw(&msg.encode());
+}
+
+fn send_raw(frame: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    if out.write_all(frame).and_then(|()| out.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
+struct Input {
+    reader: BufReader<std::io::StdinLock<'static>>,
+    buf: Vec<u8>,
+}
+
+impl Input {
+    /// The next message; the process exits when the host closes stdin or sends garbage.
+    fn next(&mut self) -> HostMsg {
+        match read_frame(&mut self.reader, &mut self.buf) {
+            Ok(true) => {}
+            _ => std::process::exit(0),
+        }
+        match HostMsg::decode(&self.buf) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("codemode-fake-worker: {e}");
+                std::process::exit(2)
+            }
+        }
+    }
+}
+
+/// The exec id of the last Cancel read on the control pipe.
+fn spawn_canceller() -> Arc<AtomicU64> {
+    let cancelled = Arc::new(AtomicU64::new(0));
+    // SAFETY: fcntl(F_GETFD) only inspects the descriptor table.
+    if unsafe { libc::fcntl(CONTROL_FD, libc::F_GETFD) } < 0 {
+        return cancelled;
+    }
+    // SAFETY: fd 3 is the control pipe the pool set up; nothing else in this process owns it.
+    let control = unsafe { File::from_raw_fd(CONTROL_FD) };
+    let flag = cancelled.clone();
+    std::thread::spawn(move || {
+        let mut input = BufReader::new(control);
+        let mut buf = Vec::new();
+        while let Ok(true) = read_frame(&mut input, &mut buf) {
+            if let Ok(HostMsg::Cancel { exec_id }) = HostMsg::decode(&buf) {
+                flag.store(exec_id, Ordering::SeqCst);
+            }
+        }
+    });
+    cancelled
+}
+
+enum Step {
+    Next,
+    Finish(RunOutcome),
+}
+
+fn terminated() -> Step {
+    Step::Finish(RunOutcome {
+        error: Some(RunError {
+            code: "TERMINATED".into(),
+            message: "cancelled".into(),
+        }),
+        ..Default::default()
+    })
+}
+
+struct Run<'a> {
+    exec_id: u64,
+    input: &'a mut Input,
+    cancelled: &'a AtomicU64,
+    ignore_cancel: bool,
+    next_call: u32,
+    answer: Vec<u8>,
+    logs: Vec<LogEntry>,
+}
+
+impl Run<'_> {
+    fn cancelled(&self) -> bool {
+        !self.ignore_cancel && self.cancelled.load(Ordering::SeqCst) == self.exec_id
+    }
+
+    /// Waits for the answer to call `call_id`; `None` when a Cancel ends the run first.
+    fn wait_answer(&mut self, call_id: u32) -> Option<Vec<u8>> {
+        loop {
+            match self.input.next() {
+                HostMsg::ToolResult {
+                    exec_id,
+                    call_id: c,
+                    ok,
+                    payload,
+                } if exec_id == self.exec_id && c == call_id => {
+                    return Some(if ok {
+                        payload
+                    } else {
+                        [b"rejected: ".as_slice(), &payload].concat()
+                    });
+                }
+                HostMsg::FetchResult {
+                    exec_id,
+                    call_id: c,
+                    result,
+                } if exec_id == self.exec_id && c == call_id => {
+                    return Some(match result {
+                        Ok(r) => {
+                            let body = r.body.unwrap_or_default();
+                            [format!("{} ", r.status).as_bytes(), &body].concat()
+                        }
+                        Err(m) => format!("rejected: {m}").into_bytes(),
+                    });
+                }
+                HostMsg::Cancel { exec_id } if exec_id == self.exec_id && !self.ignore_cancel => {
+                    return None;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn step(&mut self, line: &str) -> Step {
+        let (cmd, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match cmd {
+            "return" => Step::Finish(RunOutcome {
+                result: Some(rest.as_bytes().to_vec()),
+                ..Default::default()
+            }),
+            "return-answer" => Step::Finish(RunOutcome {
+                result: Some(std::mem::take(&mut self.answer)),
+                ..Default::default()
+            }),
+            "error" => {
+                let (code, message) = rest.split_once(' ').unwrap_or((rest, ""));
+                Step::Finish(RunOutcome {
+                    error: Some(RunError {
+                        code: code.into(),
+                        message: message.into(),
+                    }),
+                    ..Default::default()
+                })
+            }
+            "log" => {
+                self.logs.push(LogEntry {
+                    level: LogLevel::Log,
+                    message: rest.into(),
+                });
+                Step::Next
+            }
+            "call" | "fetch" => {
+                self.next_call += 1;
+                let call_id = self.next_call;
+                if cmd == "call" {
+                    let mut parts = rest.splitn(3, ' ');
+                    let provider = parts.next().unwrap_or_default().into();
+                    let tool = parts.next().unwrap_or_default().into();
+                    let args = parts.next().unwrap_or_default().as_bytes().to_vec();
+                    send(&WorkerMsg::ToolCall {
+                        exec_id: self.exec_id,
+                        call_id,
+                        provider,
+                        tool,
+                        args,
+                    });
+                } else {
+                    send(&WorkerMsg::Fetch {
+                        exec_id: self.exec_id,
+                        call_id,
+                        request: WireRequest {
+                            method: "GET".into(),
+                            url: rest.into(),
+                            ..Default::default()
+                        },
+                    });
+                }
+                match self.wait_answer(call_id) {
+                    Some(answer) => {
+                        self.answer = answer;
+                        Step::Next
+                    }
+                    None => terminated(),
+                }
+            }
+            "sleep" => {
+                let until = Instant::now() + Duration::from_millis(rest.parse().unwrap_or(0));
+                while Instant::now() < until {
+                    if self.cancelled() {
+                        return terminated();
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Step::Next
+            }
+            "ignore-cancel" => {
+                self.ignore_cancel = true;
+                Step::Next
+            }
+            "exit" => std::process::exit(rest.parse().unwrap_or(1)),
+            "garbage" => {
+                send_raw(&[3, 0, 0, 0, 0xee, 0xee, 0xee]);
+                Step::Next
+            }
+            other => Step::Finish(RunOutcome {
+                error: Some(RunError {
+                    code: "FAKE_SCRIPT".into(),
+                    message: format!("unknown command {other:?}"),
+                }),
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+fn main() {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) takes plain integers and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .map(|i| args.get(i + 1).cloned().unwrap_or_default())
+    };
+    if let Some(code) = arg("--exit-before-hello") {
+        std::process::exit(code.parse().unwrap_or(1));
+    }
+    let cancelled = spawn_canceller();
+    let pid = std::process::id();
+    if args.iter().any(|a| a == "--hello-v1") {
+        let mut frame = vec![9, 0, 0, 0, 101, 1, 0, 0, 0];
+        frame.extend_from_slice(&pid.to_le_bytes());
+        send_raw(&frame);
+    } else {
+        let version = arg("--hello-version")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(PROTOCOL_VERSION);
+        send(&WorkerMsg::Hello { version, pid });
+    }
+    let mut input = Input {
+        reader: BufReader::new(std::io::stdin().lock()),
+        buf: Vec::new(),
+    };
+    loop {
+        let HostMsg::Execute(req) = input.next() else {
+            continue;
+        };
+        let mut run = Run {
+            exec_id: req.exec_id,
+            input: &mut input,
+            cancelled: &cancelled,
+            ignore_cancel: false,
+            next_call: 0,
+            answer: Vec::new(),
+            logs: Vec::new(),
+        };
+        let mut outcome = RunOutcome::default();
+        for line in req.code.split(['\n', ';']).map(str::trim) {
+            if line.is_empty() {
+                continue;
+            }
+            if let Step::Finish(o) = run.step(line) {
+                outcome = o;
+                break;
+            }
+        }
+        outcome.logs = std::mem::take(&mut run.logs);
+        send(&WorkerMsg::Done {
+            exec_id: req.exec_id,
+            outcome,
+        });
+        send(&WorkerMsg::Ready);
+    }
+}

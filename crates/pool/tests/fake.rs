@@ -1,0 +1,399 @@
+//! The pool's supervision against `codemode-fake-worker` (no V8): each test takes well under a
+//! few seconds. The fake worker's script language is described at the top of its source.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use codemode_pool::protocol::{Failure, FailureCode, Outbound, RunOutcome, WireResponse};
+use codemode_pool::{ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall, CANCEL_GRACE};
+
+const FAKE: &str = env!("CARGO_BIN_EXE_codemode-fake-worker");
+/// The longest any single completion may take in these tests.
+const BOUND: Duration = Duration::from_secs(10);
+
+fn start(workers: usize, queue_bound: usize, worker_path: PathBuf) -> Pool {
+    Pool::start(PoolOptions {
+        workers,
+        worker_path,
+        queue_bound,
+        timeout_ms: 5_000,
+        memory_limit_mib: 64,
+    })
+    .expect("pool starts")
+}
+
+fn pool(workers: usize, queue_bound: usize) -> Pool {
+    start(workers, queue_bound, PathBuf::from(FAKE))
+}
+
+/// A worker path that starts the fake worker with `args` (the pool passes none).
+fn wrapper(name: &str, args: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("codemode-fake-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\nexec '{FAKE}' {args}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Answers tool calls with `answer:ARGS` and routed fetches with `201 fetched URL`, each from
+/// another thread, as a host's event loop would.
+#[derive(Default)]
+struct Answering {
+    pool: Mutex<Option<Pool>>,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Answering {
+    fn new(pool: &Pool) -> Arc<Self> {
+        let host = Arc::new(Answering::default());
+        *host.pool.lock().unwrap() = Some(pool.clone());
+        host
+    }
+    fn pool(&self) -> Pool {
+        self.pool.lock().unwrap().clone().unwrap()
+    }
+}
+
+impl Host for Answering {
+    fn tool_call(&self, call: ToolCall) {
+        let args = String::from_utf8(call.args).unwrap();
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("{}.{}({args})", call.provider, call.tool));
+        let pool = self.pool();
+        std::thread::spawn(move || {
+            let answer = format!("answer:{args}").into_bytes();
+            pool.answer_tool_call(call.exec_id, call.call_id, true, answer);
+        });
+    }
+
+    fn fetch(&self, call: FetchCall) {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("{} {}", call.request.method, call.request.url));
+        let pool = self.pool();
+        std::thread::spawn(move || {
+            let body = format!("fetched {}", call.request.url).into_bytes();
+            let response = WireResponse {
+                status: 201,
+                body: Some(body),
+                ..Default::default()
+            };
+            pool.answer_fetch(call.exec_id, call.call_id, Ok(response));
+        });
+    }
+}
+
+type Done = mpsc::Receiver<Result<RunOutcome, Failure>>;
+
+fn submit(pool: &Pool, host: &Arc<Answering>, spec: ExecSpec) -> Result<Done, FailureCode> {
+    let (tx, rx) = mpsc::channel();
+    pool.execute(
+        spec,
+        host.clone(),
+        Box::new(move |_, r| {
+            let _ = tx.send(r);
+        }),
+    )
+    .map_err(|f| f.code)?;
+    Ok(rx)
+}
+
+fn script(code: &str) -> ExecSpec {
+    ExecSpec {
+        code: code.into(),
+        ..Default::default()
+    }
+}
+
+fn run(pool: &Pool, host: &Arc<Answering>, spec: ExecSpec) -> Result<RunOutcome, Failure> {
+    let rx = submit(pool, host, spec).map_err(|c| c.failure(&[]))?;
+    rx.recv_timeout(BOUND).expect("the run completes in time")
+}
+
+fn result_text(out: &RunOutcome) -> String {
+    assert!(out.error.is_none(), "{:?}", out.error);
+    String::from_utf8(out.result.clone().unwrap_or_default()).unwrap()
+}
+
+/// Waits until the pool's worker pids differ from `old` (a replacement started) and returns them.
+fn replaced(pool: &Pool, old: &[u32]) -> Vec<u32> {
+    let until = Instant::now() + BOUND;
+    loop {
+        let pids = pool.worker_pids();
+        if !pids.is_empty() && pids.iter().all(|p| !old.contains(p)) {
+            return pids;
+        }
+        assert!(Instant::now() < until, "no replacement for {old:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
+
+#[test]
+fn results_logs_and_tool_calls_are_routed() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    let out = run(
+        &pool,
+        &host,
+        script("log one\ncall kv get [20,22]\nlog two\nreturn-answer"),
+    )
+    .unwrap();
+    assert_eq!(result_text(&out), "answer:[20,22]");
+    let logs: Vec<&str> = out.logs.iter().map(|l| l.message.as_str()).collect();
+    assert_eq!(logs, ["one", "two"]);
+    assert_eq!(host.calls.lock().unwrap().as_slice(), ["kv.get([20,22])"]);
+    let out = run(&pool, &host, script("error PROGRAM_ERROR Error: x")).unwrap();
+    assert_eq!(out.error.unwrap().code, "PROGRAM_ERROR");
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_routed_fetch_reaches_the_host_and_its_answer_the_run() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    let spec = ExecSpec {
+        outbound: Outbound::Routed,
+        ..script("fetch https://example.test/a; return-answer")
+    };
+    let out = run(&pool, &host, spec).unwrap();
+    assert_eq!(result_text(&out), "201 fetched https://example.test/a");
+    assert_eq!(
+        host.calls.lock().unwrap().as_slice(),
+        ["GET https://example.test/a"]
+    );
+    // A blocked run's fetch that reaches the pool anyway is refused there.
+    let spec = ExecSpec {
+        outbound: Outbound::Blocked,
+        ..script("fetch https://example.test/b; return-answer")
+    };
+    let out = run(&pool, &host, spec).unwrap();
+    assert!(result_text(&out).starts_with("rejected: fetch is closed"));
+    assert_eq!(host.calls.lock().unwrap().len(), 1);
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn the_queue_bound_refuses_at_once() {
+    let pool = pool(1, 1);
+    let host = Answering::new(&pool);
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return 1")).unwrap()),
+        "1"
+    );
+    let running = submit(&pool, &host, script("sleep 300; return a")).unwrap();
+    let queued = submit(&pool, &host, script("return b")).unwrap();
+    let started = Instant::now();
+    let full = submit(&pool, &host, script("return c")).err();
+    assert_eq!(full, Some(FailureCode::QueueFull));
+    assert!(started.elapsed() < Duration::from_millis(100));
+    let a = running.recv_timeout(BOUND).unwrap().unwrap();
+    let b = queued.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!((result_text(&a), result_text(&b)), ("a".into(), "b".into()));
+    pool.close();
+    assert_eq!(
+        submit(&pool, &host, script("return d")).err(),
+        Some(FailureCode::Closed)
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_run_past_its_bound_is_cancelled_and_times_out_on_the_same_worker() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    run(&pool, &host, script("return ready")).unwrap();
+    let pids = pool.worker_pids();
+    let started = Instant::now();
+    let spec = ExecSpec {
+        timeout_ms: Some(150),
+        ..script("log before; sleep 20000; return never")
+    };
+    let out = run(&pool, &host, spec).unwrap();
+    let took = started.elapsed();
+    let error = out.error.unwrap();
+    assert_eq!(error.code, "TIMEOUT");
+    assert!(error.message.contains("150 ms"), "{}", error.message);
+    assert_eq!(
+        out.logs.len(),
+        1,
+        "the logs written before the cancel are kept"
+    );
+    assert!(
+        took >= Duration::from_millis(150) && took < CANCEL_GRACE,
+        "{took:?}"
+    );
+    // The worker obeyed Cancel, so it was kept.
+    assert_eq!(pool.worker_pids(), pids);
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return ok")).unwrap()),
+        "ok"
+    );
+    // A run waiting for a tool answer is woken by the Cancel on stdin.
+    struct Silent;
+    impl Host for Silent {
+        fn tool_call(&self, _: ToolCall) {}
+        fn fetch(&self, _: FetchCall) {}
+    }
+    let (tx, rx) = mpsc::channel();
+    let spec = ExecSpec {
+        timeout_ms: Some(100),
+        ..script("call kv get x; return never")
+    };
+    pool.execute(
+        spec,
+        Arc::new(Silent),
+        Box::new(move |_, r| tx.send(r).unwrap()),
+    )
+    .unwrap();
+    let out = rx.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.error.unwrap().code, "TIMEOUT");
+    assert_eq!(pool.worker_pids(), pids);
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_worker_that_ignores_cancel_is_killed_after_the_grace_and_replaced() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    run(&pool, &host, script("return ready")).unwrap();
+    let pids = pool.worker_pids();
+    let started = Instant::now();
+    let spec = ExecSpec {
+        timeout_ms: Some(100),
+        ..script("ignore-cancel; sleep 20000; return never")
+    };
+    let out = run(&pool, &host, spec).unwrap();
+    let took = started.elapsed();
+    assert_eq!(out.error.unwrap().code, "TIMEOUT");
+    assert!(
+        took >= CANCEL_GRACE,
+        "killed after the grace, not before: {took:?}"
+    );
+    assert!(took < CANCEL_GRACE + Duration::from_secs(2), "{took:?}");
+    replaced(&pool, &pids);
+    assert!(!alive(pids[0]), "the stuck worker was killed and reaped");
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return ok")).unwrap()),
+        "ok"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_worker_that_exits_mid_run_fails_only_that_run_and_is_replaced() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    run(&pool, &host, script("return ready")).unwrap();
+    let pids = pool.worker_pids();
+    let lost = submit(&pool, &host, script("log x; exit 3")).unwrap();
+    let queued = submit(&pool, &host, script("return after")).unwrap();
+    let failure = lost.recv_timeout(BOUND).unwrap().unwrap_err();
+    assert_eq!(failure.code, FailureCode::WorkerLost);
+    assert!(failure.code.retryable());
+    assert!(
+        failure.message.contains("exited with code 3"),
+        "{}",
+        failure.message
+    );
+    // The run queued behind it goes to the replacement.
+    let after = queued.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(result_text(&after), "after");
+    replaced(&pool, &pids);
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_garbage_frame_from_a_worker_loses_its_run_and_replaces_it() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    run(&pool, &host, script("return ready")).unwrap();
+    let pids = pool.worker_pids();
+    let failure = run(&pool, &host, script("garbage; sleep 5000")).unwrap_err();
+    assert_eq!(failure.code, FailureCode::WorkerLost);
+    assert!(
+        failure.message.contains("malformed frame"),
+        "{}",
+        failure.message
+    );
+    replaced(&pool, &pids);
+    assert!(!alive(pids[0]));
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return ok")).unwrap()),
+        "ok"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+/// A worker refused at its handshake fails the waiting run with WORKER_START_FAILED and is
+/// not replaced in a loop; the next execute tries again and fails the same way.
+fn refused_at_handshake(name: &str, args: &str, expect: &str) {
+    let pool = start(2, 4, wrapper(name, args));
+    let host = Answering::new(&pool);
+    for _ in 0..2 {
+        let failure = run(&pool, &host, script("return 1")).unwrap_err();
+        assert_eq!(failure.code, FailureCode::WorkerStartFailed, "{failure}");
+        assert!(failure.message.contains(expect), "{}", failure.message);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            pool.worker_pids().is_empty(),
+            "refused workers are not respawned"
+        );
+    }
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_worker_of_another_protocol_version_is_refused_by_name() {
+    let rebuild = "rebuild or reinstall";
+    refused_at_handshake("v1-layout", "--hello-v1", "speaks protocol 1");
+    refused_at_handshake("v1-layout-again", "--hello-v1", rebuild);
+    refused_at_handshake("v999", "--hello-version 999", "speaks protocol 999");
+    refused_at_handshake(
+        "exits",
+        "--exit-before-hello 71",
+        "code 71 before its handshake",
+    );
+}
+
+#[test]
+fn shutdown_reaps_every_worker_and_settles_every_run() {
+    let pool = pool(3, 8);
+    let host = Answering::new(&pool);
+    run(&pool, &host, script("return ready")).unwrap();
+    let runs: Vec<Done> = (0..5)
+        .map(|_| submit(&pool, &host, script("ignore-cancel; sleep 20000")).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let pids = pool.worker_pids();
+    assert_eq!(pids.len(), 3);
+    let started = Instant::now();
+    pool.shutdown(Duration::from_secs(5));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(pool.worker_pids().is_empty());
+    for pid in pids {
+        assert!(!alive(pid), "worker {pid} is gone");
+    }
+    for done in runs {
+        let failure = done.recv_timeout(BOUND).unwrap().unwrap_err();
+        assert!(
+            matches!(failure.code, FailureCode::Closed | FailureCode::WorkerLost),
+            "{failure}"
+        );
+    }
+    assert_eq!(
+        submit(&pool, &host, script("return 1")).err(),
+        Some(FailureCode::Closed)
+    );
+}
