@@ -2,13 +2,15 @@
 //! tool-call routing. Plain Rust with no napi, so the addon and a daemon share it.
 //!
 //! Threads, not an async runtime: each worker has one reader thread blocked on its stdout pipe
-//! (the lowest-latency wake-up for a result) and one writer thread that owns its stdin, fed
-//! frames through a crossbeam channel, so no caller (the JS thread answering a tool call, the
-//! watchdog, a dispatch under the state lock) ever blocks on a full pipe. One watchdog thread
-//! enforces deadlines.
+//! (the lowest-latency wake-up for a result). Frames to a worker are written by the sender's own
+//! thread when the pipe takes them at once, and otherwise queued for the worker's writer thread
+//! (`input.rs`), so no caller (the JS thread answering a tool call, the watchdog, a dispatch
+//! under the state lock) ever blocks on a full pipe, and the common case adds no thread hop.
+//! One watchdog thread enforces deadlines.
 //! Callers get results through a completion callback, which fits napi threadsafe functions
 //! and socket writers alike.
 
+mod input;
 mod outbound;
 mod supervisor;
 mod watchdog;
@@ -105,9 +107,9 @@ struct Running {
 
 struct WorkerSlot {
     pid: u32,
-    /// Frames for the worker's stdin, written in order by its writer thread. Dropping the
-    /// slot closes the channel; the writer then closes stdin and ends.
-    input: crossbeam_channel::Sender<Vec<u8>>,
+    /// The worker's stdin: frames in order, never blocking the sender. Dropping the slot (and
+    /// any clone in flight) ends its writer thread, which closes stdin.
+    input: input::WorkerInput,
     /// The worker's fd 3: Cancel frames reach its cancel thread even mid-loop.
     control: Arc<Mutex<std::fs::File>>,
     exec: Option<u64>,

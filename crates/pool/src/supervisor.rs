@@ -1,10 +1,10 @@
 //! Starting, feeding and reaping worker processes.
 
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -65,31 +65,29 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         let _ = child.wait();
         return Err(start_failed("its pipes could not be opened".into()));
     };
-    let (input, frames) = crossbeam_channel::unbounded::<Vec<u8>>();
+    // The key is taken before the slot exists, so the writer thread can carry it in its name.
     let key = {
         let mut st = inner.lock();
-        let key = st.next_worker;
         st.next_worker += 1;
-        st.workers.insert(
-            key,
-            WorkerSlot {
-                pid: child.id(),
-                input,
-                control: Arc::new(Mutex::new(control)),
-                exec: None,
-            },
-        );
-        key
+        st.next_worker - 1
     };
-    let writer = std::thread::Builder::new()
-        .name(format!("worker-{key}-in"))
-        .spawn(move || write_worker(stdin, frames));
-    if let Err(e) = writer {
-        inner.lock().workers.remove(&key);
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(start_failed(format!("no writer thread: {e}")));
-    }
+    let input = match crate::input::start(stdin, format!("worker-{key}-in")) {
+        Ok(input) => input,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(start_failed(format!("no writer thread: {e}")));
+        }
+    };
+    inner.lock().workers.insert(
+        key,
+        WorkerSlot {
+            pid: child.id(),
+            input,
+            control: Arc::new(Mutex::new(control)),
+            exec: None,
+        },
+    );
     let inner2 = inner.clone();
     let reader = std::thread::Builder::new()
         .name(format!("worker-{key}"))
@@ -101,16 +99,6 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         return Err(start_failed(format!("no reader thread: {e}")));
     }
     Ok(())
-}
-
-/// Owns the worker's stdin: writes the frames it is handed, in order, until the slot is
-/// dropped (the channel closes) or the pipe breaks (the worker died; its reader reports that).
-fn write_worker(mut stdin: ChildStdin, frames: crossbeam_channel::Receiver<Vec<u8>>) {
-    for frame in frames {
-        if stdin.write_all(&frame).is_err() {
-            return;
-        }
-    }
 }
 
 /// The worker's stderr: a duplicate of ours. Inheriting fd 2 is not enough under Node, which

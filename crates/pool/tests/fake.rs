@@ -397,3 +397,38 @@ fn shutdown_reaps_every_worker_and_settles_every_run() {
         Some(FailureCode::Closed)
     );
 }
+
+#[test]
+fn a_large_answer_to_a_worker_that_is_not_reading_does_not_block_the_sender() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    let (tx, rx) = mpsc::channel();
+    let exec_id = pool
+        .execute(
+            script("call p t x; sleep 1500; return-answer"),
+            host.clone(),
+            Box::new(move |_, r| {
+                let _ = tx.send(r);
+            }),
+        )
+        .expect("accepted");
+    let until = Instant::now() + BOUND;
+    while host.calls.lock().unwrap().is_empty() {
+        assert!(Instant::now() < until, "the tool call never came");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The worker now sleeps without reading stdin; a pipe holds 64 KiB. A sender that wrote
+    // the whole frame itself would wait here until the worker reads, ~1.5 s from now.
+    std::thread::sleep(Duration::from_millis(100));
+    let started = Instant::now();
+    pool.answer_tool_call(exec_id, 99, true, vec![7u8; 8 * 1024 * 1024]);
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(700),
+        "the sender was blocked for {took:?}"
+    );
+    // The queued frame still reaches the worker, in order, and the run completes.
+    let out = rx.recv_timeout(BOUND).expect("completes").expect("ran");
+    assert_eq!(result_text(&out), "answer:x");
+    pool.shutdown(Duration::from_secs(2));
+}
