@@ -12,6 +12,7 @@ mod memory;
 mod modules;
 mod natives;
 mod run;
+mod runtime_js;
 mod web;
 
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};

@@ -1,0 +1,20 @@
+// The text of an uncaught throw or rejection: the run's outcome (describeThrow, through the
+// helpers) and the console line of a throw in a timer, listener or microtask (reportUncaught).
+import { emit, ERROR } from 'runtime:console.js';
+import { inspect, isError } from 'runtime:inspect.js';
+import { StringCtor } from 'runtime:primordials.js';
+
+export function describeThrow(v) {
+  if (isError(v)) {
+    let name = 'Error';
+    let message = '';
+    try { name = StringCtor(v.name); } catch {}
+    try { message = StringCtor(v.message); } catch {}
+    return message === '' ? name : `${name}: ${message}`;
+  }
+  return 'Uncaught ' + inspect(v, 1, []);
+}
+
+export function reportUncaught(e) {
+  emit(ERROR, ['Uncaught ' + describeThrow(e).replace(/^Uncaught /, '')]);
+}
