@@ -1,9 +1,11 @@
 // What the sandbox must not have, removed before any program runs, and the guard that keeps
 // every ArrayBuffer at the length it was created with.
-import { natives } from 'runtime:natives.js';
-import { ArrayBufferCtor, ObjectDefineProperty, ProxyCtor, ReflectConstruct, TypeErrorCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { ArrayBufferCtor, ObjectDefineProperty, ProxyCtor, ReflectConstruct, TypeErrorCtor } = load('primordials.js');
 
-export function installBufferGuard() {
+function installBufferGuard() {
   // Not part of the sandbox: WebAssembly compiles code and allocates memory the heap limit does
   // not meter. SharedArrayBuffer: no second thread exists to share with, and growable shared
   // buffers would escape the meter; Atomics stays (it works on ordinary typed arrays).
@@ -27,3 +29,6 @@ export function installBufferGuard() {
   ObjectDefineProperty(ArrayBufferCtor.prototype, 'constructor', { value: Guarded, writable: true, configurable: true });
   ObjectDefineProperty(globalThis, 'ArrayBuffer', { value: Guarded, writable: true, configurable: true, enumerable: false });
 }
+
+return { installBufferGuard };
+})

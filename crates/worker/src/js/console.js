@@ -1,19 +1,21 @@
 // The `console` global: each call formats its arguments (inspect.js) and hands the line to the
 // worker's `log` native with its level.
-import { natives } from 'runtime:natives.js';
-import { format } from 'runtime:inspect.js';
-import { DateNow, MapCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { format } = load('inspect.js');
+const { DateNow, MapCtor } = load('primordials.js');
 
 const { log } = natives;
-export const LOG = 0, INFO = 1, WARN = 2, ERROR = 3, DEBUG = 4;
+const LOG = 0, INFO = 1, WARN = 2, ERROR = 3, DEBUG = 4;
 let indent = '';
 const counts = new MapCtor();
 const timers = new MapCtor();
-export const emit = (level, args) => {
+const emit = (level, args) => {
   const text = format(args);
   log(level, indent === '' ? text : indent + text.replace(/\n/g, '\n' + indent));
 };
-export const console = {
+const console = {
   log: (...a) => emit(LOG, a),
   info: (...a) => emit(INFO, a),
   warn: (...a) => emit(WARN, a),
@@ -41,3 +43,6 @@ export const console = {
     if (timers.has(label)) { emit(INFO, [`${label}: ${DateNow() - timers.get(label)}ms`]); timers.delete(label); }
   },
 };
+
+return { LOG, INFO, WARN, ERROR, DEBUG, emit, console };
+})

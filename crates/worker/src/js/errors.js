@@ -1,10 +1,12 @@
 // The text of an uncaught throw or rejection: the run's outcome (describeThrow, through the
 // helpers) and the console line of a throw in a timer, listener or microtask (reportUncaught).
-import { emit, ERROR } from 'runtime:console.js';
-import { inspect, isError } from 'runtime:inspect.js';
-import { StringCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { emit, ERROR } = load('console.js');
+const { inspect, isError } = load('inspect.js');
+const { StringCtor } = load('primordials.js');
 
-export function describeThrow(v) {
+function describeThrow(v) {
   if (isError(v)) {
     let name = 'Error';
     let message = '';
@@ -15,6 +17,9 @@ export function describeThrow(v) {
   return 'Uncaught ' + inspect(v, 1, []);
 }
 
-export function reportUncaught(e) {
+function reportUncaught(e) {
   emit(ERROR, ['Uncaught ' + describeThrow(e).replace(/^Uncaught /, '')]);
 }
+
+return { describeThrow, reportUncaught };
+})

@@ -1,11 +1,13 @@
 // How console and uncaught-throw texts show a value: a Node-like inspect and printf-style
 // format, written against captured intrinsics only.
-import {
+(function (load) {
+'use strict';
+const {
   ArrayBufferCtor, ArrayBufferIsView, ArrayIsArray, DataViewCtor, DateCtor, ErrorCtor, FunctionToString, GlobalIsNaN,
   GlobalParseFloat, GlobalParseInt, JSONStringify, MapCtor, NumberCtor, ObjectGetPrototypeOf, ObjectIs, ObjectKeys,
   ObjectPrototype, PromiseCtor, RegExpCtor, SetCtor, StringCtor, abByteLength, call, dateGetTime, dateToISO, errorToString,
   mapEntries, mapSize, regexpToString, setSize, setValues, symbolToString,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
 const MAX_DEPTH = 4;
 const MAX_ITEMS = 100;
@@ -18,7 +20,7 @@ function keyText(k) {
   return /^[A-Za-z_$][\w$]*$/.test(k) ? k : quote(k);
 }
 
-export function isError(v) {
+function isError(v) {
   return v instanceof ErrorCtor;
 }
 
@@ -32,7 +34,7 @@ function errorText(e) {
   }
 }
 
-export function inspect(v, depth, seen) {
+function inspect(v, depth, seen) {
   switch (typeof v) {
     case 'string':
       return depth === 0 ? v : quote(v);
@@ -136,7 +138,7 @@ function inspectContainer(v, depth, seen) {
 }
 
 // printf-style substitutions as console implementations do: %s %d %i %f %o %O %j %c %%.
-export function format(args) {
+function format(args) {
   let first = args[0];
   let rest = 1;
   let out = '';
@@ -164,3 +166,5 @@ export function format(args) {
   return out;
 }
 
+return { isError, inspect, format };
+})

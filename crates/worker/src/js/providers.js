@@ -1,7 +1,9 @@
 // Provider globals: one frozen proxy per provider whose properties are its tools; calling a
 // tool asks the host through the `callTool` native.
-import { natives } from 'runtime:natives.js';
-import { ErrorCtor, ObjectCreate, ObjectDefineProperty, PromiseReject, ProxyCtor, SetCtor, MapCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { ErrorCtor, ObjectCreate, ObjectDefineProperty, PromiseReject, ProxyCtor, SetCtor, MapCtor } = load('primordials.js');
 
 const { callTool, toolNotFound } = natives;
 
@@ -45,7 +47,7 @@ function makeProvider(name, tools) {
   });
 }
 
-export function installProviders(list) {
+function installProviders(list) {
   for (const [name, tools] of list) {
     ObjectDefineProperty(globalThis, name, {
       value: makeProvider(name, tools),
@@ -56,3 +58,5 @@ export function installProviders(list) {
   }
 }
 
+return { installProviders };
+})

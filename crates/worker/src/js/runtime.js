@@ -1,30 +1,31 @@
-// The runtime's entry module, evaluated once per worker into the startup snapshot (or in a fresh
-// context when there is none), before any program runs. It removes what the sandbox must not
-// have, installs every global the runtime adds, in this order, and exports the helpers the
-// worker calls (run.rs). Each interface lives in its own module; none of them touches the
-// global object.
-import { installBufferGuard } from 'runtime:buffer_guard.js';
-import { console } from 'runtime:console.js';
-import { describeThrow } from 'runtime:errors.js';
-import { installProviders } from 'runtime:providers.js';
-import { ObjectDefineProperty, Uint8ArrayCtor } from 'runtime:primordials.js';
-import {
+// The runtime's entry file (loader.js loads it, and the files it names, in order). It removes
+// what the sandbox must not have, installs every global the runtime adds, in this order, and
+// exports the helpers the worker calls (run.rs). Each interface lives in its own file under web/;
+// none of them touches the global object.
+(function (load) {
+'use strict';
+const { installBufferGuard } = load('buffer_guard.js');
+const { console } = load('console.js');
+const { describeThrow } = load('errors.js');
+const { installProviders } = load('providers.js');
+const { ObjectDefineProperty, Uint8ArrayCtor } = load('primordials.js');
+const {
   beginRun, clearInterval, clearTimeout, performance, queueMicrotask, runTimers, setInterval, setTimeout,
-} from 'runtime:web/timers.js';
-import { DOMException } from 'runtime:web/dom_exception.js';
-import { AbortController, AbortSignal, Event, EventTarget } from 'runtime:web/events.js';
-import { TextDecoder, TextEncoder } from 'runtime:web/encoding.js';
-import { atob, btoa } from 'runtime:web/base64.js';
-import { structuredClone } from 'runtime:web/structured_clone.js';
-import { Crypto, SubtleCrypto } from 'runtime:web/crypto.js';
-import { caches, CompressionStream, DecompressionStream } from 'runtime:web/absences.js';
-import { URL, URLSearchParams } from 'runtime:web/url.js';
-import { Headers } from 'runtime:web/headers.js';
-import { Blob } from 'runtime:web/blob.js';
-import { ReadableStream, ReadableStreamDefaultReader } from 'runtime:web/streams.js';
-import { Request } from 'runtime:web/request.js';
-import { Response } from 'runtime:web/response.js';
-import { fetch } from 'runtime:web/fetch.js';
+} = load('web/timers.js');
+const { DOMException } = load('web/dom_exception.js');
+const { AbortController, AbortSignal, Event, EventTarget } = load('web/events.js');
+const { TextDecoder, TextEncoder } = load('web/encoding.js');
+const { atob, btoa } = load('web/base64.js');
+const { structuredClone } = load('web/structured_clone.js');
+const { Crypto, SubtleCrypto } = load('web/crypto.js');
+const { caches, CompressionStream, DecompressionStream } = load('web/absences.js');
+const { URL, URLSearchParams } = load('web/url.js');
+const { Headers } = load('web/headers.js');
+const { Blob } = load('web/blob.js');
+const { ReadableStream, ReadableStreamDefaultReader } = load('web/streams.js');
+const { Request } = load('web/request.js');
+const { Response } = load('web/response.js');
+const { fetch } = load('web/fetch.js');
 
 installBufferGuard();
 
@@ -68,7 +69,7 @@ for (const [name, value] of globals) {
 }
 
 // The helpers the worker calls (run.rs); the worker keeps this object in the snapshot.
-export const helpers = {
+const helpers = {
   installProviders,
   describeThrow,
   typeName: (v) => (v === null ? 'null' : typeof v),
@@ -76,3 +77,6 @@ export const helpers = {
   beginRun,
   allocBytes: (n) => new Uint8ArrayCtor(n),
 };
+
+return { helpers };
+})

@@ -1,21 +1,26 @@
 // Declared absences: the names exist; the first use says why and what remains possible.
-import { natives } from 'runtime:natives.js';
-import { ObjectCreate, ProxyCtor, TypeErrorCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { ObjectCreate, ProxyCtor, TypeErrorCtor } = load('primordials.js');
 
-export class CompressionStream {
+class CompressionStream {
   constructor() {
     throw new TypeErrorCtor(natives.texts.compression);
   }
 }
-export class DecompressionStream {
+class DecompressionStream {
   constructor() {
     throw new TypeErrorCtor(natives.texts.compression);
   }
 }
-export const caches = new ProxyCtor(ObjectCreate(null), {
+const caches = new ProxyCtor(ObjectCreate(null), {
   get(_, prop) {
     if (typeof prop === 'symbol') return undefined;
     throw new TypeErrorCtor(natives.texts.caches);
   },
   has() { throw new TypeErrorCtor(natives.texts.caches); },
 });
+
+return { CompressionStream, DecompressionStream, caches };
+})

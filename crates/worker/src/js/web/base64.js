@@ -1,10 +1,12 @@
 // atob, btoa (HTML, forgiving-base64).
-import { DOMException } from 'runtime:web/dom_exception.js';
-import { MapCtor, StringCtor, StringFromCharCode, TypeErrorCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { DOMException } = load('web/dom_exception.js');
+const { MapCtor, StringCtor, StringFromCharCode, TypeErrorCtor } = load('primordials.js');
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new MapCtor([...B64].map((c, i) => [c, i]));
-export function btoa(data) {
+function btoa(data) {
   if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'btoa': 1 argument required, but only 0 present.");
   const s = StringCtor(data);
   let out = '';
@@ -18,7 +20,7 @@ export function btoa(data) {
   }
   return out;
 }
-export function atob(data) {
+function atob(data) {
   if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'atob': 1 argument required, but only 0 present.");
   let s = StringCtor(data).replace(/[\t\n\f\r ]/g, '');
   if (s.length % 4 === 0) s = s.replace(/={1,2}$/, '');
@@ -36,3 +38,6 @@ export function atob(data) {
   }
   return out;
 }
+
+return { btoa, atob };
+})

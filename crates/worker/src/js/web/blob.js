@@ -1,13 +1,15 @@
 // Blob (File API): bytes and a type.
-import { bytesOf, concat } from 'runtime:web/bytes.js';
-import { utf8Decoder, utf8Encoder } from 'runtime:web/encoding.js';
-import { streamOf } from 'runtime:web/streams.js';
-import { MathMax, MathMin, MathTrunc, PromiseResolve, StringCtor, SymbolToStringTag } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { bytesOf, concat } = load('web/bytes.js');
+const { utf8Decoder, utf8Encoder } = load('web/encoding.js');
+const { streamOf } = load('web/streams.js');
+const { MathMax, MathMin, MathTrunc, PromiseResolve, StringCtor, SymbolToStringTag } = load('primordials.js');
 
-// Module-private access for the Body mixin; assigned in the static block.
-export let blobBytes; // (b): the bytes a Blob holds (not a copy)
+// For the Body mixin (exported to runtime files, never to programs); assigned in the static block.
+let blobBytes; // (b): the bytes a Blob holds (not a copy)
 
-export class Blob {
+class Blob {
   #bytes;
   #type;
   constructor(parts = [], options = {}) {
@@ -38,3 +40,6 @@ export class Blob {
   stream() { return streamOf(this.#bytes.slice()); }
   get [SymbolToStringTag]() { return 'Blob'; }
 }
+
+return { blobBytes, Blob };
+})

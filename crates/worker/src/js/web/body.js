@@ -1,14 +1,16 @@
 // The Body mixin (Fetch Standard) Request and Response share: a body is bytes, a stream, or
 // null; `body` turns bytes into a stream on demand; each reader method consumes it once.
-import { blobBytes, Blob } from 'runtime:web/blob.js';
-import { bytesOf, concat } from 'runtime:web/bytes.js';
-import { utf8Decoder, utf8Encoder } from 'runtime:web/encoding.js';
-import { ReadableStream, streamOf } from 'runtime:web/streams.js';
-import { URLSearchParams } from 'runtime:web/url.js';
-import {
+(function (load) {
+'use strict';
+const { blobBytes, Blob } = load('web/blob.js');
+const { bytesOf, concat } = load('web/bytes.js');
+const { utf8Decoder, utf8Encoder } = load('web/encoding.js');
+const { ReadableStream, streamOf } = load('web/streams.js');
+const { URLSearchParams } = load('web/url.js');
+const {
   JSONParse, ObjectDefineProperty, PromiseReject, PromiseResolve, ReflectGetOwnPropertyDescriptor, ReflectOwnKeys,
   StringCtor, TypeErrorCtor, Uint8ArrayCtor, WeakMapCtor,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
 // Reads a whole stream into bytes.
 async function drain(stream) {
@@ -26,7 +28,7 @@ async function drain(stream) {
 }
 
 // Extracts a body: [bytes or a stream, the content type it implies].
-export function extractBody(body) {
+function extractBody(body) {
   if (body === null || body === undefined) return [null, null];
   if (typeof body === 'string') return [utf8Encoder.encode(body), 'text/plain;charset=UTF-8'];
   if (body instanceof URLSearchParams) return [utf8Encoder.encode(body.toString()), 'application/x-www-form-urlencoded;charset=UTF-8'];
@@ -41,20 +43,20 @@ export function extractBody(body) {
 const bodies = new WeakMapCtor();
 
 // Gives a new Request or Response its body (bytes, a stream, or null).
-export function initBody(self, source) {
+function initBody(self, source) {
   bodies.set(self, { source, used: false });
 }
 // Replaces the body of a Response built inside the runtime (a fetched or cloned one).
-export function setBodySource(self, source) {
+function setBodySource(self, source) {
   bodies.get(self).source = source;
 }
 // Whether `self` was given a body at all (read or not).
-export function hasBody(self) {
+function hasBody(self) {
   return bodies.get(self).source !== null;
 }
 
 // Takes the whole body as bytes; a body is read once.
-export function consume(self, what) {
+function consume(self, what) {
   const slot = bodies.get(self);
   if (slot.used) return PromiseReject(new TypeErrorCtor(`Failed to execute '${what}': body stream already read`));
   slot.used = true;
@@ -88,12 +90,12 @@ const BodyMixin = {
     return PromiseReject(new TypeErrorCtor('formData() is not supported in this sandbox: read the body with text() and parse it with URLSearchParams.'));
   },
 };
-export function mixBody(proto) {
+function mixBody(proto) {
   for (const key of ReflectOwnKeys(BodyMixin)) {
     ObjectDefineProperty(proto, key, { ...ReflectGetOwnPropertyDescriptor(BodyMixin, key), enumerable: true });
   }
 }
-export function cloneBody(self) {
+function cloneBody(self) {
   const slot = bodies.get(self);
   if (slot.used) throw new TypeErrorCtor("Failed to execute 'clone': body is already used");
   if (slot.source instanceof ReadableStream) {
@@ -101,3 +103,6 @@ export function cloneBody(self) {
   }
   return slot.source === null ? null : slot.source.slice();
 }
+
+return { extractBody, initBody, setBodySource, hasBody, consume, mixBody, cloneBody };
+})

@@ -1,13 +1,15 @@
 // Byte helpers the body-carrying interfaces share (Blob, the Body mixin).
-import { ArrayBufferCtor, ArrayBufferIsView, Uint8ArrayCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { ArrayBufferCtor, ArrayBufferIsView, Uint8ArrayCtor } = load('primordials.js');
 
 // A copy of the bytes of an ArrayBuffer or a view, or null for anything else.
-export function bytesOf(chunk) {
+function bytesOf(chunk) {
   if (chunk instanceof ArrayBufferCtor) return new Uint8ArrayCtor(chunk.slice(0));
   if (ArrayBufferIsView(chunk)) return new Uint8ArrayCtor(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength));
   return null;
 }
-export function concat(chunks) {
+function concat(chunks) {
   let n = 0;
   for (const c of chunks) n += c.length;
   const out = new Uint8ArrayCtor(n);
@@ -18,3 +20,6 @@ export function concat(chunks) {
   }
   return out;
 }
+
+return { bytesOf, concat };
+})

@@ -1,11 +1,13 @@
 // crypto.getRandomValues, crypto.randomUUID, crypto.subtle.digest (Web Crypto; the digests and
 // the randomness are in Rust, web.rs).
-import { natives } from 'runtime:natives.js';
-import { DOMException } from 'runtime:web/dom_exception.js';
-import {
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { DOMException } = load('web/dom_exception.js');
+const {
   ArrayBufferCtor, ArrayBufferIsView, INTEGER_ARRAYS, MapCtor, PromiseReject, PromiseResolve, StringCtor, TypeErrorCtor,
   Uint8ArrayCtor,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
 function copyBytes(data, what) {
   if (data instanceof ArrayBufferCtor) return new Uint8ArrayCtor(data.slice(0));
@@ -13,7 +15,7 @@ function copyBytes(data, what) {
   throw new TypeErrorCtor(`Failed to execute '${what}' on 'SubtleCrypto': parameter 2 is not of type '(ArrayBuffer or ArrayBufferView)'.`);
 }
 const DIGESTS = new MapCtor([['sha-1', ['SHA-1', 20]], ['sha-256', ['SHA-256', 32]], ['sha-384', ['SHA-384', 48]], ['sha-512', ['SHA-512', 64]]]);
-export class SubtleCrypto {
+class SubtleCrypto {
   digest(algorithm, data) {
     try {
       const name = typeof algorithm === 'string' ? algorithm : algorithm?.name;
@@ -29,7 +31,7 @@ export class SubtleCrypto {
     }
   }
 }
-export class Crypto {
+class Crypto {
   #subtle = new SubtleCrypto();
   get subtle() { return this.#subtle; }
   getRandomValues(array) {
@@ -51,3 +53,6 @@ export class Crypto {
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
   }
 }
+
+return { SubtleCrypto, Crypto };
+})

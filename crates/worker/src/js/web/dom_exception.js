@@ -1,5 +1,7 @@
 // DOMException (WebIDL), with the legacy code constants.
-import { ErrorCtor, ObjectDefineProperty, ObjectEntries, StringCtor, SymbolToStringTag } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { ErrorCtor, ObjectDefineProperty, ObjectEntries, StringCtor, SymbolToStringTag } = load('primordials.js');
 
 const LEGACY_CODES = {
   IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4, InvalidCharacterError: 5,
@@ -10,7 +12,7 @@ const LEGACY_CODES = {
   DataCloneError: 25,
 };
 
-export class DOMException extends ErrorCtor {
+class DOMException extends ErrorCtor {
   #name;
   constructor(message = '', name = 'Error') {
     super(StringCtor(message));
@@ -29,3 +31,6 @@ for (const [name, code] of ObjectEntries(LEGACY_CODES)) {
   ObjectDefineProperty(DOMException, constant, { value: code, enumerable: true });
   ObjectDefineProperty(DOMException.prototype, constant, { value: code, enumerable: true });
 }
+
+return { DOMException };
+})

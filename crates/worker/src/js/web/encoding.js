@@ -1,8 +1,10 @@
 // TextEncoder, TextDecoder (Encoding Standard; the codecs are encoding_rs in Rust, web.rs).
-import { natives } from 'runtime:natives.js';
-import { ArrayBufferCtor, ArrayBufferIsView, BooleanCtor, RangeErrorCtor, StringCtor, TypeErrorCtor, Uint8ArrayCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { ArrayBufferCtor, ArrayBufferIsView, BooleanCtor, RangeErrorCtor, StringCtor, TypeErrorCtor, Uint8ArrayCtor } = load('primordials.js');
 
-export class TextEncoder {
+class TextEncoder {
   get encoding() { return 'utf-8'; }
   encode(input = '') {
     const s = StringCtor(input);
@@ -62,7 +64,7 @@ function pendingTail(encoding, bytes) {
   return 0;
 }
 
-export class TextDecoder {
+class TextDecoder {
   #encoding; #fatal; #ignoreBOM; #pending = null; #bomSeen = false;
   constructor(label = 'utf-8', options = {}) {
     const encoding = natives.encodingFor(StringCtor(label).trim());
@@ -112,5 +114,8 @@ export class TextDecoder {
 }
 
 // The runtime's own UTF-8 coders (Blob, the Body mixin); a non-streaming decode keeps no state.
-export const utf8Encoder = new TextEncoder();
-export const utf8Decoder = new TextDecoder();
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+return { TextEncoder, TextDecoder, utf8Encoder, utf8Decoder };
+})

@@ -1,20 +1,22 @@
 // Event, EventTarget, AbortSignal, AbortController (DOM Standard: events and aborting, one
 // file because EventTarget checks for AbortSignal, which extends it), and the `on<type>`
 // handler attributes of the HTML Standard.
-import { reportUncaught } from 'runtime:errors.js';
-import { DOMException } from 'runtime:web/dom_exception.js';
-import { schedule, sinceOrigin } from 'runtime:web/timers.js';
-import {
+(function (load) {
+'use strict';
+const { reportUncaught } = load('errors.js');
+const { DOMException } = load('web/dom_exception.js');
+const { schedule, sinceOrigin } = load('web/timers.js');
+const {
   BooleanCtor, MapCtor, NumberCtor, NumberMaxSafeInteger, ObjectDefineProperty, ReflectApply, StringCtor, TypeErrorCtor,
   WeakMapCtor,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
 const NONE = 0, AT_TARGET = 2;
 
 // Dispatch state only EventTarget#dispatchEvent sets; assigned in Event's static block.
 let beginDispatch, stoppedNow, endDispatch;
 
-export class Event {
+class Event {
   #type; #bubbles; #cancelable; #composed; #canceled = false; #stop = false; #stopNow = false;
   #target = null; #currentTarget = null; #phase = NONE; #dispatching = false; #timeStamp;
   constructor(type, init = {}) {
@@ -64,7 +66,7 @@ function flattenOptions(options) {
   return options;
 }
 
-export class EventTarget {
+class EventTarget {
   #listeners = new MapCtor(); // type -> [{ callback, capture, once, removed }]
   addEventListener(type, callback, options) {
     if (callback === null || callback === undefined) return;
@@ -147,7 +149,7 @@ function defineHandler(proto, type) {
 const abortAlgorithms = new WeakMapCtor(); // signal -> [fn] (fetch and `any` hook in here)
 let constructingSignal = false;
 let signalAbort; // assigned in AbortSignal's static block
-export class AbortSignal extends EventTarget {
+class AbortSignal extends EventTarget {
   #aborted = false;
   #reason = undefined;
   constructor() {
@@ -204,7 +206,7 @@ export class AbortSignal extends EventTarget {
 defineHandler(AbortSignal.prototype, 'abort');
 
 // A new, not yet aborted signal (the constructor is not public).
-export function newSignal() {
+function newSignal() {
   constructingSignal = true;
   try {
     return new AbortSignal();
@@ -214,14 +216,17 @@ export function newSignal() {
 }
 
 // Runs `fn(reason)` when `signal` aborts (before its abort event), for fetch and `any`.
-export function onAbort(signal, fn) {
+function onAbort(signal, fn) {
   let list = abortAlgorithms.get(signal);
   if (!list) abortAlgorithms.set(signal, (list = []));
   list.push(fn);
 }
 
-export class AbortController {
+class AbortController {
   #signal = newSignal();
   get signal() { return this.#signal; }
   abort(reason) { signalAbort(this.#signal, reason); }
 }
+
+return { Event, EventTarget, AbortSignal, newSignal, onAbort, AbortController };
+})

@@ -1,14 +1,16 @@
 // fetch (Fetch Standard): the request goes to the host through the `fetch` native; the answer
 // becomes a Response unless the request's signal aborted first.
-import { natives } from 'runtime:natives.js';
-import { consume, hasBody } from 'runtime:web/body.js';
-import { onAbort } from 'runtime:web/events.js';
-import { headerList } from 'runtime:web/headers.js';
-import { Request } from 'runtime:web/request.js';
-import { responseFromWire } from 'runtime:web/response.js';
-import { PromiseCtor, PromiseReject } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { consume, hasBody } = load('web/body.js');
+const { onAbort } = load('web/events.js');
+const { headerList } = load('web/headers.js');
+const { Request } = load('web/request.js');
+const { responseFromWire } = load('web/response.js');
+const { PromiseCtor, PromiseReject } = load('primordials.js');
 
-export function fetch(input, init = undefined) {
+function fetch(input, init = undefined) {
   let request;
   try {
     request = new Request(input, init);
@@ -29,3 +31,6 @@ export function fetch(input, init = undefined) {
     });
   });
 }
+
+return { fetch };
+})

@@ -1,11 +1,13 @@
 // Headers (Fetch Standard): a list of [lowercased name, value] pairs, with the guards requests
 // and responses put on it.
-import {
+(function (load) {
+'use strict';
+const {
   ReflectApply, ReflectGetOwnPropertyDescriptor, ReflectOwnKeys, SetCtor, StringCtor, SymbolIterator, SymbolToStringTag,
   TypeErrorCtor,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
-export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HTTP_WS = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 function normalizeValue(v) {
   return StringCtor(v).replace(HTTP_WS, '');
@@ -18,13 +20,13 @@ function checkHeader(name, value, what) {
 // Headers a response's header list never takes (Fetch: forbidden response-header names).
 const FORBIDDEN_RESPONSE = new SetCtor(['set-cookie', 'set-cookie2']);
 
-// Module-private access to a Headers' state for Request, Response and fetch; assigned in the
-// static block.
-export let freezeHeaders; // (h): h, made immutable (a fetched response's headers)
-export let guardResponse; // (h): h, with the forbidden response-header names dropped for good
-export let headerList; // (h): its [lowercased name, value] list
+// Access to a Headers' state for Request, Response and fetch (exported to runtime files, never
+// to programs); assigned in the static block.
+let freezeHeaders; // (h): h, made immutable (a fetched response's headers)
+let guardResponse; // (h): h, with the forbidden response-header names dropped for good
+let headerList; // (h): its [lowercased name, value] list
 
-export class Headers {
+class Headers {
   #list = []; // [lowercased name, value], in insertion order
   #immutable = false;
   #responseGuard = false;
@@ -141,3 +143,6 @@ export class Headers {
   [SymbolIterator]() { return this.#iterate('entries'); }
   get [SymbolToStringTag]() { return 'Headers'; }
 }
+
+return { TOKEN, freezeHeaders, guardResponse, headerList, Headers };
+})

@@ -1,14 +1,16 @@
 // Request (Fetch Standard).
-import { AbortSignal, newSignal } from 'runtime:web/events.js';
-import { cloneBody, extractBody, initBody, mixBody } from 'runtime:web/body.js';
-import { Headers, TOKEN } from 'runtime:web/headers.js';
-import { URL } from 'runtime:web/url.js';
-import { SetCtor, StringCtor, SymbolToStringTag, TypeErrorCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { AbortSignal, newSignal } = load('web/events.js');
+const { cloneBody, extractBody, initBody, mixBody } = load('web/body.js');
+const { Headers, TOKEN } = load('web/headers.js');
+const { URL } = load('web/url.js');
+const { SetCtor, StringCtor, SymbolToStringTag, TypeErrorCtor } = load('primordials.js');
 
 const FORBIDDEN_METHODS = new SetCtor(['CONNECT', 'TRACE', 'TRACK']);
 const NORMALIZED_METHODS = new SetCtor(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
 
-export class Request {
+class Request {
   #url; #method; #headers; #signal; #redirect;
   constructor(input, init = {}) {
     init = init ?? {};
@@ -57,3 +59,6 @@ export class Request {
   get [SymbolToStringTag]() { return 'Request'; }
 }
 mixBody(Request.prototype);
+
+return { Request };
+})

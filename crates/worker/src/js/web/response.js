@@ -1,17 +1,20 @@
 // Response (Fetch Standard).
-import { cloneBody, extractBody, initBody, mixBody, setBodySource } from 'runtime:web/body.js';
-import { freezeHeaders, guardResponse, Headers } from 'runtime:web/headers.js';
-import { URL } from 'runtime:web/url.js';
-import {
+(function (load) {
+'use strict';
+const { cloneBody, extractBody, initBody, mixBody, setBodySource } = load('web/body.js');
+const { freezeHeaders, guardResponse, Headers } = load('web/headers.js');
+const { URL } = load('web/url.js');
+const {
   JSONStringify, NumberCtor, NumberIsInteger, RangeErrorCtor, SetCtor, StringCtor, SymbolToStringTag, TypeErrorCtor,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
 const NULL_BODY_STATUS = new SetCtor([101, 103, 204, 205, 304]);
 const REDIRECT_STATUS = new SetCtor([301, 302, 303, 307, 308]);
-// Module-private: a Response from the fetch native's answer; assigned in the static block.
-export let responseFromWire; // (raw, requestUrl)
+// For fetch (exported to runtime files, never to programs): a Response from the fetch native's
+// answer; assigned in the static block.
+let responseFromWire; // (raw, requestUrl)
 
-export class Response {
+class Response {
   #status; #statusText; #headers; #type = 'default'; #url = ''; #redirected = false;
   constructor(body = null, init = {}) {
     init = init ?? {};
@@ -89,3 +92,6 @@ export class Response {
   get [SymbolToStringTag]() { return 'Response'; }
 }
 mixBody(Response.prototype);
+
+return { responseFromWire, Response };
+})

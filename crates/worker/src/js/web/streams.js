@@ -1,16 +1,18 @@
 // ReadableStream and its default reader (Streams Standard): the subset bodies need, and
 // streams a program builds itself from an underlying source { start, pull, cancel }.
-import {
+(function (load) {
+'use strict';
+const {
   MathMax, PromiseCtor, PromiseReject, PromiseResolve, ReflectApply, SymbolAsyncIterator, SymbolToStringTag, TypeErrorCtor,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
-// Module-private access to a stream's state for its reader and for bodies; assigned in the
-// static block.
+// Access to a stream's state for its reader and for bodies (exported to runtime files, never to
+// programs); assigned in the static block.
 let streamRead, streamLock, streamUnlock;
-export let streamCancel; // (stream, reason): a promise, settled once the source has cancelled
-export let streamOf; // (bytes): a closed stream holding `bytes` as its one chunk
+let streamCancel; // (stream, reason): a promise, settled once the source has cancelled
+let streamOf; // (bytes): a closed stream holding `bytes` as its one chunk
 
-export class ReadableStream {
+class ReadableStream {
   #queue = [];
   #state = 'readable'; // 'readable' | 'closed' | 'errored'
   #error = undefined;
@@ -126,7 +128,7 @@ export class ReadableStream {
   get [SymbolToStringTag]() { return 'ReadableStream'; }
 }
 
-export class ReadableStreamDefaultReader {
+class ReadableStreamDefaultReader {
   #stream;
   constructor(stream) {
     if (!(stream instanceof ReadableStream)) throw new TypeErrorCtor('ReadableStreamDefaultReader needs a ReadableStream.');
@@ -147,3 +149,6 @@ export class ReadableStreamDefaultReader {
   }
   get closed() { return PromiseResolve(undefined); }
 }
+
+return { streamCancel, streamOf, ReadableStream, ReadableStreamDefaultReader };
+})

@@ -1,9 +1,11 @@
 // structuredClone (HTML): V8's serializer, the one every boundary of this executor uses.
-import { natives } from 'runtime:natives.js';
-import { DOMException } from 'runtime:web/dom_exception.js';
-import { TypeErrorCtor } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { DOMException } = load('web/dom_exception.js');
+const { TypeErrorCtor } = load('primordials.js');
 
-export function structuredClone(value, options = undefined) {
+function structuredClone(value, options = undefined) {
   if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'structuredClone': 1 argument required, but only 0 present.");
   const transfer = options?.transfer;
   if (transfer !== undefined && [...transfer].length > 0) {
@@ -14,3 +16,6 @@ export function structuredClone(value, options = undefined) {
   if (!ok) throw new DOMException(result, 'DataCloneError');
   return result;
 }
+
+return { structuredClone };
+})

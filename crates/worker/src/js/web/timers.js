@@ -1,9 +1,11 @@
 // Timers and microtasks (HTML), and `performance`. The worker's event loop calls runTimers()
 // between tool answers; a run ends when its promise settles, so pending timers never keep it
 // alive.
-import { natives } from 'runtime:natives.js';
-import { reportUncaught } from 'runtime:errors.js';
-import { DateNow, MapCtor, NumberCtor, PromiseResolve, ReflectApply, TypeErrorCtor, call, promiseThen } from 'runtime:primordials.js';
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { reportUncaught } = load('errors.js');
+const { DateNow, MapCtor, NumberCtor, PromiseResolve, ReflectApply, TypeErrorCtor, call, promiseThen } = load('primordials.js');
 
 const nowMs = natives.now;
 
@@ -24,7 +26,7 @@ function insertTimer(t) {
   timerQueue.splice(lo, 0, t);
 }
 
-export function schedule(name, callback, delay, args, repeat) {
+function schedule(name, callback, delay, args, repeat) {
   if (typeof callback !== 'function') {
     throw new TypeErrorCtor(`${name} needs a function as its first argument (code strings are not evaluated).`);
   }
@@ -47,7 +49,7 @@ function clearTimer(id) {
 
 // Fires at most one due timer: returns -2 after firing (the loop then runs microtasks and
 // calls again), else the next deadline (ms on the `now` clock), or -1 when none is pending.
-export function runTimers() {
+function runTimers() {
   while (timerQueue.length > 0 && timerQueue[0].cancelled) timerQueue.shift();
   if (timerQueue.length === 0) return -1;
   const t = timerQueue[0];
@@ -69,19 +71,19 @@ export function runTimers() {
   return -2;
 }
 
-export function setTimeout(callback, delay = 0, ...args) {
+function setTimeout(callback, delay = 0, ...args) {
   return schedule('setTimeout', callback, delay, args, false);
 }
-export function setInterval(callback, delay = 0, ...args) {
+function setInterval(callback, delay = 0, ...args) {
   return schedule('setInterval', callback, delay, args, true);
 }
-export function clearTimeout(id) {
+function clearTimeout(id) {
   clearTimer(id);
 }
-export function clearInterval(id) {
+function clearInterval(id) {
   clearTimer(id);
 }
-export function queueMicrotask(callback) {
+function queueMicrotask(callback) {
   if (typeof callback !== 'function') {
     throw new TypeErrorCtor("Failed to execute 'queueMicrotask': parameter 1 is not of type 'Function'.");
   }
@@ -97,18 +99,32 @@ export function queueMicrotask(callback) {
 // performance.now() counts from the start of the run, not from when the isolate was prepared.
 let originMs = nowMs();
 let timeOrigin = DateNow();
-export function beginRun() {
+function beginRun() {
   originMs = nowMs();
   timeOrigin = DateNow();
 }
 // Milliseconds since the run began (performance.now(), Event#timeStamp).
-export function sinceOrigin() {
+function sinceOrigin() {
   return nowMs() - originMs;
 }
-export const performance = {
+const performance = {
   now: () => nowMs() - originMs,
   get timeOrigin() {
     return timeOrigin;
   },
   toJSON: () => ({ timeOrigin }),
 };
+
+return {
+  schedule,
+  runTimers,
+  setTimeout,
+  setInterval,
+  clearTimeout,
+  clearInterval,
+  queueMicrotask,
+  beginRun,
+  sinceOrigin,
+  performance,
+};
+})

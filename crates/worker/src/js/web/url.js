@@ -1,21 +1,23 @@
 // URL, URLSearchParams (URL Standard). Parsing and the setters are the `url` crate's WHATWG
 // implementation in Rust (web.rs); this file keeps the components and the live search params.
-import { natives } from 'runtime:natives.js';
-import {
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const {
   ReflectApply, ReflectGetOwnPropertyDescriptor, ReflectOwnKeys, StringCtor, SymbolIterator, SymbolToStringTag,
   TypeErrorCtor, WeakMapCtor,
-} from 'runtime:primordials.js';
+} = load('primordials.js');
 
 // Component order in the arrays natives.urlParse/urlSet return:
 const [HREF, ORIGIN, PROTOCOL, USERNAME, PASSWORD, HOST, HOSTNAME, PORT, PATHNAME, SEARCH, HASH] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 const urlParams = new WeakMapCtor(); // URL -> its URLSearchParams
 const paramsUrl = new WeakMapCtor(); // URLSearchParams -> its URL
 
-// Module-private access to the two classes' state; assigned in their static blocks.
+// File-private access to the two classes' state; assigned in their static blocks.
 let resetParams; // (params, query): the list parsed from `query`, as the URL's query changed
 let setURLSearch; // (url, value): sets the query without re-parsing the URL's params
 
-export class URLSearchParams {
+class URLSearchParams {
   #list = [];
   constructor(init = '') {
     if (init instanceof URLSearchParams) {
@@ -119,7 +121,7 @@ function toUSV(v) {
   return StringCtor(v).toWellFormed();
 }
 
-export class URL {
+class URL {
   #c;
   constructor(url, base = undefined) {
     if (arguments.length === 0) throw new TypeErrorCtor("Failed to construct 'URL': 1 argument required, but only 0 present.");
@@ -188,3 +190,6 @@ export class URL {
   toJSON() { return this.#c[HREF]; }
   get [SymbolToStringTag]() { return 'URL'; }
 }
+
+return { URLSearchParams, URL };
+})
