@@ -1,20 +1,7 @@
 //! A fresh isolate and context with the runtime installed, ready for one program.
 
 use crate::helpers::Helpers;
-use crate::{memory, natives};
-
-/// The runtime, one function body in several files: the bootstrap opens it (intrinsics,
-/// console, providers), the web globals follow, end.js returns the helpers.
-const BOOTSTRAP: &str = concat!(
-    include_str!("js/bootstrap.js"),
-    include_str!("js/web/timers.js"),
-    include_str!("js/web/events.js"),
-    include_str!("js/web/encoding.js"),
-    include_str!("js/web/crypto.js"),
-    include_str!("js/web/url.js"),
-    include_str!("js/web/fetch.js"),
-    include_str!("js/end.js"),
-);
+use crate::{memory, natives, runtime_js};
 
 pub struct Prepared {
     // Globals first: fields drop in order, and a Global must go before its isolate.
@@ -180,7 +167,7 @@ fn warm_up(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) {
 }
 
 /// V8 installs some globals when a context is created, even from a snapshot whose context
-/// had them deleted; remove them again (see bootstrap.js for why they are not in the sandbox).
+/// had them deleted; remove them again (see js/buffer_guard.js for why they are not in the sandbox).
 fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8::Context>) {
     let global = context.global(scope);
     for name in ["WebAssembly", "SharedArrayBuffer"] {
@@ -190,19 +177,14 @@ fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8
     }
 }
 
-/// Runs the bootstrap script with the native bindings. The bootstrap is part of the worker
-/// binary: if it fails, the binary is broken, and the worker must not pretend to be usable.
+/// Evaluates the runtime (runtime_js.rs) with the native bindings. The runtime is part of the
+/// worker binary: if it fails, the binary is broken, and the worker must not pretend to be usable.
 fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Object> {
     let tc = &mut v8::TryCatch::new(scope);
     let helpers = (|| {
-        let source = v8::String::new(tc, BOOTSTRAP)?;
-        let script = v8::Script::compile(tc, source, None)?;
-        let factory = v8::Local::<v8::Function>::try_from(script.run(tc)?).ok()?;
         let bindings = v8::Object::new(tc);
         natives::install(tc, bindings)?;
-        let undefined = v8::undefined(tc).into();
-        let helpers = factory.call(tc, undefined, &[bindings.into()])?;
-        v8::Local::<v8::Object>::try_from(helpers).ok()
+        runtime_js::evaluate(tc, bindings)
     })();
     match helpers {
         Some(h) => h,
@@ -211,7 +193,7 @@ fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Obj
                 .exception()
                 .map(|e| e.to_rust_string_lossy(tc))
                 .unwrap_or_else(|| "no exception".into());
-            eprintln!("codemode-worker: the runtime bootstrap failed: {why}");
+            eprintln!("codemode-worker: the runtime failed to install: {why}");
             std::process::exit(70);
         }
     }

@@ -15,6 +15,7 @@ mod memory;
 mod modules;
 mod natives;
 mod run;
+mod runtime_js;
 mod state;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! Every native the runtime's JS calls, declared once: [`TABLE`] names each function as JS sees
-//! it on the bindings object. [`install`] binds the table (and the failure texts) into that
+//! it on the bindings object. [`install`] binds the table into that
 //! object and [`external_references`] hands the same table to the snapshot, which records
 //! natives by address: the two cannot drift apart.
 
@@ -59,27 +59,14 @@ pub fn external_references() -> Vec<v8::ExternalReference<'static>> {
         .collect()
 }
 
-/// Fills the bindings object the runtime's JS receives: every native of [`TABLE`], and the
-/// failure texts the JS throws as they are (`toolNotFound`, `noResizable`, `texts.*`).
+/// Fills the bindings object the runtime's JS receives with every native of [`TABLE`]. Failure
+/// texts reach the JS through `renderFailure`, the one renderer of the grammar.
 pub fn install(scope: &mut v8::HandleScope, bindings: v8::Local<v8::Object>) -> Option<()> {
     for native in TABLE {
         let key = v8::String::new(scope, native.name)?;
         let func = v8::Function::new_raw(scope, (native.function)())?;
         bindings.set(scope, key.into(), func.into())?;
     }
-    let texts = v8::Object::new(scope);
-    for (target, name, code) in [
-        (bindings, "toolNotFound", FailureCode::ToolNotFound),
-        (bindings, "noResizable", FailureCode::BufferNotResizable),
-        (texts, "compression", FailureCode::CompressionUnavailable),
-        (texts, "caches", FailureCode::CachesUnavailable),
-    ] {
-        let key = v8::String::new(scope, name)?;
-        let text = v8::String::new(scope, code.template())?;
-        target.set(scope, key.into(), text.into())?;
-    }
-    let key = v8::String::new(scope, "texts")?;
-    bindings.set(scope, key.into(), texts.into())?;
     Some(())
 }
 

@@ -1,163 +1,121 @@
+// TextEncoder, TextDecoder (Encoding Standard; the codecs are encoding_rs in Rust, web.rs).
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { ArrayBufferCtor, ArrayBufferIsView, BooleanCtor, RangeErrorCtor, StringCtor, TypeErrorCtor, Uint8ArrayCtor } = load('primordials.js');
 
-  // ---- TextEncoder, TextDecoder (Encoding Standard; the codecs are encoding_rs in Rust)
-  const Uint8ArrayCtor = Uint8Array;
-  const RangeErrorCtor = RangeError;
-  class TextEncoder {
-    get encoding() { return 'utf-8'; }
-    encode(input = '') {
-      const s = StringCtor(input);
-      // Allocated here, not in Rust, so a buffer over the memory budget is an ordinary RangeError.
-      const out = new Uint8ArrayCtor(natives.utf8Length(s));
-      natives.utf8Write(s, out);
-      return out;
-    }
-    encodeInto(source, destination) {
-      if (!(destination instanceof Uint8ArrayCtor)) {
-        throw new TypeErrorCtor("Failed to execute 'encodeInto' on 'TextEncoder': parameter 2 is not of type 'Uint8Array'.");
-      }
-      const [read, written] = natives.utf8EncodeInto(StringCtor(source), destination);
-      return { read, written };
-    }
+class TextEncoder {
+  get encoding() { return 'utf-8'; }
+  encode(input = '') {
+    const s = StringCtor(input);
+    // Allocated here, not in Rust, so a buffer over the memory budget is an ordinary RangeError.
+    const out = new Uint8ArrayCtor(natives.utf8Length(s));
+    natives.utf8Write(s, out);
+    return out;
   }
-  defineGlobal('TextEncoder', TextEncoder);
+  encodeInto(source, destination) {
+    if (!(destination instanceof Uint8ArrayCtor)) {
+      throw new TypeErrorCtor("Failed to execute 'encodeInto' on 'TextEncoder': parameter 2 is not of type 'Uint8Array'.");
+    }
+    const [read, written] = natives.utf8EncodeInto(StringCtor(source), destination);
+    return { read, written };
+  }
+}
 
-  // Bytes at the end of `bytes` that begin a sequence the next chunk may complete, for
-  // streaming decodes. For UTF-8 only a valid prefix waits (the Encoding Standard's decoder
-  // emits U+FFFD for an invalid one at once): the second byte's range depends on the lead.
-  function utf8PrefixWaits(bytes, start) {
-    const lead = bytes[start];
-    const need = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-    const have = bytes.length - start;
-    if (need === 0 || have >= need) return false;
-    for (let i = 1; i < have; i++) {
-      const b = bytes[start + i];
-      let lo = 0x80, hi = 0xbf;
-      if (i === 1) {
-        if (lead === 0xe0) lo = 0xa0;
-        else if (lead === 0xed) hi = 0x9f;
-        else if (lead === 0xf0) lo = 0x90;
-        else if (lead === 0xf4) hi = 0x8f;
-      }
-      if (b < lo || b > hi) return false;
+// Bytes at the end of `bytes` that begin a sequence the next chunk may complete, for
+// streaming decodes. For UTF-8 only a valid prefix waits (the Encoding Standard's decoder
+// emits U+FFFD for an invalid one at once): the second byte's range depends on the lead.
+function utf8PrefixWaits(bytes, start) {
+  const lead = bytes[start];
+  const need = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+  const have = bytes.length - start;
+  if (need === 0 || have >= need) return false;
+  for (let i = 1; i < have; i++) {
+    const b = bytes[start + i];
+    let lo = 0x80, hi = 0xbf;
+    if (i === 1) {
+      if (lead === 0xe0) lo = 0xa0;
+      else if (lead === 0xed) hi = 0x9f;
+      else if (lead === 0xf0) lo = 0x90;
+      else if (lead === 0xf4) hi = 0x8f;
     }
-    return true;
+    if (b < lo || b > hi) return false;
   }
-  function pendingTail(encoding, bytes) {
-    const n = bytes.length;
-    if (encoding === 'utf-8') {
-      for (let back = 1; back <= 3 && back <= n; back++) {
-        if ((bytes[n - back] & 0xc0) === 0x80) continue;
-        return utf8PrefixWaits(bytes, n - back) ? back : 0;
-      }
-      return 0;
-    }
-    if (encoding === 'utf-16le' || encoding === 'utf-16be') {
-      let tail = n % 2;
-      if (n - tail >= 2) {
-        const i = n - tail - 2;
-        const unit = encoding === 'utf-16le' ? bytes[i] | (bytes[i + 1] << 8) : (bytes[i] << 8) | bytes[i + 1];
-        if (unit >= 0xd800 && unit <= 0xdbff) tail += 2; // a lead surrogate waits for its pair
-      }
-      return tail;
+  return true;
+}
+function pendingTail(encoding, bytes) {
+  const n = bytes.length;
+  if (encoding === 'utf-8') {
+    for (let back = 1; back <= 3 && back <= n; back++) {
+      if ((bytes[n - back] & 0xc0) === 0x80) continue;
+      return utf8PrefixWaits(bytes, n - back) ? back : 0;
     }
     return 0;
   }
-
-  class TextDecoder {
-    #encoding; #fatal; #ignoreBOM; #pending = null; #bomSeen = false;
-    constructor(label = 'utf-8', options = {}) {
-      const encoding = natives.encodingFor(StringCtor(label).trim());
-      if (encoding === null || encoding === 'replacement') {
-        throw new RangeErrorCtor(`Failed to construct 'TextDecoder': The encoding label provided ('${label}') is invalid.`);
-      }
-      this.#encoding = encoding;
-      this.#fatal = Boolean(options?.fatal);
-      this.#ignoreBOM = Boolean(options?.ignoreBOM);
+  if (encoding === 'utf-16le' || encoding === 'utf-16be') {
+    let tail = n % 2;
+    if (n - tail >= 2) {
+      const i = n - tail - 2;
+      const unit = encoding === 'utf-16le' ? bytes[i] | (bytes[i + 1] << 8) : (bytes[i] << 8) | bytes[i + 1];
+      if (unit >= 0xd800 && unit <= 0xdbff) tail += 2; // a lead surrogate waits for its pair
     }
-    get encoding() { return this.#encoding; }
-    get fatal() { return this.#fatal; }
-    get ignoreBOM() { return this.#ignoreBOM; }
-    decode(input, options = {}) {
-      let bytes;
-      if (input === undefined) bytes = new Uint8ArrayCtor(0);
-      else if (input instanceof ArrayBuffer) bytes = new Uint8ArrayCtor(input);
-      else if (ArrayBufferIsView(input)) bytes = new Uint8ArrayCtor(input.buffer, input.byteOffset, input.byteLength);
-      else throw new TypeErrorCtor("Failed to execute 'decode' on 'TextDecoder': The provided value is not of type '(ArrayBuffer or ArrayBufferView)'.");
-      if (this.#pending !== null) {
-        const joined = new Uint8ArrayCtor(this.#pending.length + bytes.length);
-        joined.set(this.#pending);
-        joined.set(bytes, this.#pending.length);
-        bytes = joined;
-        this.#pending = null;
-      }
-      const stream = Boolean(options?.stream);
-      if (stream) {
-        const tail = pendingTail(this.#encoding, bytes);
-        if (tail > 0) {
-          this.#pending = bytes.slice(bytes.length - tail);
-          bytes = bytes.subarray(0, bytes.length - tail);
-        }
-      }
-      // The BOM is looked for only at the start of the stream.
-      const stripBOM = !this.#ignoreBOM && !this.#bomSeen;
-      if (bytes.length > 0) this.#bomSeen = true;
-      const text = natives.decode(this.#encoding, bytes, this.#fatal, stripBOM);
-      if (text === null) {
-        this.#bomSeen = false;
-        this.#pending = null;
-        throw new TypeErrorCtor("Failed to execute 'decode' on 'TextDecoder': The encoded data was not valid.");
-      }
-      if (!stream) this.#bomSeen = false;
-      return text;
-    }
+    return tail;
   }
-  defineGlobal('TextDecoder', TextDecoder);
+  return 0;
+}
 
-  // ---- atob, btoa (HTML, forgiving-base64)
-  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  const B64_INDEX = new MapCtor([...B64].map((c, i) => [c, i]));
-  defineGlobal('btoa', function btoa(data) {
-    if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'btoa': 1 argument required, but only 0 present.");
-    const s = StringCtor(data);
-    let out = '';
-    for (let i = 0; i < s.length; i += 3) {
-      const a = s.charCodeAt(i), b = s.charCodeAt(i + 1), c = s.charCodeAt(i + 2);
-      if (a > 255 || b > 255 || c > 255) {
-        throw new DOMException("Failed to execute 'btoa': The string to be encoded contains characters outside of the Latin1 range.", 'InvalidCharacterError');
-      }
-      const n = (a << 16) | ((b || 0) << 8) | (c || 0);
-      out += B64[n >> 18] + B64[(n >> 12) & 63] + (i + 1 < s.length ? B64[(n >> 6) & 63] : '=') + (i + 2 < s.length ? B64[n & 63] : '=');
+class TextDecoder {
+  #encoding; #fatal; #ignoreBOM; #pending = null; #bomSeen = false;
+  constructor(label = 'utf-8', options = {}) {
+    const encoding = natives.encodingFor(StringCtor(label).trim());
+    if (encoding === null || encoding === 'replacement') {
+      throw new RangeErrorCtor(`Failed to construct 'TextDecoder': The encoding label provided ('${label}') is invalid.`);
     }
-    return out;
-  });
-  defineGlobal('atob', function atob(data) {
-    if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'atob': 1 argument required, but only 0 present.");
-    let s = StringCtor(data).replace(/[\t\n\f\r ]/g, '');
-    if (s.length % 4 === 0) s = s.replace(/={1,2}$/, '');
-    const invalid = () => new DOMException("Failed to execute 'atob': The string to be decoded is not correctly encoded.", 'InvalidCharacterError');
-    if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw invalid();
-    let out = '';
-    let buffer = 0, bits = 0;
-    for (const ch of s) {
-      buffer = (buffer << 6) | B64_INDEX.get(ch);
-      bits += 6;
-      if (bits >= 8) {
-        bits -= 8;
-        out += StringCtor.fromCharCode((buffer >> bits) & 255);
+    this.#encoding = encoding;
+    this.#fatal = BooleanCtor(options?.fatal);
+    this.#ignoreBOM = BooleanCtor(options?.ignoreBOM);
+  }
+  get encoding() { return this.#encoding; }
+  get fatal() { return this.#fatal; }
+  get ignoreBOM() { return this.#ignoreBOM; }
+  decode(input, options = {}) {
+    let bytes;
+    if (input === undefined) bytes = new Uint8ArrayCtor(0);
+    else if (input instanceof ArrayBufferCtor) bytes = new Uint8ArrayCtor(input);
+    else if (ArrayBufferIsView(input)) bytes = new Uint8ArrayCtor(input.buffer, input.byteOffset, input.byteLength);
+    else throw new TypeErrorCtor("Failed to execute 'decode' on 'TextDecoder': The provided value is not of type '(ArrayBuffer or ArrayBufferView)'.");
+    if (this.#pending !== null) {
+      const joined = new Uint8ArrayCtor(this.#pending.length + bytes.length);
+      joined.set(this.#pending);
+      joined.set(bytes, this.#pending.length);
+      bytes = joined;
+      this.#pending = null;
+    }
+    const stream = BooleanCtor(options?.stream);
+    if (stream) {
+      const tail = pendingTail(this.#encoding, bytes);
+      if (tail > 0) {
+        this.#pending = bytes.slice(bytes.length - tail);
+        bytes = bytes.subarray(0, bytes.length - tail);
       }
     }
-    return out;
-  });
+    // The BOM is looked for only at the start of the stream.
+    const stripBOM = !this.#ignoreBOM && !this.#bomSeen;
+    if (bytes.length > 0) this.#bomSeen = true;
+    const text = natives.decode(this.#encoding, bytes, this.#fatal, stripBOM);
+    if (text === null) {
+      this.#bomSeen = false;
+      this.#pending = null;
+      throw new TypeErrorCtor("Failed to execute 'decode' on 'TextDecoder': The encoded data was not valid.");
+    }
+    if (!stream) this.#bomSeen = false;
+    return text;
+  }
+}
 
-  // ---- structuredClone (HTML): V8's serializer, the one every boundary of this executor uses
-  defineGlobal('structuredClone', function structuredClone(value, options = undefined) {
-    if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'structuredClone': 1 argument required, but only 0 present.");
-    const transfer = options?.transfer;
-    if (transfer !== undefined && [...transfer].length > 0) {
-      throw new DOMException('structuredClone: transferring is not supported in this sandbox; the value is copied instead when `transfer` is omitted.', 'DataCloneError');
-    }
-    // A getter that throws while the value is read propagates its own exception.
-    const [ok, result] = natives.clone(value);
-    if (!ok) throw new DOMException(result, 'DataCloneError');
-    return result;
-  });
+// The runtime's own UTF-8 coders (Blob, the Body mixin); a non-streaming decode keeps no state.
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+return { TextEncoder, TextDecoder, utf8Encoder, utf8Decoder };
+})

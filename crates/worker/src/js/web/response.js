@@ -1,0 +1,97 @@
+// Response (Fetch Standard).
+(function (load) {
+'use strict';
+const { cloneBody, extractBody, initBody, mixBody, setBodySource } = load('web/body.js');
+const { freezeHeaders, guardResponse, Headers } = load('web/headers.js');
+const { URL } = load('web/url.js');
+const {
+  JSONStringify, NumberCtor, NumberIsInteger, RangeErrorCtor, SetCtor, StringCtor, SymbolToStringTag, TypeErrorCtor,
+} = load('primordials.js');
+
+const NULL_BODY_STATUS = new SetCtor([101, 103, 204, 205, 304]);
+const REDIRECT_STATUS = new SetCtor([301, 302, 303, 307, 308]);
+// For fetch (exported to runtime files, never to programs): a Response from the fetch native's
+// answer; assigned in the static block.
+let responseFromWire; // (raw, requestUrl)
+
+class Response {
+  #status; #statusText; #headers; #type = 'default'; #url = ''; #redirected = false;
+  constructor(body = null, init = {}) {
+    init = init ?? {};
+    const status = init.status === undefined ? 200 : NumberCtor(init.status);
+    if (!(NumberIsInteger(status) && status >= 200 && status <= 599)) {
+      throw new RangeErrorCtor(`Failed to construct 'Response': The status provided (${init.status}) is outside the range [200, 599].`);
+    }
+    const statusText = init.statusText === undefined ? '' : StringCtor(init.statusText);
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(statusText)) throw new TypeErrorCtor("Failed to construct 'Response': Invalid statusText");
+    this.#status = status;
+    this.#statusText = statusText;
+    this.#headers = guardResponse(new Headers(init.headers));
+    let source = null;
+    if (body !== null && body !== undefined) {
+      if (NULL_BODY_STATUS.has(status)) throw new TypeErrorCtor("Failed to construct 'Response': Response with null body status cannot have body");
+      const [bytes, type] = extractBody(body);
+      source = bytes;
+      if (type !== null && !this.#headers.has('content-type')) this.#headers.append('content-type', type);
+    }
+    initBody(this, source);
+  }
+  static {
+    responseFromWire = (raw, requestUrl) => {
+      const r = new Response(null, { status: 200 });
+      r.#status = raw.status;
+      r.#statusText = raw.statusText;
+      r.#headers = freezeHeaders(new Headers(raw.headers));
+      r.#type = 'basic';
+      r.#url = raw.url || requestUrl;
+      r.#redirected = raw.redirected;
+      setBodySource(r, raw.body);
+      return r;
+    };
+  }
+  static error() {
+    const r = new Response(null, { status: 200 });
+    r.#status = 0;
+    r.#type = 'error';
+    freezeHeaders(r.#headers);
+    return r;
+  }
+  static redirect(url, status = 302) {
+    const parsed = URL.parse(StringCtor(url));
+    if (parsed === null) throw new TypeErrorCtor(`Failed to execute 'redirect' on 'Response': Invalid URL`);
+    if (!REDIRECT_STATUS.has(status)) throw new RangeErrorCtor(`Failed to execute 'redirect' on 'Response': Invalid status code`);
+    const r = new Response(null, { status, headers: { location: parsed.href } });
+    freezeHeaders(r.#headers);
+    return r;
+  }
+  static json(data, init = {}) {
+    const text = JSONStringify(data);
+    if (text === undefined) throw new TypeErrorCtor("Failed to execute 'json' on 'Response': The data is not JSON serializable");
+    const headers = new Headers(init?.headers);
+    if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    return new Response(text, { ...init, headers });
+  }
+  get type() { return this.#type; }
+  get url() { return this.#url; }
+  get redirected() { return this.#redirected; }
+  get status() { return this.#status; }
+  get ok() { return this.#status >= 200 && this.#status <= 299; }
+  get statusText() { return this.#statusText; }
+  get headers() { return this.#headers; }
+  clone() {
+    const r = new Response(null, { status: 200 });
+    r.#status = this.#status;
+    r.#statusText = this.#statusText;
+    r.#headers = guardResponse(new Headers(this.#headers));
+    r.#type = this.#type;
+    r.#url = this.#url;
+    r.#redirected = this.#redirected;
+    setBodySource(r, cloneBody(this));
+    return r;
+  }
+  get [SymbolToStringTag]() { return 'Response'; }
+}
+mixBody(Response.prototype);
+
+return { responseFromWire, Response };
+})

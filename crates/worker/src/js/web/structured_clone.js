@@ -1,0 +1,21 @@
+// structuredClone (HTML): V8's serializer, the one every boundary of this executor uses.
+(function (load) {
+'use strict';
+const { natives } = load('natives.js');
+const { DOMException } = load('web/dom_exception.js');
+const { TypeErrorCtor } = load('primordials.js');
+
+function structuredClone(value, options = undefined) {
+  if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'structuredClone': 1 argument required, but only 0 present.");
+  const transfer = options?.transfer;
+  if (transfer !== undefined && [...transfer].length > 0) {
+    throw new DOMException('structuredClone: transferring is not supported in this sandbox; the value is copied instead when `transfer` is omitted.', 'DataCloneError');
+  }
+  // A getter that throws while the value is read propagates its own exception.
+  const [ok, result] = natives.clone(value);
+  if (!ok) throw new DOMException(result, 'DataCloneError');
+  return result;
+}
+
+return { structuredClone };
+})
