@@ -8,8 +8,6 @@ const os = require('node:os');
 const { fault } = require('./errors');
 
 /**
- * @typedef {import('../index').IsolateExecutorOptions} IsolateExecutorOptions
- * @typedef {import('../index').ExecuteRequest} ExecuteRequest
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
  * @typedef {import('../index').Dispatch} Dispatch
  * @typedef {import('../native').NativeOptions} NativeOptions
