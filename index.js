@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 // @supolka/codemode-executor: run model-written JavaScript in fresh V8 isolates inside
 // supervised worker processes. See index.d.ts for the documented API.

@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 // Values cross to and from the sandbox with V8's own serializer, the one structuredClone uses.
 // The plain Serializer (not v8.serialize's DefaultSerializer) writes typed arrays natively
@@ -5,6 +6,10 @@
 
 const { Serializer, Deserializer } = require('node:v8');
 
+/**
+ * @param {unknown} value
+ * @returns {Buffer}
+ */
 function serialize(value) {
   const s = new Serializer();
   s.writeHeader();
@@ -12,6 +17,10 @@ function serialize(value) {
   return s.releaseBuffer();
 }
 
+/**
+ * @param {Uint8Array} buffer
+ * @returns {unknown}
+ */
 function deserialize(buffer) {
   const d = new Deserializer(buffer);
   d.readHeader();

@@ -1,10 +1,16 @@
+// @ts-check
 'use strict';
-// ExecutorError and the failure grammar as the addon declares it (one table, in Rust:
-// crates/protocol/src/failures.rs). This file only renders its templates.
+// ExecutorError and the failure grammar as the addon declares it (one table and one renderer, in
+// Rust: crates/protocol/src/failures.rs, reached through the addon's failureCatalog and
+// renderFailure).
 
 const { loadNative } = require('./native');
 
+/** @typedef {import('../native').FailureEntry} FailureEntry */
+
+/** @type {Map<string, FailureEntry> | null} */
 let catalog = null;
+/** @returns {Map<string, FailureEntry>} code -> entry */
 function failures() {
   if (!catalog) {
     catalog = new Map();
@@ -13,11 +19,16 @@ function failures() {
   return catalog;
 }
 
-/** Fills `{name}` placeholders of the code's text. */
+/**
+ * The code's text with its `{name}` placeholders filled (values as `String()` writes them).
+ * @param {string} code
+ * @param {Record<string, unknown>} [vars]
+ */
 function render(code, vars = {}) {
-  const entry = failures().get(code);
-  if (!entry) return `${code}`;
-  return entry.text.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
+  /** @type {Record<string, string>} */
+  const text = {};
+  for (const [name, value] of Object.entries(vars)) text[name] = String(value);
+  return loadNative().binding.renderFailure(code, text);
 }
 
 class ExecutorError extends Error {
@@ -34,8 +45,27 @@ class ExecutorError extends Error {
   }
 }
 
+/**
+ * The fault `code` with its rendered text.
+ * @param {string} code
+ * @param {Record<string, unknown>} [vars]
+ */
 function fault(code, vars) {
   return new ExecutorError(code, render(code, vars));
 }
 
-module.exports = { ExecutorError, fault, render, failures };
+/**
+ * An error the addon threw: its `code` is a failure code when it reports a fault (napi makes the
+ * Rust error's status the JS error's `code`), which becomes an ExecutorError; anything else is
+ * rethrown as it is.
+ * @param {unknown} e
+ * @returns {unknown}
+ */
+function fromNative(e) {
+  if (e instanceof Error && 'code' in e && typeof e.code === 'string' && failures().has(e.code)) {
+    return new ExecutorError(e.code, e.message);
+  }
+  return e;
+}
+
+module.exports = { ExecutorError, fault, fromNative, render, failures };

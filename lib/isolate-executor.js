@@ -1,85 +1,99 @@
+// @ts-check
 'use strict';
 // IsolateExecutor: the native executor. A pool of codemode-worker processes runs each program
-// in a fresh V8 isolate; this class validates input, routes tool calls to the host's dispatch,
-// and turns the pool's completions into outcomes.
+// in a fresh V8 isolate; this class validates input, routes tool calls to the host's dispatch
+// and routed fetches to the outbound policy, and turns the pool's completions into outcomes.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { loadNative } = require('./native');
-const { ExecutorError, fault, render } = require('./errors');
+const { ExecutorError, fault, fromNative, render } = require('./errors');
 const { serialize, deserialize } = require('./clone');
 const validate = require('./validate');
 
+/**
+ * @typedef {import('../index').Outcome} Outcome
+ * @typedef {import('../index').OutboundPolicy} OutboundPolicy
+ * @typedef {import('../index').Dispatch} Dispatch
+ * @typedef {import('../native').NativePool} NativePool
+ * @typedef {import('../native').NativeToolCall} NativeToolCall
+ * @typedef {import('../native').NativeFetchCall} NativeFetchCall
+ * @typedef {import('../native').NativeCompletion} NativeCompletion
+ * @typedef {import('../native').NativeWireResponse} NativeWireResponse
+ *
+ * An execution in flight.
+ * @typedef {object} Run
+ * @property {(outcome: Outcome) => void} resolve
+ * @property {(error: unknown) => void} reject
+ * @property {Dispatch | undefined} dispatch
+ * @property {OutboundPolicy | undefined} route the policy of a routed run
+ * @property {Promise<Outcome>} promise
+ */
+
 const CLOSE_GRACE_MS = 2000;
-const OUTBOUND_NATIVE = 0;
-const OUTBOUND_BLOCKED = 1;
-const OUTBOUND_ROUTED = 2;
-// The same bound the worker applies to tool arguments (crates/protocol limits).
-let TOOL_PAYLOAD_BYTES = 0;
 const noop = () => {};
 
 class IsolateExecutor {
+  /** @type {NativePool} */
   #native;
+  /** @type {import('./validate').ValidOptions} */
   #options;
-  #runs = new Map(); // execution id -> { resolve, reject, dispatch, promise }
+  /** The bound the pool holds tool payloads to (the worker applies it to arguments). */
+  #toolPayloadBytes;
+  /** @type {Map<number, Run>} execution id -> run */
+  #runs = new Map();
+  /** @type {ReturnType<typeof setInterval> | null} */
   #keepAlive = null;
   #closed = false;
+  /** @type {Promise<void> | 'done' | null} */
   #closing = null;
 
   /** @param {import('../index').IsolateExecutorOptions} [options] */
   constructor(options) {
-    const opts = validate.options(options);
     const { binding, dir } = loadNative();
-    TOOL_PAYLOAD_BYTES = binding.limits().toolPayloadBytes;
-    const workerPath = opts.workerPath ?? path.join(dir, 'codemode-worker');
-    if (!fs.existsSync(workerPath)) throw fault('WORKER_NOT_FOUND', { path: workerPath });
+    const opts = validate.options(options, path.join(dir, 'codemode-worker'));
+    if (!fs.existsSync(opts.workerPath)) throw fault('WORKER_NOT_FOUND', { path: opts.workerPath });
     this.#options = opts;
     try {
       this.#native = new binding.NativePool(
-        {
-          workers: opts.workers,
-          workerPath,
-          queueBound: opts.queueBound,
-          timeout: opts.timeout,
-          memoryLimit: opts.memoryLimit,
-        },
+        opts,
         (call) => this.#onToolCall(call),
         (call) => this.#onFetch(call),
         (done) => this.#onDone(done),
       );
     } catch (e) {
-      // The pool reports "CODE: text".
-      const m = /^([A-Z_]+): ([\s\S]*)$/.exec(e.message);
-      if (m) throw new ExecutorError(m[1], m[2]);
-      throw e;
+      throw fromNative(e);
     }
+    this.#toolPayloadBytes = this.#native.limits().toolPayloadBytes;
   }
 
   /**
    * @param {import('../index').ExecuteRequest} request
-   * @returns {Promise<import('../index').Outcome>}
+   * @returns {Promise<Outcome>}
    */
   execute(request) {
     if (this.#closed) return Promise.reject(fault('CLOSED'));
     let checked;
     try {
-      checked = validate.request(request);
+      checked = validate.request(request, this.#options.outbound);
     } catch (e) {
       return Promise.reject(e);
     }
-    const policy = 'outbound' in request ? request.outbound : this.#options.outbound;
-    checked.native.outbound = policy === undefined ? OUTBOUND_NATIVE : policy === null ? OUTBOUND_BLOCKED : OUTBOUND_ROUTED;
-    const accepted = this.#native.execute(checked.native);
-    if (accepted.id == null) {
-      return Promise.reject(new ExecutorError(accepted.faultCode, accepted.faultMessage));
+    let id;
+    try {
+      id = this.#native.execute(checked);
+    } catch (e) {
+      return Promise.reject(fromNative(e));
     }
-    let entry;
-    const promise = new Promise((resolve, reject) => {
-      entry = { resolve, reject, dispatch: checked.dispatch, outbound: typeof policy === 'function' ? policy : null };
+    let resolve = /** @type {Run['resolve']} */ (noop);
+    let reject = /** @type {Run['reject']} */ (noop);
+    /** @type {Promise<Outcome>} */
+    const promise = new Promise((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
-    entry.promise = promise;
     if (this.#runs.size === 0) this.#keepAlive = setInterval(noop, 1 << 30);
-    this.#runs.set(accepted.id, entry);
+    this.#runs.set(id, { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise });
     return promise;
   }
 
@@ -100,97 +114,112 @@ class IsolateExecutor {
     return this.#closing;
   }
 
+  /** @param {NativeToolCall} call */
   #onToolCall(call) {
-    const entry = this.#runs.get(call.id);
-    if (!entry) return;
-    const answer = (ok, payload) => this.#native.answerToolCall(call.id, call.callId, ok, payload);
-    const fail = (e) => answer(false, Buffer.from(e instanceof Error ? e.message : String(e)));
+    const run = this.#runs.get(call.id);
+    if (!run) return;
+    /** @param {unknown} e */
+    const fail = (e) => this.#native.rejectToolCall(call.id, call.callId, e instanceof Error ? e.message : String(e));
+    /** @param {unknown} value */
     const succeed = (value) => {
       let bytes;
       try {
         bytes = serialize(value);
       } catch (e) {
-        const text = render('TOOL_RESULT_NOT_CLONEABLE', { provider: call.provider, tool: call.tool, detail: e.message });
-        return answer(false, Buffer.from(text));
+        const detail = e instanceof Error ? e.message : String(e);
+        return fail(render('TOOL_RESULT_NOT_CLONEABLE', { provider: call.provider, tool: call.tool, detail }));
       }
-      if (bytes.length > TOOL_PAYLOAD_BYTES) {
-        const text = render('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: call.provider, tool: call.tool, size: bytes.length, limit: TOOL_PAYLOAD_BYTES });
-        return answer(false, Buffer.from(text));
+      if (bytes.length > this.#toolPayloadBytes) {
+        const text = render('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: call.provider, tool: call.tool, size: bytes.length, limit: this.#toolPayloadBytes });
+        return fail(text);
       }
-      answer(true, bytes);
+      this.#native.resolveToolCall(call.id, call.callId, bytes);
     };
     let returned;
     try {
-      const args = deserialize(call.args);
-      returned = entry.dispatch({ provider: call.provider, tool: call.tool, args });
+      const args = /** @type {unknown[]} */ (deserialize(call.args)); // the worker sends the arguments array
+      // A run with providers has a dispatch (validate.request); the pool only calls their tools.
+      returned = /** @type {Dispatch} */ (run.dispatch)({ provider: call.provider, tool: call.tool, args });
     } catch (e) {
       return fail(e);
     }
-    if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
+    if (returned !== null && typeof returned === 'object' && typeof /** @type {{ then?: unknown }} */ (returned).then === 'function') {
       Promise.resolve(returned).then(succeed, fail);
     } else {
       succeed(returned);
     }
   }
 
+  /**
+   * A fetch of a routed run: the pool performs native ones itself, and a blocked run's fetch
+   * rejects inside the sandbox.
+   * @param {NativeFetchCall} call
+   */
   #onFetch(call) {
-    const entry = this.#runs.get(call.id);
-    if (!entry) return;
-    const reject = (message) => this.#native.answerFetch(call.id, call.callId, undefined, message);
-    if (!entry.outbound) return reject(render('NETWORK_CLOSED'));
-    const request = {
-      method: call.method,
-      url: call.url,
-      headers: call.headers.map(([k, v]) => [k, v]),
-      body: call.body ? call.body.buffer.slice(call.body.byteOffset, call.body.byteOffset + call.body.byteLength) : null,
-    };
+    const run = this.#runs.get(call.id);
+    if (!run) return;
+    /** @param {string} message */
+    const reject = (message) => this.#native.rejectFetch(call.id, call.callId, message);
+    const route = /** @type {OutboundPolicy} */ (run.route);
+    // An addon Buffer's memory is a plain ArrayBuffer, never shared.
+    const body = call.body ? /** @type {ArrayBuffer} */ (call.body.buffer.slice(call.body.byteOffset, call.body.byteOffset + call.body.byteLength)) : null;
+    const request = { method: call.method, url: call.url, headers: call.headers, body };
     Promise.resolve()
-      .then(() => entry.outbound(request))
+      .then(() => route(request))
       .then(
         (response) => {
           const checked = checkWireResponse(response);
           if (typeof checked === 'string') {
             return reject(render('OUTBOUND_INVALID_RESPONSE', { url: call.url, detail: checked }));
           }
-          this.#native.answerFetch(call.id, call.callId, checked, undefined);
+          this.#native.resolveFetch(call.id, call.callId, checked);
         },
         (e) => reject(e instanceof Error ? e.message : String(e)),
       );
   }
 
+  /** @param {NativeCompletion} done */
   #onDone(done) {
-    const entry = this.#runs.get(done.id);
-    if (!entry) return;
+    const run = this.#runs.get(done.id);
+    if (!run) return;
     this.#runs.delete(done.id);
     if (this.#runs.size === 0 && this.#keepAlive) {
       clearInterval(this.#keepAlive);
       this.#keepAlive = null;
     }
-    if (done.faultCode) {
-      entry.reject(new ExecutorError(done.faultCode, done.faultMessage));
+    if (done.fault) {
+      run.reject(new ExecutorError(done.fault.code, done.fault.message));
       return;
     }
-    const outcome = { result: undefined, logs: done.logs, stats: done.stats };
-    if (done.errorCode) {
-      outcome.error = { code: done.errorCode, message: done.errorMessage };
-    } else if (done.result) {
+    // A completion holds either a fault or an outcome.
+    const ended = /** @type {import('../native').NativeOutcome} */ (done.outcome);
+    /** @type {Outcome} */
+    const outcome = { result: undefined, logs: ended.logs, stats: ended.stats };
+    if (ended.error) {
+      outcome.error = ended.error;
+    } else if (ended.result) {
       try {
-        outcome.result = deserialize(done.result);
+        outcome.result = deserialize(ended.result);
       } catch (e) {
-        outcome.error = { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail: e.message }) };
+        const detail = e instanceof Error ? e.message : String(e);
+        outcome.error = { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail }) };
       }
     }
-    entry.resolve(outcome);
+    run.resolve(outcome);
   }
 }
 
 module.exports = { IsolateExecutor };
 
-/** The policy's answer as the addon takes it, or a description of what is wrong with it. */
+/**
+ * The policy's answer as the addon takes it, or a description of what is wrong with it.
+ * @param {unknown} r
+ * @returns {NativeWireResponse | string}
+ */
 function checkWireResponse(r) {
   if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
-  const { status, statusText = '', headers = [], body = null } = r;
-  if (!Number.isInteger(status) || status < 100 || status > 599) return '`status` must be an integer from 100 to 599';
+  const { status, statusText = '', headers = [], body = null } = /** @type {Record<string, unknown>} */ (r);
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return '`status` must be an integer from 100 to 599';
   if (typeof statusText !== 'string') return '`statusText` must be a string';
   if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
     return '`headers` must be an array of [name, value] string pairs';
@@ -200,5 +229,5 @@ function checkWireResponse(r) {
   else if (body instanceof ArrayBuffer) bytes = Buffer.from(body);
   else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   else return '`body` must be an ArrayBuffer or null';
-  return { status, statusText, headers: headers.map(([k, v]) => [k, v]), body: bytes };
+  return { status, statusText, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
 }

@@ -1,10 +1,31 @@
+// @ts-check
 'use strict';
 // Option and request validation: a bad field is an INVALID_OPTION / INVALID_REQUEST fault that
-// names the field, what was wrong, and what is allowed.
+// names the field, what was wrong, and what is allowed. What passes is already in the shape the
+// addon takes (NativeOptions, NativeRequest in native.d.ts), the outbound mode resolved.
 
 const os = require('node:os');
 const { fault } = require('./errors');
 
+/**
+ * @typedef {import('../index').OutboundPolicy} OutboundPolicy
+ * @typedef {import('../index').Dispatch} Dispatch
+ * @typedef {import('../native').NativeOptions} NativeOptions
+ * @typedef {import('../native').NativeRequest} NativeRequest
+ * @typedef {import('../native').NativeProvider} NativeProvider
+ * @typedef {import('../native').OutboundMode} OutboundMode
+ * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
+ *
+ * The executor's options: what the pool takes, plus what stays on the host side.
+ * @typedef {NativeOptions & { outbound: OutboundPolicy | null | undefined, handlesIdleTimeout: number }} ValidOptions
+ *
+ * One execution: the request the pool takes, plus the host-side functions that answer its tool
+ * calls (`dispatch`) and, when `outbound` is `routed`, its fetches (`route`). The addon reads the
+ * NativeRequest fields only.
+ * @typedef {NativeRequest & { dispatch: Dispatch | undefined, route: OutboundPolicy | undefined }} ValidRequest
+ */
+
+/** @type {Record<string, [number, number]>} */
 const LIMITS = {
   workers: [1, 256],
   queueBound: [0, 1_000_000],
@@ -26,6 +47,7 @@ const RESERVED = new Set([
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
+/** @param {unknown} v */
 function describe(v) {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
@@ -35,6 +57,14 @@ function describe(v) {
   return `${typeof v} ${String(v)}`;
 }
 
+/**
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {unknown} value
+ * @param {[number, number]} range
+ * @param {string} [unit]
+ * @returns {number}
+ */
 function integerIn(kind, field, value, [min, max], unit = '') {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw fault(kind, {
@@ -46,8 +76,15 @@ function integerIn(kind, field, value, [min, max], unit = '') {
   return value;
 }
 
+/**
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {unknown} value
+ * @returns {OutboundPolicy | null | undefined}
+ */
 function checkOutbound(kind, field, value) {
-  if (value === undefined || value === null || typeof value === 'function') return value;
+  if (value === undefined || value === null) return value;
+  if (typeof value === 'function') return /** @type {OutboundPolicy} */ (value);
   throw fault(kind, {
     field,
     problem: `got ${describe(value)}`,
@@ -55,6 +92,12 @@ function checkOutbound(kind, field, value) {
   });
 }
 
+/**
+ * @param {Kind} kind
+ * @param {object} obj
+ * @param {string[]} known
+ * @param {string} what
+ */
 function unknownKeys(kind, obj, known, what) {
   for (const key of Object.keys(obj)) {
     if (!known.includes(key)) {
@@ -69,13 +112,21 @@ function unknownKeys(kind, obj, known, what) {
 
 const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'workerPath'];
 
-function options(input) {
+/**
+ * @param {unknown} given the constructor's argument
+ * @param {string} defaultWorkerPath where the worker binary is when neither `workerPath` nor
+ *   CODEMODE_WORKER_PATH says
+ * @returns {ValidOptions}
+ */
+function options(given, defaultWorkerPath) {
   const kind = 'INVALID_OPTION';
-  if (input === undefined) input = {};
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw fault(kind, { field: 'options', problem: `got ${describe(input)}`, allowed: 'an object or nothing' });
+  if (given === undefined) given = {};
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object or nothing' });
   }
-  unknownKeys(kind, input, OPTION_KEYS, 'IsolateExecutor options');
+  unknownKeys(kind, given, OPTION_KEYS, 'IsolateExecutor options');
+  const input = /** @type {Record<string, unknown>} */ (given);
+  /** @type {ValidOptions} */
   const o = {
     workers: Math.min(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length, 256),
     queueBound: 1024,
@@ -83,9 +134,9 @@ function options(input) {
     memoryLimit: 128,
     handlesIdleTimeout: 300_000,
     outbound: undefined,
-    workerPath: process.env.CODEMODE_WORKER_PATH || undefined,
+    workerPath: process.env.CODEMODE_WORKER_PATH || defaultWorkerPath,
   };
-  for (const key of ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout']) {
+  for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
     if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], LIMITS[key], key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
   }
   if ('outbound' in input) o.outbound = checkOutbound(kind, 'outbound', input.outbound);
@@ -100,16 +151,23 @@ function options(input) {
 
 const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles'];
 
-/** Returns the native request (and the dispatch) for a valid request. */
-function request(input) {
+/**
+ * @param {unknown} given `execute`'s argument
+ * @param {OutboundPolicy | null | undefined} executorOutbound the executor's policy, for a
+ *   request without `outbound`
+ * @returns {ValidRequest}
+ */
+function request(given, executorOutbound) {
   const kind = 'INVALID_REQUEST';
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw fault(kind, { field: 'request', problem: `got ${describe(input)}`, allowed: 'an object { code, modules?, providers?, dispatch?, timeout?, memoryLimit?, outbound? }' });
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw fault(kind, { field: 'request', problem: `got ${describe(given)}`, allowed: 'an object { code, modules?, providers?, dispatch?, timeout?, memoryLimit?, outbound? }' });
   }
-  unknownKeys(kind, input, REQUEST_KEYS, 'an execute request');
+  unknownKeys(kind, given, REQUEST_KEYS, 'an execute request');
+  const input = /** @type {Record<string, unknown>} */ (given);
   if (typeof input.code !== 'string') {
     throw fault(kind, { field: 'code', problem: `got ${describe(input.code)}`, allowed: 'a string holding one expression that evaluates to a function' });
   }
+  /** @type {[string, string][]} */
   const modules = [];
   if (input.modules !== undefined) {
     const m = input.modules;
@@ -120,34 +178,37 @@ function request(input) {
       if (typeof source !== 'string') {
         throw fault(kind, { field: `modules[${JSON.stringify(spec)}]`, problem: `got ${describe(source)}`, allowed: 'ES module source as a string' });
       }
-      modules.push(spec, source);
+      modules.push([spec, source]);
     }
   }
+  /** @type {NativeProvider[]} */
   const providers = [];
   if (input.providers !== undefined) {
     if (!Array.isArray(input.providers)) {
       throw fault(kind, { field: 'providers', problem: `got ${describe(input.providers)}`, allowed: "an array of { name, tools: string[] | '*' }" });
     }
     const seen = new Set();
-    input.providers.forEach((p, i) => {
+    input.providers.forEach((/** @type {unknown} */ p, /** @type {number} */ i) => {
       const field = `providers[${i}]`;
       if (p === null || typeof p !== 'object') {
         throw fault(kind, { field, problem: `got ${describe(p)}`, allowed: "{ name, tools: string[] | '*' }" });
       }
-      if (typeof p.name !== 'string' || !IDENTIFIER.test(p.name) || RESERVED.has(p.name)) {
-        throw fault(kind, { field: `${field}.name`, problem: `got ${describe(p.name)}`, allowed: 'a JavaScript identifier that is not a runtime global (console, fetch, Math, ...)' });
+      const { name, tools: listed } = /** @type {{ name?: unknown, tools?: unknown }} */ (p);
+      if (typeof name !== 'string' || !IDENTIFIER.test(name) || RESERVED.has(name)) {
+        throw fault(kind, { field: `${field}.name`, problem: `got ${describe(name)}`, allowed: 'a JavaScript identifier that is not a runtime global (console, fetch, Math, ...)' });
       }
-      if (seen.has(p.name)) {
-        throw fault(kind, { field: `${field}.name`, problem: `"${p.name}" is declared twice`, allowed: 'each provider name once' });
+      if (seen.has(name)) {
+        throw fault(kind, { field: `${field}.name`, problem: `"${name}" is declared twice`, allowed: 'each provider name once' });
       }
-      seen.add(p.name);
+      seen.add(name);
+      /** @type {string[] | undefined} */
       let tools;
-      if (p.tools === '*') tools = undefined; // an open list
-      else if (Array.isArray(p.tools) && p.tools.every((t) => typeof t === 'string')) tools = p.tools;
+      if (listed === '*') tools = undefined; // an open list
+      else if (Array.isArray(listed) && listed.every((t) => typeof t === 'string')) tools = listed;
       else {
-        throw fault(kind, { field: `${field}.tools`, problem: `got ${describe(p.tools)}`, allowed: "an array of tool names, or '*' for an open list" });
+        throw fault(kind, { field: `${field}.tools`, problem: `got ${describe(listed)}`, allowed: "an array of tool names, or '*' for an open list" });
       }
-      providers.push({ name: p.name, tools });
+      providers.push({ name, tools });
     });
   }
   if (providers.length > 0 && typeof input.dispatch !== 'function') {
@@ -156,14 +217,18 @@ function request(input) {
   if (input.dispatch !== undefined && typeof input.dispatch !== 'function') {
     throw fault(kind, { field: 'dispatch', problem: `got ${describe(input.dispatch)}`, allowed: 'a function ({ provider, tool, args }) => value | Promise<value>' });
   }
-  const native = { code: input.code, modules, providers, timeout: undefined, memoryLimit: undefined };
-  if (input.timeout !== undefined) native.timeout = integerIn(kind, 'timeout', input.timeout, LIMITS.timeout, ' (ms)');
-  if (input.memoryLimit !== undefined) native.memoryLimit = integerIn(kind, 'memoryLimit', input.memoryLimit, LIMITS.memoryLimit, ' (MiB)');
-  if ('outbound' in input) checkOutbound(kind, 'outbound', input.outbound);
+  const dispatch = /** @type {Dispatch | undefined} */ (input.dispatch);
+  const timeout = input.timeout === undefined ? undefined : integerIn(kind, 'timeout', input.timeout, LIMITS.timeout, ' (ms)');
+  const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, LIMITS.memoryLimit, ' (MiB)');
+  // Present, even as undefined, the request's policy wins over the executor's.
+  const policy = 'outbound' in input ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
   if (input.retainHandles !== undefined && input.retainHandles !== false) {
     throw fault(kind, { field: 'retainHandles', problem: 'retained handles are not available in this release', allowed: 'false or omitted' });
   }
-  return { native, dispatch: input.dispatch };
+  /** @type {OutboundMode} */
+  const outbound = policy === undefined ? 'native' : policy === null ? 'blocked' : 'routed';
+  const route = policy ?? undefined;
+  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, dispatch, route };
 }
 
 module.exports = { options, request };

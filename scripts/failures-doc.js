@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 // Writes docs/failures.md from the addon's failure catalog (crates/protocol/src/failures.rs), so
 // the table and the code cannot drift; __test__/failures.test.mjs checks the file against it.
@@ -5,7 +6,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { failureCatalog } = require('..');
 
-const esc = (s) => s.replace(/\|/g, '\\|');
+const esc = (/** @type {string} */ s) => s.replace(/\|/g, '\\|');
 const rows = failureCatalog().map(
   (e) => `| \`${e.code}\` | ${e.kind} | ${e.retryable ? 'yes' : 'no'} | ${esc(e.when)} | ${esc(e.text)} |`,
 );

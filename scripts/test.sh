@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Every test: the Rust unit tests (protocol, pool, worker), the vitest suites, which drive real
-# worker processes through the built addon, and the differential testbed against the real
-# DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test does).
+# Every test: the type check of the JS host library against the addon's declarations (tsc, with
+# native.d.ts from the build), the Rust unit tests (protocol, pool, worker), the vitest suites,
+# which drive real worker processes through the built addon, and the differential testbed
+# against the real DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
+npx tsc -p tsconfig.check.json
 # The addon crate is a cdylib that only links inside Node, so its logic is tested from vitest.
 cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker
 npx vitest run

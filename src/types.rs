@@ -1,0 +1,315 @@
+//! The JS shapes of the pool's types, each with its `From` conversion into or out of the pool
+//! core. `lib/validate.js` builds the inbound shapes (`NativeOptions`, `NativeRequest`), so what
+//! it returns is what crosses; the outbound shapes are what `lib/isolate-executor.js` receives.
+
+use std::path::PathBuf;
+
+use codemode_pool::protocol::{
+    self, Failure, LogEntry, Outbound, ProviderDecl, RunError, RunOutcome, RunStats, WireResponse,
+};
+use codemode_pool::{ExecSpec, FetchCall, PoolOptions, ToolCall};
+use napi::bindgen_prelude::Buffer;
+use napi_derive::napi;
+
+/// How a run's `fetch` reaches the network; `lib/validate.js` resolves it from the request's
+/// `outbound`, else the executor's (omitted: native, `null`: blocked, a function: routed).
+#[napi(string_enum = "lowercase")]
+pub enum OutboundMode {
+    Native,
+    Blocked,
+    Routed,
+}
+
+impl From<OutboundMode> for Outbound {
+    fn from(mode: OutboundMode) -> Self {
+        match mode {
+            OutboundMode::Native => Outbound::Native,
+            OutboundMode::Blocked => Outbound::Blocked,
+            OutboundMode::Routed => Outbound::Routed,
+        }
+    }
+}
+
+/// The pool's options, validated (ranges and defaults) by `lib/validate.js`.
+#[napi(object)]
+pub struct NativeOptions {
+    pub workers: u32,
+    pub worker_path: String,
+    pub queue_bound: u32,
+    /// Milliseconds.
+    pub timeout: u32,
+    /// MiB.
+    pub memory_limit: u32,
+}
+
+impl From<NativeOptions> for PoolOptions {
+    fn from(o: NativeOptions) -> Self {
+        PoolOptions {
+            workers: o.workers.max(1) as usize,
+            worker_path: PathBuf::from(o.worker_path),
+            queue_bound: o.queue_bound as usize,
+            timeout_ms: u64::from(o.timeout.max(1)),
+            memory_limit_mib: o.memory_limit,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct NativeProvider {
+    pub name: String,
+    /// Absent for an open list (`'*'`).
+    pub tools: Option<Vec<String>>,
+}
+
+impl From<NativeProvider> for ProviderDecl {
+    fn from(p: NativeProvider) -> Self {
+        ProviderDecl {
+            name: p.name,
+            tools: p.tools,
+        }
+    }
+}
+
+/// One execution, validated by `lib/validate.js`.
+#[napi(object)]
+pub struct NativeRequest {
+    pub code: String,
+    /// `[specifier, source]` pairs, as `Object.entries` gives them.
+    pub modules: Vec<(String, String)>,
+    pub providers: Vec<NativeProvider>,
+    /// Milliseconds; absent: the executor's.
+    pub timeout: Option<u32>,
+    /// MiB; absent: the executor's.
+    pub memory_limit: Option<u32>,
+    pub outbound: OutboundMode,
+}
+
+impl From<NativeRequest> for ExecSpec {
+    fn from(r: NativeRequest) -> Self {
+        ExecSpec {
+            code: r.code,
+            modules: r.modules,
+            providers: r.providers.into_iter().map(ProviderDecl::from).collect(),
+            timeout_ms: r.timeout.map(|t| u64::from(t.max(1))),
+            memory_limit_mib: r.memory_limit,
+            outbound: r.outbound.into(),
+        }
+    }
+}
+
+#[napi(string_enum = "lowercase")]
+pub enum LogLevel {
+    Log,
+    Info,
+    Warn,
+    Error,
+    Debug,
+}
+
+impl From<protocol::LogLevel> for LogLevel {
+    fn from(level: protocol::LogLevel) -> Self {
+        match level {
+            protocol::LogLevel::Log => LogLevel::Log,
+            protocol::LogLevel::Info => LogLevel::Info,
+            protocol::LogLevel::Warn => LogLevel::Warn,
+            protocol::LogLevel::Error => LogLevel::Error,
+            protocol::LogLevel::Debug => LogLevel::Debug,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct NativeLog {
+    pub level: LogLevel,
+    pub message: String,
+}
+
+impl From<LogEntry> for NativeLog {
+    fn from(l: LogEntry) -> Self {
+        NativeLog {
+            level: l.level.into(),
+            message: l.message,
+        }
+    }
+}
+
+/// What a run used (see `RunStats`), in the units the public `RunStats` documents.
+#[napi(object)]
+pub struct NativeStats {
+    pub wall_ms: f64,
+    pub cpu_ms: f64,
+    pub heap_peak_bytes: f64,
+    pub buffers_peak_bytes: f64,
+    pub tool_calls: u32,
+}
+
+impl From<RunStats> for NativeStats {
+    fn from(s: RunStats) -> Self {
+        NativeStats {
+            wall_ms: s.wall_us as f64 / 1000.0,
+            cpu_ms: s.cpu_us as f64 / 1000.0,
+            heap_peak_bytes: s.heap_peak as f64,
+            buffers_peak_bytes: s.buffers_peak as f64,
+            tool_calls: s.tool_calls,
+        }
+    }
+}
+
+/// A code with its rendered text: a program failure (`NativeOutcome.error`) or an executor
+/// fault (`NativeCompletion.fault`).
+#[napi(object)]
+pub struct NativeFailure {
+    pub code: String,
+    pub message: String,
+}
+
+impl From<RunError> for NativeFailure {
+    fn from(e: RunError) -> Self {
+        NativeFailure {
+            code: e.code,
+            message: e.message,
+        }
+    }
+}
+
+impl From<Failure> for NativeFailure {
+    fn from(f: Failure) -> Self {
+        NativeFailure {
+            code: f.code.as_str().into(),
+            message: f.message,
+        }
+    }
+}
+
+/// How a run ended; `result` is V8-serialized, absent when `error` is set.
+#[napi(object)]
+pub struct NativeOutcome {
+    pub result: Option<Buffer>,
+    pub error: Option<NativeFailure>,
+    pub logs: Vec<NativeLog>,
+    pub stats: NativeStats,
+}
+
+impl From<RunOutcome> for NativeOutcome {
+    fn from(o: RunOutcome) -> Self {
+        NativeOutcome {
+            result: o.result.map(Buffer::from),
+            error: o.error.map(NativeFailure::from),
+            logs: o.logs.into_iter().map(NativeLog::from).collect(),
+            stats: o.stats.into(),
+        }
+    }
+}
+
+/// An execution's end: `{ id, outcome }`, or `{ id, fault }` when the executor could not run it.
+#[napi(object)]
+pub struct NativeCompletion {
+    pub id: i64,
+    pub outcome: Option<NativeOutcome>,
+    pub fault: Option<NativeFailure>,
+}
+
+impl From<(u64, Result<RunOutcome, Failure>)> for NativeCompletion {
+    fn from((id, result): (u64, Result<RunOutcome, Failure>)) -> Self {
+        let (outcome, fault) = match result {
+            Ok(o) => (Some(o.into()), None),
+            Err(f) => (None, Some(f.into())),
+        };
+        NativeCompletion {
+            id: id as i64,
+            outcome,
+            fault,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct NativeToolCall {
+    pub id: i64,
+    pub call_id: u32,
+    pub provider: String,
+    pub tool: String,
+    /// The V8-serialized arguments array.
+    pub args: Buffer,
+}
+
+impl From<ToolCall> for NativeToolCall {
+    fn from(c: ToolCall) -> Self {
+        NativeToolCall {
+            id: c.exec_id as i64,
+            call_id: c.call_id,
+            provider: c.provider,
+            tool: c.tool,
+            args: c.args.into(),
+        }
+    }
+}
+
+/// A routed fetch, for the host's outbound policy.
+#[napi(object)]
+pub struct NativeFetchCall {
+    pub id: i64,
+    pub call_id: u32,
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Buffer>,
+}
+
+impl From<FetchCall> for NativeFetchCall {
+    fn from(c: FetchCall) -> Self {
+        NativeFetchCall {
+            id: c.exec_id as i64,
+            call_id: c.call_id,
+            method: c.request.method,
+            url: c.request.url,
+            headers: c.request.headers,
+            body: c.request.body.map(Buffer::from),
+        }
+    }
+}
+
+/// The outbound policy's answer, checked against the wire shape by `lib/isolate-executor.js`.
+#[napi(object)]
+pub struct NativeWireResponse {
+    pub status: u32,
+    pub status_text: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Buffer>,
+}
+
+impl From<NativeWireResponse> for WireResponse {
+    fn from(r: NativeWireResponse) -> Self {
+        WireResponse {
+            status: r.status.min(u32::from(u16::MAX)) as u16,
+            status_text: r.status_text,
+            headers: r.headers,
+            body: r.body.map(|b| b.to_vec()),
+            url: String::new(),
+            redirected: false,
+        }
+    }
+}
+
+/// The output bounds, for the host side (which bounds what it sends back).
+#[napi(object)]
+pub struct NativeLimits {
+    pub log_entries: u32,
+    pub log_bytes: u32,
+    pub log_entry_bytes: u32,
+    pub result_bytes: u32,
+    pub tool_payload_bytes: u32,
+}
+
+impl NativeLimits {
+    pub fn current() -> Self {
+        use protocol::limits as l;
+        NativeLimits {
+            log_entries: l::LOG_ENTRIES as u32,
+            log_bytes: l::LOG_BYTES as u32,
+            log_entry_bytes: l::LOG_ENTRY_BYTES as u32,
+            result_bytes: l::RESULT_BYTES as u32,
+            tool_payload_bytes: l::TOOL_PAYLOAD_BYTES as u32,
+        }
+    }
+}
