@@ -10,6 +10,7 @@
 //! Callers get results through a completion callback, which fits napi threadsafe functions
 //! and socket writers alike.
 
+mod handles;
 mod input;
 mod outbound;
 mod supervisor;
@@ -27,6 +28,7 @@ use codemode_protocol::{
 };
 
 pub use codemode_protocol as protocol;
+pub use handles::{CloseReason, InvokeDone};
 
 /// How long a worker may take to confirm a cancelled run before it is killed and replaced.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(1000);
@@ -38,6 +40,8 @@ pub struct PoolOptions {
     pub queue_bound: usize,
     pub timeout_ms: u64,
     pub memory_limit_mib: u32,
+    /// How long a retained execution lives without an invocation.
+    pub handles_idle_timeout_ms: u64,
 }
 
 /// One execution as the caller describes it; `None` fields take the pool's defaults.
@@ -50,6 +54,8 @@ pub struct ExecSpec {
     pub memory_limit_mib: Option<u32>,
     /// How the run's `fetch` reaches the network (the caller resolves its default).
     pub outbound: Outbound,
+    /// Keep the isolate when the program returns a request handler (docs/handles.md).
+    pub retain_handles: bool,
 }
 
 /// A tool call from a running program, for the host to answer with
@@ -79,6 +85,24 @@ pub trait Host: Send + Sync + 'static {
     fn tool_call(&self, call: ToolCall);
     /// A routed `fetch`; called on a pool thread, must not block.
     fn fetch(&self, call: FetchCall);
+    /// A retained execution this host started has ended, for `reason`; called once per
+    /// execution, on a pool thread, and must not block.
+    fn handles_closed(&self, _execution_id: &str, _reason: CloseReason) {}
+}
+
+/// What the pool holds right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PoolStats {
+    /// Live worker processes.
+    pub workers: usize,
+    /// Workers with a prepared isolate and nothing to do.
+    pub idle: usize,
+    /// Executions running (retained ones not counted).
+    pub running: usize,
+    /// Executions waiting for a worker.
+    pub queued: usize,
+    /// Retained executions: each holds a worker until it ends.
+    pub retained: usize,
 }
 
 /// Receives the execution id and how it ended, exactly once.
@@ -125,6 +149,11 @@ struct State {
     idle: VecDeque<u64>,
     queue: VecDeque<Job>,
     running: HashMap<u64, Running>,
+    /// Retained executions by execution id (the UUID the worker minted), and that id by the
+    /// pool's execution number.
+    retained: HashMap<String, handles::Retained>,
+    retained_ids: HashMap<u64, String>,
+    next_invoke: u64,
 }
 
 struct Inner {
@@ -194,6 +223,7 @@ impl Pool {
             providers: spec.providers,
             memory_limit_mib: spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib),
             outbound: spec.outbound,
+            retain_handles: spec.retain_handles,
         })
         .encode();
         let mut st = self.inner.lock();
@@ -239,6 +269,37 @@ impl Pool {
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with).
     pub fn answer_fetch(&self, exec_id: u64, call_id: u32, result: Result<WireResponse, String>) {
         supervisor::answer_fetch(&self.inner, exec_id, call_id, result);
+    }
+
+    /// Invokes handle `handle` of retained execution `execution_id` with `request`; the answer
+    /// arrives through `done`. Refused at once: an execution that holds no handles
+    /// (`HANDLES_CLOSED`), a name outside its grant (`HANDLE_NOT_FOUND`).
+    pub fn invoke_handle(
+        &self,
+        execution_id: &str,
+        handle: &str,
+        request: WireRequest,
+        done: InvokeDone,
+    ) -> Result<(), Failure> {
+        handles::invoke(&self.inner, execution_id, handle, request, done)
+    }
+
+    /// Ends retained execution `execution_id` (its worker disposes the isolate and returns to
+    /// rotation); `HANDLES_CLOSED` when it holds no handles.
+    pub fn close_handles(&self, execution_id: &str) -> Result<(), Failure> {
+        handles::close(&self.inner, execution_id)
+    }
+
+    /// Counts of workers and executions.
+    pub fn stats(&self) -> PoolStats {
+        let st = self.inner.lock();
+        PoolStats {
+            workers: st.workers.len(),
+            idle: st.idle.len(),
+            running: st.running.len(),
+            queued: st.queue.len(),
+            retained: st.retained.len(),
+        }
     }
 
     /// Process ids of the live workers (for supervision and tests).

@@ -13,6 +13,7 @@ use codemode_protocol::{
     WireResponse, WorkerMsg, CONTROL_FD, PROTOCOL_VERSION,
 };
 
+use crate::handles;
 use crate::{Completion, FetchCall, Inner, Running, State, ToolCall, WorkerSlot};
 
 /// A close-on-exec pipe: (read end, write end).
@@ -127,7 +128,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         };
         slot.exec = Some(job.exec_id);
         // A closed channel means the worker is going; its reader thread reports the run lost.
-        let _ = slot.input.send(job.frame);
+        slot.input.send(job.frame);
         st.running.insert(
             job.exec_id,
             Running {
@@ -199,16 +200,39 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
                     });
                 }
             }
-            WorkerMsg::Done { exec_id, outcome } => {
+            WorkerMsg::Invoked {
+                exec_id,
+                invoke_id,
+                result,
+            } => handles::invoked(&inner, exec_id, invoke_id, result),
+            WorkerMsg::Done {
+                exec_id,
+                mut outcome,
+            } => {
                 let finished = {
                     let mut st = inner.lock();
                     let run = st.running.remove(&exec_id);
-                    // Free, but not idle until its next isolate is prepared (Ready): a run
-                    // queued now goes to a worker that can start it at once, if there is one.
-                    if let Some(slot) = st.workers.get_mut(&key) {
-                        slot.exec = None;
+                    match (run, outcome.grant.take()) {
+                        // The isolate is retained: the worker's slot stays taken.
+                        (Some(run), Some(grant)) if run.cancelled_at.is_none() => {
+                            outcome.grant = Some(grant.clone());
+                            handles::grant(&mut st, exec_id, &run, grant);
+                            Some(run)
+                        }
+                        (run, grant) => {
+                            // Free, but not idle until its next isolate is prepared (Ready): a
+                            // run queued now goes to a worker that can start it at once.
+                            if let Some(slot) = st.workers.get_mut(&key) {
+                                slot.exec = None;
+                                if grant.is_some() {
+                                    // Granted as the deadline passed: nobody gets the handles.
+                                    let close = HostMsg::CloseHandles { exec_id };
+                                    slot.input.send(close.encode());
+                                }
+                            }
+                            run
+                        }
                     }
-                    run
                 };
                 if let Some(run) = finished {
                     let mut outcome = match run.cancelled_at {
@@ -241,9 +265,22 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
 fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequest) {
     let found = {
         let st = inner.lock();
-        st.running
-            .get(&exec_id)
-            .map(|r| (r.outbound, r.host.clone(), r.deadline))
+        match st.running.get(&exec_id) {
+            Some(r) => Some((r.outbound, r.host.clone(), r.deadline)),
+            // A retained execution's fetch (from a handler or a timer): bounded by the
+            // invocation in flight, else by one time bound from now.
+            None => st
+                .retained_ids
+                .get(&exec_id)
+                .and_then(|id| st.retained.get(id))
+                .map(|r| {
+                    let deadline = r.current.as_ref().map_or_else(
+                        || Instant::now() + Duration::from_millis(r.timeout_ms),
+                        |c| c.deadline,
+                    );
+                    (r.outbound, r.host.clone(), deadline)
+                }),
+        }
     };
     let Some((outbound, host, deadline)) = found else {
         return;
@@ -279,19 +316,31 @@ fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequ
     }
 }
 
-/// Writes a fetch answer to the worker running `exec_id`, if it still runs it.
+/// Writes a fetch answer to the worker running `exec_id` (or retaining it), if it still does.
 pub(crate) fn answer_fetch(
     inner: &Inner,
     exec_id: u64,
     call_id: u32,
     result: Result<WireResponse, String>,
 ) {
-    let msg = HostMsg::FetchResult {
+    let frame = HostMsg::FetchResult {
         exec_id,
         call_id,
         result,
+    }
+    .encode();
+    let st = inner.lock();
+    let worker = match st.running.get(&exec_id) {
+        Some(run) => Some(run.worker),
+        None => st
+            .retained_ids
+            .get(&exec_id)
+            .and_then(|id| st.retained.get(id))
+            .map(|r| r.worker),
     };
-    send_to_run(inner, exec_id, &msg);
+    if let Some(w) = worker.and_then(|w| st.workers.get(&w)) {
+        w.input.send(frame);
+    }
 }
 
 /// Writes `msg` to the worker running `exec_id`. A run that already ended gets nothing (no one
@@ -303,7 +352,7 @@ pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, msg: &HostMsg) {
         return;
     };
     if let Some(w) = st.workers.get(&run.worker) {
-        let _ = w.input.send(frame);
+        w.input.send(frame);
     }
 }
 
@@ -317,25 +366,30 @@ fn mark_idle(inner: &Inner, key: u64) {
 }
 
 fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<ExitStatus>) {
+    let detail = why.unwrap_or_else(|| describe_exit(status));
+    let failure = FailureCode::WorkerLost.failure(&[("detail", &detail)]);
+    let mut settles = Vec::new();
     let (lost, replace) = {
         let mut st = inner.lock();
         let slot = st.workers.remove(&key);
         st.idle.retain(|k| *k != key);
-        let lost = slot
-            .and_then(|s| s.exec)
-            .and_then(|id| st.running.remove(&id).map(|r| (id, r)));
+        let held = slot.and_then(|s| s.exec);
+        if let Some(exec_id) = held {
+            handles::worker_lost(inner, &mut st, exec_id, &failure, &mut settles);
+        }
+        let lost = held.and_then(|id| st.running.remove(&id).map(|r| (id, r)));
         let replace = !st.stopping;
         inner.changed.notify_all();
         (lost, replace)
     };
+    handles::run_all(settles);
     if let Some((exec_id, run)) = lost {
         let result = if run.cancelled_at.is_some() {
             let mut outcome = timed_out(run.timeout_ms, Vec::new());
             outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
             Ok(outcome)
         } else {
-            let detail = why.unwrap_or_else(|| describe_exit(status));
-            Err(FailureCode::WorkerLost.failure(&[("detail", &detail)]))
+            Err(failure)
         };
         (run.done)(exec_id, result);
     }
@@ -418,6 +472,7 @@ pub(crate) fn timed_out(timeout_ms: u64, logs: Vec<codemode_protocol::LogEntry>)
         }),
         logs,
         stats: Default::default(),
+        grant: None,
     }
 }
 
@@ -434,15 +489,18 @@ fn describe_exit(status: Option<ExitStatus>) -> String {
 }
 
 pub(crate) fn shutdown(inner: &Arc<Inner>, grace: Duration) {
+    let mut settles = Vec::new();
     let (jobs, pids) = {
         let mut st = inner.lock();
         st.closed = true;
         st.stopping = true;
+        handles::end_all(inner, &mut st, &mut settles);
         let pids: Vec<u32> = st.workers.values().map(|w| w.pid).collect();
         let jobs: Vec<(u64, Completion)> =
             st.queue.drain(..).map(|j| (j.exec_id, j.done)).collect();
         (jobs, pids)
     };
+    handles::run_all(settles);
     for (exec_id, done) in jobs {
         done(exec_id, Err(FailureCode::Closed.failure(&[])));
     }

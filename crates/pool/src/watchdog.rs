@@ -22,6 +22,7 @@ fn run(weak: Weak<Inner>) {
         let Some(inner) = weak.upgrade() else { return };
         let mut cancels = Vec::new();
         let mut kills = Vec::new();
+        let mut settles = Vec::new();
         let wait = {
             let mut st = inner.lock();
             if st.stopping && st.workers.is_empty() {
@@ -50,15 +51,32 @@ fn run(weak: Weak<Inner>) {
                     Some(at) => next = next.min(at + CANCEL_GRACE),
                 }
             }
+            // Retained executions: invocations past their bound, and the idle bound.
+            let idle_bound = Duration::from_millis(inner.opts.handles_idle_timeout_ms);
+            let due = handles::due(&mut st, now, idle_bound, CANCEL_GRACE, &mut next);
+            for (worker, exec_id) in due.cancel {
+                if let Some(w) = st.workers.get(&worker) {
+                    cancels.push((exec_id, w.control.clone(), w.input.clone()));
+                }
+            }
+            for worker in due.kill {
+                if let Some(w) = st.workers.get(&worker) {
+                    kills.push(w.pid);
+                }
+            }
+            for id in due.idle {
+                handles::end(&inner, &mut st, &id, CloseReason::Idle, true, &mut settles);
+            }
             next.saturating_duration_since(now)
         };
+        handles::run_all(settles);
         for (exec_id, control, input) in cancels {
             let frame = HostMsg::Cancel { exec_id }.encode();
             // The control pipe terminates running JS; stdin wakes a run waiting for tools.
             if let Ok(mut pipe) = control.lock() {
                 let _ = pipe.write_all(&frame);
             };
-            let _ = input.send(frame);
+            input.send(frame);
         }
         for pid in kills {
             // SAFETY: the pid belongs to a worker whose slot still exists, so its reader thread
@@ -73,4 +91,5 @@ fn run(weak: Weak<Inner>) {
     }
 }
 
+use crate::handles::{self, CloseReason};
 use crate::State;

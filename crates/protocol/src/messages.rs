@@ -54,6 +54,18 @@ pub struct ExecuteRequest {
     pub providers: Vec<ProviderDecl>,
     pub memory_limit_mib: u32,
     pub outbound: Outbound,
+    /// Keep the isolate when the program returns a request handler (see [`Grant`]).
+    pub retain_handles: bool,
+}
+
+/// Retained handles: the run returned a request handler (a function, or an object with a
+/// `fetch` method) and asked to keep it, so its isolate lives on for [`HostMsg::Invoke`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    /// A random v4 UUID minted in the worker: the name the host invokes the handles by.
+    pub execution_id: String,
+    /// The names `Invoke` accepts.
+    pub handles: Vec<String>,
 }
 
 /// Messages from the host to a worker. New variants go at the end (the variant index is the
@@ -79,6 +91,19 @@ pub enum HostMsg {
         exec_id: u64,
         call_id: u32,
         result: Result<WireResponse, String>,
+    },
+    /// Call handle `handle` of the retained execution `exec_id` with `request`. The host sends
+    /// one at a time per execution, and only names the grant listed.
+    Invoke {
+        exec_id: u64,
+        invoke_id: u64,
+        handle: String,
+        request: WireRequest,
+    },
+    /// End the retained execution `exec_id`: dispose its isolate, then prepare the next one
+    /// and say `Ready`.
+    CloseHandles {
+        exec_id: u64,
     },
 }
 
@@ -149,6 +174,8 @@ pub struct RunOutcome {
     pub error: Option<RunError>,
     pub logs: Vec<LogEntry>,
     pub stats: RunStats,
+    /// Present when the run's isolate is retained (no result then).
+    pub grant: Option<Grant>,
 }
 
 /// Messages from a worker to the host. New variants go before `Hello` (the variant index is
@@ -177,6 +204,15 @@ pub enum WorkerMsg {
         exec_id: u64,
         call_id: u32,
         request: WireRequest,
+    },
+    /// The answer to an `Invoke`: the handler's response, or why there is none (a failure
+    /// code and text: `HANDLER_ERROR`, `HANDLE_NOT_RESPONSE`, `MEMORY_LIMIT`, ...). After a
+    /// bound's failure (memory, a cancel) the worker ends the execution itself: it disposes the
+    /// isolate and says `Ready`.
+    Invoked {
+        exec_id: u64,
+        invoke_id: u64,
+        result: Result<WireResponse, RunError>,
     },
     /// The worker's first frame. Its layout is frozen (see [`HELLO_TAG`]), so it is not part
     /// of the postcard layout: serde skips it (it stays the last variant, so skipping it moves

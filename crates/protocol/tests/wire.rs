@@ -4,7 +4,7 @@
 use codemode_protocol::frame::read_frame;
 use codemode_protocol::messages::HELLO_TAG;
 use codemode_protocol::{
-    ExecuteRequest, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError, RunOutcome,
+    ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError, RunOutcome,
     RunStats, WireRequest, WireResponse, WorkerMsg, PROTOCOL_VERSION,
 };
 use proptest::prelude::*;
@@ -80,9 +80,10 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
         prop::collection::vec(provider, 0..3),
         any::<u32>(),
         outbound(),
+        any::<bool>(),
     )
         .prop_map(
-            |(exec_id, code, modules, providers, memory_limit_mib, outbound)| {
+            |(exec_id, code, modules, providers, memory_limit_mib, outbound, retain_handles)| {
                 HostMsg::Execute(ExecuteRequest {
                     exec_id,
                     code,
@@ -90,9 +91,18 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                     providers,
                     memory_limit_mib,
                     outbound,
+                    retain_handles,
                 })
             },
         );
+    let request = (text(), text(), headers(), prop::option::of(bytes())).prop_map(
+        |(method, url, headers, body)| WireRequest {
+            method,
+            url,
+            headers,
+            body,
+        },
+    );
     prop_oneof![
         execute,
         (any::<u64>(), any::<u32>(), any::<bool>(), bytes()).prop_map(
@@ -114,6 +124,15 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                 call_id,
                 result
             }),
+        (any::<u64>(), any::<u64>(), text(), request).prop_map(
+            |(exec_id, invoke_id, handle, request)| HostMsg::Invoke {
+                exec_id,
+                invoke_id,
+                handle,
+                request
+            }
+        ),
+        any::<u64>().prop_map(|exec_id| HostMsg::CloseHandles { exec_id }),
     ]
 }
 
@@ -138,13 +157,19 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         prop::option::of((text(), text()).prop_map(|(code, message)| RunError { code, message })),
         prop::collection::vec(log, 0..4),
         stats,
+        prop::option::of((text(), prop::collection::vec(text(), 0..2))),
     )
-        .prop_map(|(result, error, logs, stats)| RunOutcome {
+        .prop_map(|(result, error, logs, stats, grant)| RunOutcome {
             result,
             error,
             logs,
             stats,
+            grant: grant.map(|(execution_id, handles)| Grant {
+                execution_id,
+                handles,
+            }),
         });
+    let run_error = (text(), text()).prop_map(|(code, message)| RunError { code, message });
     let request = (text(), text(), headers(), prop::option::of(bytes())).prop_map(
         |(method, url, headers, body)| WireRequest {
             method,
@@ -173,6 +198,16 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
                 request,
             }
         }),
+        (
+            any::<u64>(),
+            any::<u64>(),
+            prop_oneof![response().prop_map(Ok), run_error.prop_map(Err)]
+        )
+            .prop_map(|(exec_id, invoke_id, result)| WorkerMsg::Invoked {
+                exec_id,
+                invoke_id,
+                result
+            }),
     ]
 }
 
@@ -251,6 +286,11 @@ fn no_other_worker_message_starts_like_a_hello() {
             call_id: 1,
             request: WireRequest::default(),
         },
+        WorkerMsg::Invoked {
+            exec_id: 1,
+            invoke_id: 1,
+            result: Ok(WireResponse::default()),
+        },
     ] {
         assert!(body(&m.encode())[0] < HELLO_TAG, "{m:?}");
     }
@@ -274,6 +314,7 @@ fn hand_picked_messages_roundtrip() {
         ],
         memory_limit_mib: 128,
         outbound: Outbound::Routed,
+        retain_handles: true,
     }));
     roundtrip_host(&HostMsg::ToolResult {
         exec_id: 7,
@@ -300,6 +341,10 @@ fn hand_picked_messages_roundtrip() {
                 buffers_peak: 77,
                 tool_calls: 3,
             },
+            grant: Some(Grant {
+                execution_id: "d6201803-2236-4c65-be08-ff9eaca95a75".into(),
+                handles: vec!["fetch".into()],
+            }),
         },
     });
 }
@@ -328,6 +373,7 @@ fn malformed_bodies_are_refused() {
             providers: vec![],
             memory_limit_mib: 1,
             outbound: Outbound::Native,
+            retain_handles: false,
         })
         .encode(),
     );

@@ -1,0 +1,395 @@
+//! Retained handles (docs/handles.md): executions whose worker keeps the isolate after the run
+//! because the program returned a request handler. Each holds its worker's slot until it ends;
+//! its invocations run one at a time, in arrival order, each under a fresh time bound; the idle
+//! bound ends one nobody invokes; every ending is published once, through the execution's host.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codemode_protocol::{
+    limits, Failure, FailureCode, Grant, HostMsg, Outbound, RunError, WireRequest, WireResponse,
+};
+
+use crate::{Host, Inner, Running, State};
+
+/// Why a retained execution ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The host called `close_handles`.
+    Closed,
+    /// No invocation arrived within the idle bound.
+    Idle,
+    /// An invocation outlived its time bound.
+    Timeout,
+    /// The isolate filled its memory limit (during an invocation or between two).
+    Memory,
+    /// The worker process died.
+    WorkerLost,
+    /// The pool shut down.
+    PoolClosed,
+}
+
+impl CloseReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::Closed => "closed",
+            CloseReason::Idle => "idle",
+            CloseReason::Timeout => "timeout",
+            CloseReason::Memory => "memory",
+            CloseReason::WorkerLost => "worker-lost",
+            CloseReason::PoolClosed => "pool-closed",
+        }
+    }
+}
+
+/// Receives an invocation's answer (or why there is none), exactly once.
+pub type InvokeDone = Box<dyn FnOnce(Result<WireResponse, Failure>) + Send + 'static>;
+
+pub(crate) struct Retained {
+    pub exec_id: u64,
+    pub worker: u64,
+    pub host: Arc<dyn Host>,
+    pub outbound: Outbound,
+    pub timeout_ms: u64,
+    handles: Vec<String>,
+    waiting: VecDeque<Waiting>,
+    pub current: Option<Current>,
+    /// The idle bound counts from here: the grant, or the last invocation's answer.
+    idle_since: Instant,
+}
+
+struct Waiting {
+    handle: String,
+    request: WireRequest,
+    done: InvokeDone,
+}
+
+pub(crate) struct Current {
+    invoke_id: u64,
+    done: InvokeDone,
+    pub deadline: Instant,
+    /// Set when the deadline passed and a Cancel was sent.
+    pub cancelled_at: Option<Instant>,
+}
+
+/// Work to do once the state lock is released: callbacks never run under it.
+pub(crate) enum Settle {
+    Answer(InvokeDone, Result<WireResponse, Failure>),
+    Published(Arc<dyn Host>, String, CloseReason),
+}
+
+pub(crate) fn run_all(settles: Vec<Settle>) {
+    for s in settles {
+        match s {
+            Settle::Answer(done, result) => done(result),
+            Settle::Published(host, id, reason) => host.handles_closed(&id, reason),
+        }
+    }
+}
+
+/// `HANDLES_CLOSED` for `id`: the same text for a closed execution and an invented id.
+pub(crate) fn closed(id: &str) -> Failure {
+    FailureCode::HandlesClosed.failure(&[("id", id)])
+}
+
+/// Records a grant: the worker keeps the isolate, and its slot stays taken.
+pub(crate) fn grant(st: &mut State, exec_id: u64, run: &Running, grant: Grant) {
+    st.retained_ids.insert(exec_id, grant.execution_id.clone());
+    st.retained.insert(
+        grant.execution_id,
+        Retained {
+            exec_id,
+            worker: run.worker,
+            host: run.host.clone(),
+            outbound: run.outbound,
+            timeout_ms: run.timeout_ms,
+            handles: grant.handles,
+            waiting: VecDeque::new(),
+            current: None,
+            idle_since: Instant::now(),
+        },
+    );
+}
+
+/// Queues an invocation; refuses a name outside the grant without reaching the worker.
+pub(crate) fn invoke(
+    inner: &Inner,
+    id: &str,
+    handle: &str,
+    request: WireRequest,
+    done: InvokeDone,
+) -> Result<(), Failure> {
+    let mut st = inner.lock();
+    let Some(r) = st.retained.get_mut(id) else {
+        return Err(closed(id));
+    };
+    if !r.handles.iter().any(|h| h == handle) {
+        return Err(if r.handles.is_empty() {
+            FailureCode::HandleNotGranted.failure(&[("id", id), ("name", handle)])
+        } else {
+            let granted = r.handles.join(", ");
+            FailureCode::HandleNotFound.failure(&[("id", id), ("name", handle), ("granted", &granted)])
+        });
+    }
+    r.waiting.push_back(Waiting {
+        handle: handle.to_string(),
+        request,
+        done,
+    });
+    start_next(inner, &mut st, id);
+    Ok(())
+}
+
+/// Sends the next waiting invocation of `id` when none is in flight.
+fn start_next(inner: &Inner, st: &mut State, id: &str) {
+    let next_invoke = st.next_invoke;
+    let State {
+        retained, workers, ..
+    } = st;
+    let Some(r) = retained.get_mut(id) else {
+        return;
+    };
+    if r.current.is_some() {
+        return;
+    }
+    let Some(w) = r.waiting.pop_front() else {
+        return;
+    };
+    let frame = HostMsg::Invoke {
+        exec_id: r.exec_id,
+        invoke_id: next_invoke,
+        handle: w.handle,
+        request: w.request,
+    }
+    .encode();
+    r.current = Some(Current {
+        invoke_id: next_invoke,
+        done: w.done,
+        deadline: Instant::now() + Duration::from_millis(r.timeout_ms),
+        cancelled_at: None,
+    });
+    if let Some(slot) = workers.get(&r.worker) {
+        slot.input.send(frame);
+    }
+    st.next_invoke += 1;
+    inner.changed.notify_all();
+}
+
+/// The worker's answer to an invocation.
+pub(crate) fn invoked(
+    inner: &Inner,
+    exec_id: u64,
+    invoke_id: u64,
+    result: Result<WireResponse, RunError>,
+) {
+    let mut settles = Vec::new();
+    {
+        let mut st = inner.lock();
+        let Some(id) = st.retained_ids.get(&exec_id).cloned() else {
+            return;
+        };
+        let Some(r) = st.retained.get_mut(&id) else {
+            return;
+        };
+        let Some(current) = r.current.take_if(|c| c.invoke_id == invoke_id) else {
+            return;
+        };
+        r.idle_since = Instant::now();
+        let bound = match (&result, current.cancelled_at) {
+            (_, Some(_)) => Some(CloseReason::Timeout),
+            (Err(e), None) if e.code == FailureCode::Timeout.as_str() => Some(CloseReason::Timeout),
+            (Err(e), None) if e.code == FailureCode::MemoryLimit.as_str() => {
+                Some(CloseReason::Memory)
+            }
+            _ => None,
+        };
+        match bound {
+            Some(reason) => {
+                // The worker ends the execution itself after a bound: it disposes the isolate
+                // and says Ready. The invocation rejects with the bound's declared text.
+                let failure = match (reason, result) {
+                    (CloseReason::Memory, Err(e)) => Failure {
+                        code: FailureCode::MemoryLimit,
+                        message: e.message,
+                    },
+                    _ => timed_out(r.timeout_ms),
+                };
+                settles.push(Settle::Answer(current.done, Err(failure)));
+                end(inner, &mut st, &id, reason, false, &mut settles);
+            }
+            None => {
+                let answer = match result {
+                    Ok(response) => check_wire(response),
+                    Err(e) => Err(Failure {
+                        code: FailureCode::from_code(&e.code).unwrap_or(FailureCode::Internal),
+                        message: e.message,
+                    }),
+                };
+                settles.push(Settle::Answer(current.done, answer));
+                start_next(inner, &mut st, &id);
+            }
+        }
+    }
+    run_all(settles);
+}
+
+fn timed_out(timeout_ms: u64) -> Failure {
+    FailureCode::Timeout.failure(&[("ms", &timeout_ms.to_string())])
+}
+
+/// The host's own check of a handler's answer: the isolate can redefine `Response`, so what
+/// arrives is checked against the wire shape again.
+fn check_wire(response: WireResponse) -> Result<WireResponse, Failure> {
+    let byte_string = |s: &str| s.chars().all(|c| (c as u32) <= 0xff && !"\0\r\n".contains(c));
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let fits = (200..=599).contains(&response.status)
+        && byte_string(&response.status_text)
+        && response
+            .headers
+            .iter()
+            .all(|(k, v)| token(k) && byte_string(v))
+        && response
+            .body
+            .as_ref()
+            .is_none_or(|b| b.len() <= limits::FETCH_BODY_BYTES);
+    if fits {
+        Ok(response)
+    } else {
+        Err(FailureCode::HandleResponseInvalid.failure(&[]))
+    }
+}
+
+/// `close_handles`: ends the execution and tells the worker to dispose the isolate.
+pub(crate) fn close(inner: &Inner, id: &str) -> Result<(), Failure> {
+    let mut settles = Vec::new();
+    {
+        let mut st = inner.lock();
+        if !st.retained.contains_key(id) {
+            return Err(closed(id));
+        }
+        end(inner, &mut st, id, CloseReason::Closed, true, &mut settles);
+    }
+    run_all(settles);
+    Ok(())
+}
+
+/// Removes retained execution `id`, settles its invocations and publishes the close. With
+/// `tell_worker`, the worker is told to dispose the isolate (a Cancel on the control pipe stops
+/// any JS of its timers first); otherwise it already ends the execution by itself.
+pub(crate) fn end(
+    inner: &Inner,
+    st: &mut State,
+    id: &str,
+    reason: CloseReason,
+    tell_worker: bool,
+    settles: &mut Vec<Settle>,
+) {
+    let Some(r) = st.retained.remove(id) else {
+        return;
+    };
+    st.retained_ids.remove(&r.exec_id);
+    if let Some(slot) = st.workers.get_mut(&r.worker) {
+        // Free, but not idle until the worker says Ready with a fresh isolate.
+        slot.exec = None;
+        if tell_worker {
+            let cancel = HostMsg::Cancel { exec_id: r.exec_id }.encode();
+            if let Ok(mut control) = slot.control.lock() {
+                use std::io::Write;
+                let _ = control.write_all(&cancel);
+            }
+            slot.input.send(HostMsg::CloseHandles { exec_id: r.exec_id }.encode());
+        }
+    }
+    let unanswered = match reason {
+        CloseReason::PoolClosed => FailureCode::Closed.failure(&[]),
+        _ => closed(id),
+    };
+    if let Some(c) = r.current {
+        settles.push(Settle::Answer(c.done, Err(unanswered.clone())));
+    }
+    for w in r.waiting {
+        settles.push(Settle::Answer(w.done, Err(unanswered.clone())));
+    }
+    settles.push(Settle::Published(r.host, id.to_string(), reason));
+    inner.changed.notify_all();
+}
+
+/// The retained execution a lost worker held, if any: its invocation in flight rejects
+/// (`TIMEOUT` when it was being cancelled, else `WORKER_LOST`), and the close is published.
+pub(crate) fn worker_lost(
+    inner: &Inner,
+    st: &mut State,
+    exec_id: u64,
+    lost: &Failure,
+    settles: &mut Vec<Settle>,
+) {
+    let Some(id) = st.retained_ids.get(&exec_id).cloned() else {
+        return;
+    };
+    let mut reason = CloseReason::WorkerLost;
+    if let Some(r) = st.retained.get_mut(&id) {
+        if let Some(c) = r.current.take() {
+            let failure = if c.cancelled_at.is_some() {
+                reason = CloseReason::Timeout;
+                timed_out(r.timeout_ms)
+            } else {
+                lost.clone()
+            };
+            settles.push(Settle::Answer(c.done, Err(failure)));
+        }
+    }
+    end(inner, st, &id, reason, false, settles);
+}
+
+/// The pool is shutting down: every retained execution ends with `PoolClosed`.
+pub(crate) fn end_all(inner: &Inner, st: &mut State, settles: &mut Vec<Settle>) {
+    let ids: Vec<String> = st.retained.keys().cloned().collect();
+    for id in ids {
+        end(inner, st, &id, CloseReason::PoolClosed, false, settles);
+    }
+}
+
+/// For the watchdog: invocations past their deadline (to cancel, then to kill after `grace`),
+/// executions past the idle bound (to end), and the next moment to look again.
+pub(crate) struct Due {
+    pub cancel: Vec<(u64, u64)>,
+    pub kill: Vec<u64>,
+    pub idle: Vec<String>,
+}
+
+pub(crate) fn due(st: &mut State, now: Instant, idle_bound: Duration, grace: Duration, next: &mut Instant) -> Due {
+    let mut due = Due {
+        cancel: Vec::new(),
+        kill: Vec::new(),
+        idle: Vec::new(),
+    };
+    for (id, r) in st.retained.iter_mut() {
+        match r.current.as_mut() {
+            Some(c) => match c.cancelled_at {
+                None if c.deadline <= now => {
+                    c.cancelled_at = Some(now);
+                    due.cancel.push((r.worker, r.exec_id));
+                    *next = (*next).min(now + grace);
+                }
+                None => *next = (*next).min(c.deadline),
+                Some(at) if at + grace <= now => due.kill.push(r.worker),
+                Some(at) => *next = (*next).min(at + grace),
+            },
+            None if r.waiting.is_empty() => {
+                let expires = r.idle_since + idle_bound;
+                if expires <= now {
+                    due.idle.push(id.clone());
+                } else {
+                    *next = (*next).min(expires);
+                }
+            }
+            None => {}
+        }
+    }
+    due
+}
