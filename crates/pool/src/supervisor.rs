@@ -127,7 +127,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         };
         slot.exec = Some(job.exec_id);
         // A closed channel means the worker is going; its reader thread reports the run lost.
-        let _ = slot.input.send(job.frame);
+        slot.input.send(job.frame);
         st.running.insert(
             job.exec_id,
             Running {
@@ -303,7 +303,7 @@ pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, msg: &HostMsg) {
         return;
     };
     if let Some(w) = st.workers.get(&run.worker) {
-        let _ = w.input.send(frame);
+        w.input.send(frame);
     }
 }
 

@@ -58,7 +58,7 @@ fn run(weak: Weak<Inner>) {
             if let Ok(mut pipe) = control.lock() {
                 let _ = pipe.write_all(&frame);
             };
-            let _ = input.send(frame);
+            input.send(frame);
         }
         for pid in kills {
             // SAFETY: the pid belongs to a worker whose slot still exists, so its reader thread
