@@ -209,19 +209,35 @@ fn the_queue_bound_refuses_at_once() {
     pool.shutdown(Duration::from_secs(2));
 }
 
-#[test]
-fn a_run_past_its_bound_is_cancelled_and_times_out_on_the_same_worker() {
+/// A one-worker pool that has answered a first run, its host, and its worker's pid.
+fn warm_pool() -> (Pool, Arc<Answering>, Vec<u32>) {
     let pool = pool(1, 4);
     let host = Answering::new(&pool);
     run(&pool, &host, script("return ready")).unwrap();
     let pids = pool.worker_pids();
+    (pool, host, pids)
+}
+
+/// Runs `code` under a time bound of `timeout_ms`; returns the outcome and how long it took.
+fn run_timed(
+    pool: &Pool,
+    host: &Arc<Answering>,
+    timeout_ms: u64,
+    code: &str,
+) -> (RunOutcome, Duration) {
     let started = Instant::now();
     let spec = ExecSpec {
-        timeout_ms: Some(150),
-        ..script("log before; sleep 20000; return never")
+        timeout_ms: Some(timeout_ms),
+        ..script(code)
     };
-    let out = run(&pool, &host, spec).unwrap();
-    let took = started.elapsed();
+    let out = run(pool, host, spec).unwrap();
+    (out, started.elapsed())
+}
+
+#[test]
+fn a_run_past_its_bound_is_cancelled_and_times_out_on_the_same_worker() {
+    let (pool, host, pids) = warm_pool();
+    let (out, took) = run_timed(&pool, &host, 150, "log before; sleep 20000; return never");
     let error = out.error.unwrap();
     assert_eq!(error.code, "TIMEOUT");
     assert!(error.message.contains("150 ms"), "{}", error.message);
@@ -265,17 +281,13 @@ fn a_run_past_its_bound_is_cancelled_and_times_out_on_the_same_worker() {
 
 #[test]
 fn a_worker_that_ignores_cancel_is_killed_after_the_grace_and_replaced() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
-    run(&pool, &host, script("return ready")).unwrap();
-    let pids = pool.worker_pids();
-    let started = Instant::now();
-    let spec = ExecSpec {
-        timeout_ms: Some(100),
-        ..script("ignore-cancel; sleep 20000; return never")
-    };
-    let out = run(&pool, &host, spec).unwrap();
-    let took = started.elapsed();
+    let (pool, host, pids) = warm_pool();
+    let (out, took) = run_timed(
+        &pool,
+        &host,
+        100,
+        "ignore-cancel; sleep 20000; return never",
+    );
     assert_eq!(out.error.unwrap().code, "TIMEOUT");
     assert!(
         took >= CANCEL_GRACE,
@@ -293,10 +305,7 @@ fn a_worker_that_ignores_cancel_is_killed_after_the_grace_and_replaced() {
 
 #[test]
 fn a_worker_that_exits_mid_run_fails_only_that_run_and_is_replaced() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
-    run(&pool, &host, script("return ready")).unwrap();
-    let pids = pool.worker_pids();
+    let (pool, host, pids) = warm_pool();
     let lost = submit(&pool, &host, script("log x; exit 3")).unwrap();
     let queued = submit(&pool, &host, script("return after")).unwrap();
     let failure = lost.recv_timeout(BOUND).unwrap().unwrap_err();
@@ -316,10 +325,7 @@ fn a_worker_that_exits_mid_run_fails_only_that_run_and_is_replaced() {
 
 #[test]
 fn a_garbage_frame_from_a_worker_loses_its_run_and_replaces_it() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
-    run(&pool, &host, script("return ready")).unwrap();
-    let pids = pool.worker_pids();
+    let (pool, host, pids) = warm_pool();
     let failure = run(&pool, &host, script("garbage; sleep 5000")).unwrap_err();
     assert_eq!(failure.code, FailureCode::WorkerLost);
     assert!(

@@ -94,14 +94,14 @@ fn normalize(spec: &str) -> String {
     out
 }
 
-pub fn compile<'s>(
+/// The origin V8 reports errors and stack frames against: `name`, as a module or a script.
+pub fn origin<'s>(
     scope: &mut v8::HandleScope<'s>,
     name: &str,
-    source: &str,
-) -> Option<v8::Local<'s, v8::Module>> {
-    let code = v8::String::new(scope, source)?;
+    is_module: bool,
+) -> Option<v8::ScriptOrigin<'s>> {
     let resource = v8::String::new(scope, name)?;
-    let origin = v8::ScriptOrigin::new(
+    Some(v8::ScriptOrigin::new(
         scope,
         resource.into(),
         0,
@@ -111,9 +111,18 @@ pub fn compile<'s>(
         None,
         false,
         false,
-        true,
+        is_module,
         None,
-    );
+    ))
+}
+
+pub fn compile<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    name: &str,
+    source: &str,
+) -> Option<v8::Local<'s, v8::Module>> {
+    let code = v8::String::new(scope, source)?;
+    let origin = origin(scope, name, true)?;
     let mut src = v8::script_compiler::Source::new(code, Some(&origin));
     let module = v8::script_compiler::compile_module(scope, &mut src)?;
     let hash = module.get_identity_hash().get();

@@ -72,20 +72,7 @@ fn script_value<'s>(
     source: &str,
 ) -> Option<v8::Local<'s, v8::Value>> {
     let code = v8::String::new(scope, source)?;
-    let name = v8::String::new(scope, resource)?;
-    let origin = v8::ScriptOrigin::new(
-        scope,
-        name.into(),
-        0,
-        0,
-        false,
-        -1,
-        None,
-        false,
-        false,
-        false,
-        None,
-    );
+    let origin = crate::modules::origin(scope, resource, false)?;
     v8::Script::compile(scope, code, Some(&origin))?.run(scope)
 }
 
