@@ -50,8 +50,17 @@ export interface IsolateExecutorOptions {
    * blocked: pass `null` to keep that behaviour.
    */
   outbound?: OutboundPolicy | null
-  /** Milliseconds an idle retained execution lives (retained handles are not in this release). Default 300,000. */
+  /**
+   * Milliseconds a retained execution lives without an invocation (counted from the grant or
+   * the last invocation's answer); then it ends with reason `idle`. Default 300,000.
+   */
   handlesIdleTimeout?: number
+  /**
+   * Called once for every retained execution that ends, with why: `closed` (`closeHandles`),
+   * `idle` (the idle bound), `timeout` / `memory` (an invocation hit a run bound), `worker-lost`,
+   * `pool-closed` (`close()`). docs/handles.md.
+   */
+  onHandlesClosed?: (event: HandlesClosed) => void
   /**
    * Path of the `codemode-worker` binary. Default: the `CODEMODE_WORKER_PATH` environment
    * variable, else the binary next to the addon (as the platform package ships it).
@@ -106,7 +115,11 @@ export interface ExecuteRequest {
   memoryLimit?: number
   /** Overrides the executor's `outbound` for this run (present, even as `undefined`, it wins). */
   outbound?: OutboundPolicy | null
-  /** Retained handles are not in this release: only `false` or omitted is accepted. */
+  /**
+   * Keep the isolate when the program returns a request handler (a function, or an object with
+   * a `fetch` method): the outcome then carries `executionId` and `handles` instead of a result,
+   * for `invokeHandle`. Any other result returns as usual and retains nothing. docs/handles.md.
+   */
   retainHandles?: boolean
 }
 
@@ -150,6 +163,36 @@ export interface Outcome {
    */
   logs: LogEntry[]
   stats: RunStats
+  /**
+   * Present only when `retainHandles` was set and the program returned a request handler: the
+   * id `invokeHandle` and `closeHandles` take (a random v4 UUID). The key is absent otherwise.
+   */
+  executionId?: string
+  /** The handle names `invokeHandle` accepts (`['fetch']`); present with `executionId`. */
+  handles?: string[]
+}
+
+/** Why a retained execution ended. */
+export type HandlesClosedReason = 'closed' | 'idle' | 'timeout' | 'memory' | 'worker-lost' | 'pool-closed'
+
+/** What `onHandlesClosed` receives. */
+export interface HandlesClosed {
+  executionId: string
+  reason: HandlesClosedReason
+}
+
+/** What the pool holds right now. */
+export interface ExecutorStats {
+  /** Live worker processes. */
+  workers: number
+  /** Workers with a prepared isolate and nothing to do. */
+  idle: number
+  /** Executions running (retained ones not counted). */
+  running: number
+  /** Executions waiting for a worker. */
+  queued: number
+  /** Retained executions; each holds a worker until it ends. */
+  retained: number
 }
 
 /** An entry of the failure grammar (docs/failures.md). */
@@ -191,8 +234,25 @@ export declare class IsolateExecutor {
    */
   execute(request: ExecuteRequest): Promise<Outcome>
   /**
+   * Calls handle `name` of a retained execution with `request`, one invocation at a time per
+   * execution in arrival order, under the execution's own timeout and memory limit (each
+   * invocation starts the time bound again). Resolves with exactly `status`, `statusText`,
+   * `headers` and `body`. Rejects with `ExecutorError`: `HANDLES_CLOSED` (closed, expired,
+   * ended, or never granted), `HANDLE_NOT_FOUND`, `HANDLER_ERROR` (the handler threw; its
+   * message), `HANDLE_NOT_RESPONSE`, `HANDLE_RESPONSE_INVALID`, `TIMEOUT` / `MEMORY_LIMIT`
+   * (which end the execution), `WORKER_LOST`, `INVALID_REQUEST`.
+   */
+  invokeHandle(executionId: string, name: string, request: WireRequest): Promise<WireResponse>
+  /**
+   * Ends a retained execution: its isolate is disposed and its worker returns to rotation.
+   * Rejects with `HANDLES_CLOSED` when it holds no handles. Call it in a `finally`.
+   */
+  closeHandles(executionId: string): Promise<void>
+  /** Counts of workers and executions, retained ones included. */
+  stats(): ExecutorStats
+  /**
    * Refuses new executions (`CLOSED`), lets queued and running ones finish, then stops and reaps
-   * every worker. Idempotent.
+   * every worker; every retained execution ends with reason `pool-closed`. Idempotent.
    */
   close(): Promise<void>
   /** Process ids of the live workers, for supervision and diagnostics; empty after `close()`. */

@@ -28,6 +28,17 @@ const validate = require('./validate');
  * @property {Dispatch | undefined} dispatch
  * @property {OutboundPolicy | undefined} route the policy of a routed run
  * @property {Promise<Outcome>} promise
+ *
+ * A retained execution (docs/handles.md): its pool execution id, and the policy its handlers'
+ * routed fetches go to.
+ * @typedef {object} Held
+ * @property {number} id
+ * @property {OutboundPolicy | undefined} route
+ *
+ * An invocation in flight.
+ * @typedef {object} Invocation
+ * @property {(response: import('../index').WireResponse) => void} resolve
+ * @property {(error: unknown) => void} reject
  */
 
 const CLOSE_GRACE_MS = 2000;
@@ -42,6 +53,13 @@ class IsolateExecutor {
   #toolPayloadBytes;
   /** @type {Map<number, Run>} execution id -> run */
   #runs = new Map();
+  /** @type {Map<string, Held>} executionId -> retained execution */
+  #retained = new Map();
+  /** @type {Map<number, string>} pool execution id -> executionId of a retained execution */
+  #retainedIds = new Map();
+  /** @type {Map<number, Invocation>} invocation token -> invocation in flight */
+  #invocations = new Map();
+  #nextInvocation = 1;
   /** @type {ReturnType<typeof setInterval> | null} */
   #keepAlive = null;
   #closed = false;
@@ -92,9 +110,99 @@ class IsolateExecutor {
       resolve = res;
       reject = rej;
     });
-    if (this.#runs.size === 0) this.#keepAlive = setInterval(noop, 1 << 30);
     this.#runs.set(id, { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise });
+    this.#holdLoop();
     return promise;
+  }
+
+  /**
+   * Calls handle `name` of a retained execution with a WireRequest.
+   * @param {string} executionId
+   * @param {string} name
+   * @param {import('../index').WireRequest} request
+   * @returns {Promise<import('../index').WireResponse>}
+   */
+  invokeHandle(executionId, name, request) {
+    let native;
+    try {
+      executionId = validate.executionId(executionId);
+      name = validate.handleName(name);
+      native = validate.wireRequest(request);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (this.#closing === 'done') return Promise.reject(fault('HANDLES_CLOSED', { id: executionId }));
+    const token = this.#nextInvocation++;
+    if (this.#nextInvocation > 0xffff_fff0) this.#nextInvocation = 1;
+    try {
+      this.#native.invokeHandle(executionId, name, native, token);
+    } catch (e) {
+      return Promise.reject(fromNative(e));
+    }
+    return new Promise((resolve, reject) => {
+      this.#invocations.set(token, { resolve, reject });
+      this.#holdLoop();
+    });
+  }
+
+  /**
+   * Ends a retained execution: its isolate is disposed and its worker returns to rotation.
+   * @param {string} executionId
+   * @returns {Promise<void>}
+   */
+  closeHandles(executionId) {
+    try {
+      executionId = validate.executionId(executionId);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (this.#closing === 'done') return Promise.reject(fault('HANDLES_CLOSED', { id: executionId }));
+    try {
+      this.#native.closeHandles(executionId);
+    } catch (e) {
+      return Promise.reject(fromNative(e));
+    }
+    this.#ended(executionId, 'closed');
+    return Promise.resolve();
+  }
+
+  /** Counts of workers and executions, retained ones included. */
+  stats() {
+    if (this.#closing === 'done') return { workers: 0, idle: 0, running: 0, queued: 0, retained: 0 };
+    return this.#native.stats();
+  }
+
+  /** Node stays alive while executions or invocations are in flight (not for retained ones). */
+  #holdLoop() {
+    const busy = this.#runs.size > 0 || this.#invocations.size > 0;
+    if (busy && !this.#keepAlive) this.#keepAlive = setInterval(noop, 1 << 30);
+    if (!busy && this.#keepAlive) {
+      clearInterval(this.#keepAlive);
+      this.#keepAlive = null;
+    }
+  }
+
+  /**
+   * Publishes the end of a retained execution, once.
+   * @param {string} executionId
+   * @param {import('../index').HandlesClosedReason} reason
+   */
+  #ended(executionId, reason) {
+    const held = this.#retained.get(executionId);
+    if (!held) return;
+    this.#retained.delete(executionId);
+    this.#retainedIds.delete(held.id);
+    const hook = this.#options.onHandlesClosed;
+    if (hook) {
+      try {
+        hook({ executionId, reason });
+      } catch (e) {
+        // A throwing hook must not take the executor down with it; surface it as Node would.
+        queueMicrotask(() => {
+          throw e;
+        });
+      }
+    }
   }
 
   /** Process ids of the live worker processes (for supervision and diagnostics). */
@@ -110,6 +218,12 @@ class IsolateExecutor {
     this.#closing = Promise.allSettled([...this.#runs.values()].map((r) => r.promise)).then(() => {
       this.#native.shutdown(CLOSE_GRACE_MS);
       this.#closing = 'done';
+      for (const executionId of [...this.#retained.keys()]) this.#ended(executionId, 'pool-closed');
+      for (const [token, invocation] of this.#invocations) {
+        this.#invocations.delete(token);
+        invocation.reject(fault('CLOSED'));
+      }
+      this.#holdLoop();
     });
     return this.#closing;
   }
@@ -156,7 +270,8 @@ class IsolateExecutor {
    * @param {NativeFetchCall} call
    */
   #onFetch(call) {
-    const run = this.#runs.get(call.id);
+    const retainedId = this.#retainedIds.get(call.id);
+    const run = retainedId !== undefined ? this.#retained.get(retainedId) : this.#runs.get(call.id);
     if (!run) return;
     /** @param {string} message */
     const reject = (message) => this.#native.rejectFetch(call.id, call.callId, message);
@@ -180,13 +295,18 @@ class IsolateExecutor {
 
   /** @param {NativeCompletion} done */
   #onDone(done) {
+    if (done.closed) {
+      this.#ended(done.closed.executionId, /** @type {import('../index').HandlesClosedReason} */ (done.closed.reason));
+      return;
+    }
+    if (done.invocation !== undefined && done.invocation !== null) {
+      this.#onInvoked(done.invocation, done);
+      return;
+    }
     const run = this.#runs.get(done.id);
     if (!run) return;
     this.#runs.delete(done.id);
-    if (this.#runs.size === 0 && this.#keepAlive) {
-      clearInterval(this.#keepAlive);
-      this.#keepAlive = null;
-    }
+    this.#holdLoop();
     if (done.fault) {
       run.reject(new ExecutorError(done.fault.code, done.fault.message));
       return;
@@ -195,7 +315,13 @@ class IsolateExecutor {
     const ended = /** @type {import('../native').NativeOutcome} */ (done.outcome);
     /** @type {Outcome} */
     const outcome = { result: undefined, logs: ended.logs, stats: ended.stats };
-    if (ended.error) {
+    if (ended.grant) {
+      const { executionId, handles } = ended.grant;
+      this.#retained.set(executionId, { id: done.id, route: run.route });
+      this.#retainedIds.set(done.id, executionId);
+      outcome.executionId = executionId;
+      outcome.handles = handles;
+    } else if (ended.error) {
       outcome.error = ended.error;
     } else if (ended.result) {
       try {
@@ -206,6 +332,30 @@ class IsolateExecutor {
       }
     }
     run.resolve(outcome);
+  }
+
+  /**
+   * @param {number} token
+   * @param {NativeCompletion} done
+   */
+  #onInvoked(token, done) {
+    const invocation = this.#invocations.get(token);
+    if (!invocation) return;
+    this.#invocations.delete(token);
+    this.#holdLoop();
+    if (done.fault || !done.response) {
+      const f = done.fault ?? { code: 'INTERNAL', message: render('INTERNAL', { detail: 'an invocation ended without an answer' }) };
+      invocation.reject(new ExecutorError(f.code, f.message));
+      return;
+    }
+    const r = done.response;
+    // Exactly the four wire fields; the body as an ArrayBuffer of its own.
+    invocation.resolve({
+      status: r.status,
+      statusText: r.statusText,
+      headers: r.headers,
+      body: r.body ? /** @type {ArrayBuffer} */ (r.body.buffer.slice(r.body.byteOffset, r.body.byteOffset + r.body.byteLength)) : null,
+    });
   }
 }
 

@@ -17,7 +17,7 @@ const { fault } = require('./errors');
  * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
  *
  * The executor's options: what the pool takes, plus what stays on the host side.
- * @typedef {NativeOptions & { outbound: OutboundPolicy | null | undefined, handlesIdleTimeout: number }} ValidOptions
+ * @typedef {NativeOptions & { outbound: OutboundPolicy | null | undefined, onHandlesClosed: ((event: import('../index').HandlesClosed) => void) | undefined }} ValidOptions
  *
  * One execution: the request the pool takes, plus the host-side functions that answer its tool
  * calls (`dispatch`) and, when `outbound` is `routed`, its fetches (`route`). The addon reads the
@@ -110,7 +110,7 @@ function unknownKeys(kind, obj, known, what) {
   }
 }
 
-const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'workerPath'];
+const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath'];
 
 /**
  * @param {unknown} given the constructor's argument
@@ -134,12 +134,19 @@ function options(given, defaultWorkerPath) {
     memoryLimit: 128,
     handlesIdleTimeout: 300_000,
     outbound: undefined,
+    onHandlesClosed: undefined,
     workerPath: process.env.CODEMODE_WORKER_PATH || defaultWorkerPath,
   };
   for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
     if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], LIMITS[key], key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
   }
   if ('outbound' in input) o.outbound = checkOutbound(kind, 'outbound', input.outbound);
+  if (input.onHandlesClosed !== undefined) {
+    if (typeof input.onHandlesClosed !== 'function') {
+      throw fault(kind, { field: 'onHandlesClosed', problem: `got ${describe(input.onHandlesClosed)}`, allowed: "a function ({ executionId, reason }) => void" });
+    }
+    o.onHandlesClosed = /** @type {ValidOptions['onHandlesClosed']} */ (input.onHandlesClosed);
+  }
   if (input.workerPath !== undefined) {
     if (typeof input.workerPath !== 'string' || input.workerPath === '') {
       throw fault(kind, { field: 'workerPath', problem: `got ${describe(input.workerPath)}`, allowed: 'a path to the codemode-worker binary' });
@@ -222,13 +229,67 @@ function request(given, executorOutbound) {
   const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, LIMITS.memoryLimit, ' (MiB)');
   // Present, even as undefined, the request's policy wins over the executor's.
   const policy = 'outbound' in input ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
-  if (input.retainHandles !== undefined && input.retainHandles !== false) {
-    throw fault(kind, { field: 'retainHandles', problem: 'retained handles are not available in this release', allowed: 'false or omitted' });
+  if (input.retainHandles !== undefined && typeof input.retainHandles !== 'boolean') {
+    throw fault(kind, { field: 'retainHandles', problem: `got ${describe(input.retainHandles)}`, allowed: 'true, false or omitted' });
   }
+  const retainHandles = input.retainHandles === true;
   /** @type {OutboundMode} */
   const outbound = policy === undefined ? 'native' : policy === null ? 'blocked' : 'routed';
   const route = policy ?? undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, dispatch, route };
+  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, retainHandles, dispatch, route };
 }
 
-module.exports = { options, request };
+/**
+ * `invokeHandle`'s and `closeHandles`' execution id.
+ * @param {unknown} id
+ * @returns {string}
+ */
+function executionId(id) {
+  if (typeof id !== 'string' || id === '') {
+    throw fault('INVALID_REQUEST', { field: 'executionId', problem: `got ${describe(id)}`, allowed: 'the executionId string an execute outcome granted' });
+  }
+  return id;
+}
+
+/**
+ * `invokeHandle`'s handle name.
+ * @param {unknown} name
+ * @returns {string}
+ */
+function handleName(name) {
+  if (typeof name !== 'string') {
+    throw fault('INVALID_REQUEST', { field: 'name', problem: `got ${describe(name)}`, allowed: "a granted handle name, e.g. 'fetch'" });
+  }
+  return name;
+}
+
+/**
+ * A WireRequest for a retained handle, as the addon takes it.
+ * @param {unknown} given
+ * @returns {import('../native').NativeWireRequest}
+ */
+function wireRequest(given) {
+  const kind = 'INVALID_REQUEST';
+  const shape = '{ method, url, headers: [name, value][], body: ArrayBuffer | null }';
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw fault(kind, { field: 'request', problem: `got ${describe(given)}`, allowed: `a WireRequest ${shape}` });
+  }
+  const { method, url, headers = [], body = null } = /** @type {Record<string, unknown>} */ (given);
+  if (typeof method !== 'string' || method === '') {
+    throw fault(kind, { field: 'request.method', problem: `got ${describe(method)}`, allowed: 'an HTTP method string' });
+  }
+  if (typeof url !== 'string') {
+    throw fault(kind, { field: 'request.url', problem: `got ${describe(url)}`, allowed: 'an absolute URL string' });
+  }
+  if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
+    throw fault(kind, { field: 'request.headers', problem: `got ${describe(headers)}`, allowed: 'an array of [name, value] string pairs' });
+  }
+  let bytes;
+  if (body === null) bytes = undefined;
+  else if (body instanceof ArrayBuffer) bytes = Buffer.from(body);
+  else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  else throw fault(kind, { field: 'request.body', problem: `got ${describe(body)}`, allowed: 'an ArrayBuffer (or a view of one) or null' });
+  return { method, url, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
+}
+
+module.exports = { options, request, executionId, handleName, wireRequest };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codemode_pool::protocol::{Failure, RunOutcome};
-use codemode_pool::{FetchCall, Host, Pool, ToolCall};
+use codemode_pool::{CloseReason, FetchCall, Host, Pool, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
@@ -30,6 +30,14 @@ type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, false, t
 struct Bridge {
     on_tool_call: Callback<NativeToolCall>,
     on_fetch: Callback<NativeFetchCall>,
+    on_done: Callback<NativeCompletion>,
+}
+
+impl Bridge {
+    fn report(&self, completion: NativeCompletion) {
+        self.on_done
+            .call(completion, ThreadsafeFunctionCallMode::NonBlocking);
+    }
 }
 
 impl Host for Bridge {
@@ -42,13 +50,16 @@ impl Host for Bridge {
         self.on_fetch
             .call(call.into(), ThreadsafeFunctionCallMode::NonBlocking);
     }
+
+    fn handles_closed(&self, execution_id: &str, reason: CloseReason) {
+        self.report(NativeCompletion::closed(execution_id, reason));
+    }
 }
 
 #[napi]
 pub struct NativePool {
     pool: Pool,
-    bridge: Arc<dyn Host>,
-    on_done: Arc<Callback<NativeCompletion>>,
+    bridge: Arc<Bridge>,
 }
 
 #[napi]
@@ -89,8 +100,8 @@ impl NativePool {
             bridge: Arc::new(Bridge {
                 on_tool_call,
                 on_fetch,
+                on_done,
             }),
-            on_done: Arc::new(on_done),
         })
     }
 
@@ -98,17 +109,48 @@ impl NativePool {
     /// error whose `code` is the failure code (`CLOSED`, `QUEUE_FULL`) when it cannot be taken.
     #[napi]
     pub fn execute(&self, request: NativeRequest) -> Result<i64, Fault> {
-        let on_done = self.on_done.clone();
+        let bridge = self.bridge.clone();
         let done = Box::new(move |id: u64, result: Result<RunOutcome, Failure>| {
-            on_done.call(
-                NativeCompletion::from((id, result)),
-                ThreadsafeFunctionCallMode::NonBlocking,
-            );
+            bridge.report(NativeCompletion::from((id, result)));
         });
+        let host: Arc<dyn Host> = self.bridge.clone();
         self.pool
-            .execute(request.into(), self.bridge.clone(), done)
+            .execute(request.into(), host, done)
             .map(|id| id as i64)
             .map_err(thrown)
+    }
+
+    /// Invokes handle `name` of retained execution `execution_id`; the answer arrives through
+    /// `onDone` with `invocation` set to the token given. Throws an error whose `code` is
+    /// `HANDLES_CLOSED` or `HANDLE_NOT_FOUND` when it is refused at once.
+    #[napi]
+    pub fn invoke_handle(
+        &self,
+        execution_id: String,
+        name: String,
+        request: NativeWireRequest,
+        invocation: u32,
+    ) -> Result<(), Fault> {
+        let bridge = self.bridge.clone();
+        let done = Box::new(move |result| {
+            bridge.report(NativeCompletion::invoked(invocation, result));
+        });
+        self.pool
+            .invoke_handle(&execution_id, &name, request.into(), done)
+            .map_err(thrown)
+    }
+
+    /// Ends retained execution `execution_id`. Throws an error whose `code` is `HANDLES_CLOSED`
+    /// when it holds no handles.
+    #[napi]
+    pub fn close_handles(&self, execution_id: String) -> Result<(), Fault> {
+        self.pool.close_handles(&execution_id).map_err(thrown)
+    }
+
+    /// Counts of workers and executions, retained ones included.
+    #[napi]
+    pub fn stats(&self) -> NativePoolStats {
+        self.pool.stats().into()
     }
 
     /// The output bounds this pool's runs are held to.

@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 
 use codemode_pool::protocol::{
-    self, Failure, LogEntry, Outbound, ProviderDecl, RunError, RunOutcome, RunStats, WireResponse,
+    self, Failure, LogEntry, Outbound, ProviderDecl, RunError, RunOutcome, RunStats, WireRequest,
+    WireResponse,
 };
-use codemode_pool::{ExecSpec, FetchCall, PoolOptions, ToolCall};
+use codemode_pool::{CloseReason, ExecSpec, FetchCall, PoolOptions, PoolStats, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 
@@ -40,6 +41,8 @@ pub struct NativeOptions {
     pub timeout: u32,
     /// MiB.
     pub memory_limit: u32,
+    /// Milliseconds a retained execution lives without an invocation.
+    pub handles_idle_timeout: u32,
 }
 
 impl From<NativeOptions> for PoolOptions {
@@ -50,6 +53,7 @@ impl From<NativeOptions> for PoolOptions {
             queue_bound: o.queue_bound as usize,
             timeout_ms: u64::from(o.timeout.max(1)),
             memory_limit_mib: o.memory_limit,
+            handles_idle_timeout_ms: u64::from(o.handles_idle_timeout.max(1)),
         }
     }
 }
@@ -82,6 +86,8 @@ pub struct NativeRequest {
     /// MiB; absent: the executor's.
     pub memory_limit: Option<u32>,
     pub outbound: OutboundMode,
+    /// Keep the isolate when the program returns a request handler.
+    pub retain_handles: bool,
 }
 
 impl From<NativeRequest> for ExecSpec {
@@ -93,6 +99,7 @@ impl From<NativeRequest> for ExecSpec {
             timeout_ms: r.timeout.map(|t| u64::from(t.max(1))),
             memory_limit_mib: r.memory_limit,
             outbound: r.outbound.into(),
+            retain_handles: r.retain_handles,
         }
     }
 }
@@ -188,11 +195,24 @@ pub struct NativeOutcome {
     pub error: Option<NativeFailure>,
     pub logs: Vec<NativeLog>,
     pub stats: NativeStats,
+    /// Present when the run's isolate is retained (then `result` is absent).
+    pub grant: Option<NativeGrant>,
+}
+
+/// Retained handles: the id to invoke them by, and the names `invokeHandle` accepts.
+#[napi(object)]
+pub struct NativeGrant {
+    pub execution_id: String,
+    pub handles: Vec<String>,
 }
 
 impl From<RunOutcome> for NativeOutcome {
     fn from(o: RunOutcome) -> Self {
         NativeOutcome {
+            grant: o.grant.map(|g| NativeGrant {
+                execution_id: g.execution_id,
+                handles: g.handles,
+            }),
             result: o.result.map(Buffer::from),
             error: o.error.map(NativeFailure::from),
             logs: o.logs.into_iter().map(NativeLog::from).collect(),
@@ -201,12 +221,63 @@ impl From<RunOutcome> for NativeOutcome {
     }
 }
 
-/// An execution's end: `{ id, outcome }`, or `{ id, fault }` when the executor could not run it.
+/// What the pool reports, in the order it happened (one channel, so a retained execution's
+/// close arrives before the invocation it failed): an execution's end, `{ id, outcome }` or
+/// `{ id, fault }`; an invocation's answer, `{ invocation, response }` or `{ invocation, fault }`;
+/// or a retained execution's end, `{ closed }` (`id` is 0 for the last two).
 #[napi(object)]
 pub struct NativeCompletion {
     pub id: i64,
     pub outcome: Option<NativeOutcome>,
     pub fault: Option<NativeFailure>,
+    /// The token `invokeHandle` was given.
+    pub invocation: Option<u32>,
+    pub response: Option<NativeWireResponse>,
+    pub closed: Option<NativeClosed>,
+}
+
+/// A retained execution ended, for `reason` (`closed`, `idle`, `timeout`, `memory`,
+/// `worker-lost`, `pool-closed`).
+#[napi(object)]
+pub struct NativeClosed {
+    pub execution_id: String,
+    pub reason: String,
+}
+
+impl NativeCompletion {
+    fn empty() -> Self {
+        NativeCompletion {
+            id: 0,
+            outcome: None,
+            fault: None,
+            invocation: None,
+            response: None,
+            closed: None,
+        }
+    }
+
+    pub fn invoked(invocation: u32, result: Result<WireResponse, Failure>) -> Self {
+        let (response, fault) = match result {
+            Ok(r) => (Some(r.into()), None),
+            Err(f) => (None, Some(f.into())),
+        };
+        NativeCompletion {
+            invocation: Some(invocation),
+            response,
+            fault,
+            ..Self::empty()
+        }
+    }
+
+    pub fn closed(execution_id: &str, reason: CloseReason) -> Self {
+        NativeCompletion {
+            closed: Some(NativeClosed {
+                execution_id: execution_id.into(),
+                reason: reason.as_str().into(),
+            }),
+            ..Self::empty()
+        }
+    }
 }
 
 impl From<(u64, Result<RunOutcome, Failure>)> for NativeCompletion {
@@ -219,6 +290,7 @@ impl From<(u64, Result<RunOutcome, Failure>)> for NativeCompletion {
             id: id as i64,
             outcome,
             fault,
+            ..Self::empty()
         }
     }
 }
@@ -269,7 +341,28 @@ impl From<FetchCall> for NativeFetchCall {
     }
 }
 
-/// The outbound policy's answer, checked against the wire shape by `lib/isolate-executor.js`.
+/// A request for a retained handle, checked against the wire shape by `lib/validate.js`.
+#[napi(object)]
+pub struct NativeWireRequest {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Buffer>,
+}
+
+impl From<NativeWireRequest> for WireRequest {
+    fn from(r: NativeWireRequest) -> Self {
+        WireRequest {
+            method: r.method,
+            url: r.url,
+            headers: r.headers,
+            body: r.body.map(|b| b.to_vec()),
+        }
+    }
+}
+
+/// A response in the wire shape: the outbound policy's answer (checked by
+/// `lib/isolate-executor.js`), or a retained handle's (checked by the pool).
 #[napi(object)]
 pub struct NativeWireResponse {
     pub status: u32,
@@ -287,6 +380,40 @@ impl From<NativeWireResponse> for WireResponse {
             body: r.body.map(|b| b.to_vec()),
             url: String::new(),
             redirected: false,
+        }
+    }
+}
+
+impl From<WireResponse> for NativeWireResponse {
+    fn from(r: WireResponse) -> Self {
+        NativeWireResponse {
+            status: u32::from(r.status),
+            status_text: r.status_text,
+            headers: r.headers,
+            body: r.body.map(Buffer::from),
+        }
+    }
+}
+
+/// What the pool holds right now (see `PoolStats`).
+#[napi(object)]
+pub struct NativePoolStats {
+    pub workers: u32,
+    pub idle: u32,
+    pub running: u32,
+    pub queued: u32,
+    pub retained: u32,
+}
+
+impl From<PoolStats> for NativePoolStats {
+    fn from(s: PoolStats) -> Self {
+        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        NativePoolStats {
+            workers: n(s.workers),
+            idle: n(s.idle),
+            running: n(s.running),
+            queued: n(s.queued),
+            retained: n(s.retained),
         }
     }
 }

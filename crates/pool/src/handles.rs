@@ -129,7 +129,11 @@ pub(crate) fn invoke(
             FailureCode::HandleNotGranted.failure(&[("id", id), ("name", handle)])
         } else {
             let granted = r.handles.join(", ");
-            FailureCode::HandleNotFound.failure(&[("id", id), ("name", handle), ("granted", &granted)])
+            FailureCode::HandleNotFound.failure(&[
+                ("id", id),
+                ("name", handle),
+                ("granted", &granted),
+            ])
         });
     }
     r.waiting.push_back(Waiting {
@@ -215,8 +219,9 @@ pub(crate) fn invoked(
                     },
                     _ => timed_out(r.timeout_ms),
                 };
-                settles.push(Settle::Answer(current.done, Err(failure)));
+                // Published first: a host that hears of the rejection already knows why.
                 end(inner, &mut st, &id, reason, false, &mut settles);
+                settles.push(Settle::Answer(current.done, Err(failure)));
             }
             None => {
                 let answer = match result {
@@ -241,7 +246,10 @@ fn timed_out(timeout_ms: u64) -> Failure {
 /// The host's own check of a handler's answer: the isolate can redefine `Response`, so what
 /// arrives is checked against the wire shape again.
 fn check_wire(response: WireResponse) -> Result<WireResponse, Failure> {
-    let byte_string = |s: &str| s.chars().all(|c| (c as u32) <= 0xff && !"\0\r\n".contains(c));
+    let byte_string = |s: &str| {
+        s.chars()
+            .all(|c| (c as u32) <= 0xff && !"\0\r\n".contains(c))
+    };
     let token = |s: &str| {
         !s.is_empty()
             && s.bytes()
@@ -302,20 +310,22 @@ pub(crate) fn end(
                 use std::io::Write;
                 let _ = control.write_all(&cancel);
             }
-            slot.input.send(HostMsg::CloseHandles { exec_id: r.exec_id }.encode());
+            slot.input
+                .send(HostMsg::CloseHandles { exec_id: r.exec_id }.encode());
         }
     }
     let unanswered = match reason {
         CloseReason::PoolClosed => FailureCode::Closed.failure(&[]),
         _ => closed(id),
     };
+    // Published first: a host that hears of a rejection below already knows why.
+    settles.push(Settle::Published(r.host, id.to_string(), reason));
     if let Some(c) = r.current {
         settles.push(Settle::Answer(c.done, Err(unanswered.clone())));
     }
     for w in r.waiting {
         settles.push(Settle::Answer(w.done, Err(unanswered.clone())));
     }
-    settles.push(Settle::Published(r.host, id.to_string(), reason));
     inner.changed.notify_all();
 }
 
@@ -332,6 +342,7 @@ pub(crate) fn worker_lost(
         return;
     };
     let mut reason = CloseReason::WorkerLost;
+    let mut answer = None;
     if let Some(r) = st.retained.get_mut(&id) {
         if let Some(c) = r.current.take() {
             let failure = if c.cancelled_at.is_some() {
@@ -340,10 +351,11 @@ pub(crate) fn worker_lost(
             } else {
                 lost.clone()
             };
-            settles.push(Settle::Answer(c.done, Err(failure)));
+            answer = Some(Settle::Answer(c.done, Err(failure)));
         }
     }
     end(inner, st, &id, reason, false, settles);
+    settles.extend(answer);
 }
 
 /// The pool is shutting down: every retained execution ends with `PoolClosed`.
@@ -362,7 +374,13 @@ pub(crate) struct Due {
     pub idle: Vec<String>,
 }
 
-pub(crate) fn due(st: &mut State, now: Instant, idle_bound: Duration, grace: Duration, next: &mut Instant) -> Due {
+pub(crate) fn due(
+    st: &mut State,
+    now: Instant,
+    idle_bound: Duration,
+    grace: Duration,
+    next: &mut Instant,
+) -> Due {
     let mut due = Due {
         cancel: Vec::new(),
         kill: Vec::new(),

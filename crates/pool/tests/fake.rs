@@ -20,6 +20,7 @@ fn start(workers: usize, queue_bound: usize, worker_path: PathBuf) -> Pool {
         queue_bound,
         timeout_ms: 5_000,
         memory_limit_mib: 64,
+        handles_idle_timeout_ms: 300_000,
     })
     .expect("pool starts")
 }

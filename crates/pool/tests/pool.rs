@@ -26,6 +26,7 @@ fn pool(workers: usize, queue_bound: usize) -> Pool {
         queue_bound,
         timeout_ms: 10_000,
         memory_limit_mib: 64,
+        handles_idle_timeout_ms: 300_000,
     })
     .expect("pool starts")
 }
@@ -169,6 +170,7 @@ fn a_missing_binary_is_a_clear_fault() {
         queue_bound: 1,
         timeout_ms: 1000,
         memory_limit_mib: 64,
+        handles_idle_timeout_ms: 300_000,
     })
     .err()
     .unwrap();

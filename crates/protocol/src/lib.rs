@@ -15,8 +15,8 @@ pub mod messages;
 
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
-    DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError,
-    RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg,
+    DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl,
+    RunError, RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;

@@ -4,8 +4,8 @@
 use codemode_protocol::frame::read_frame;
 use codemode_protocol::messages::HELLO_TAG;
 use codemode_protocol::{
-    ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError, RunOutcome,
-    RunStats, WireRequest, WireResponse, WorkerMsg, PROTOCOL_VERSION,
+    ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError,
+    RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg, PROTOCOL_VERSION,
 };
 use proptest::prelude::*;
 

@@ -16,6 +16,9 @@ pub struct Helpers {
     pub describe_throw: v8::Global<v8::Function>,
     /// `typeName(value) -> string`: what a value is, for the entry-shape failure.
     pub type_name: v8::Global<v8::Function>,
+    /// `invokeFetch(handler, this, method, url, headers, body) -> Promise`: one invocation of
+    /// a retained fetch handle (js/handles.js).
+    pub invoke_fetch: v8::Global<v8::Function>,
 }
 
 impl Helpers {
@@ -37,6 +40,7 @@ impl Helpers {
             alloc_bytes: get("allocBytes")?,
             describe_throw: get("describeThrow")?,
             type_name: get("typeName")?,
+            invoke_fetch: get("invokeFetch")?,
         })
     }
 }

@@ -43,6 +43,11 @@ pub fn call_tool(
     let Some(resolver) = returned_promise(scope, &mut rv) else {
         return;
     };
+    if scope.get_slot::<RunState>().is_none_or(|s| s.completed) {
+        let text = FailureCode::ExecutionCompleted.template();
+        reject_with_error(scope, resolver, text);
+        return;
+    }
     let provider = args.get(0).to_rust_string_lossy(scope);
     let tool = args.get(1).to_rust_string_lossy(scope);
     let payload = match clone::serialize(scope, args.get(2)) {
@@ -91,6 +96,13 @@ pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv
         .uint32_value(scope)
         .and_then(|v| LogLevel::from_u8(v as u8))
         .unwrap_or(LogLevel::Log);
+    match scope.get_slot::<RunState>() {
+        // A retained handler's output has nowhere to go (an invocation answers with the
+        // response alone): discarded without copying it out of V8.
+        None => return,
+        Some(s) if s.completed => return,
+        Some(_) => {}
+    }
     if scope
         .get_slot::<RunState>()
         .is_some_and(|s| s.log_dropped > 0)
@@ -233,6 +245,46 @@ pub fn fetch(
     });
 }
 
+/// `[[name, value], ...]` for JS.
+pub fn headers_to_js<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    headers: &[(String, String)],
+) -> Option<v8::Local<'s, v8::Value>> {
+    let mut pairs = Vec::with_capacity(headers.len());
+    for (k, v) in headers {
+        let k = v8::String::new(scope, k)?.into();
+        let v = v8::String::new(scope, v)?.into();
+        pairs.push(v8::Array::new_with_elements(scope, &[k, v]).into());
+    }
+    Some(v8::Array::new_with_elements(scope, &pairs).into())
+}
+
+/// A body for JS: a Uint8Array allocated through `alloc` (so it is metered) holding `bytes`,
+/// or `null`.
+pub fn bytes_to_js<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    alloc: v8::Local<v8::Function>,
+    bytes: Option<&[u8]>,
+) -> Option<v8::Local<'s, v8::Value>> {
+    let Some(bytes) = bytes else {
+        return Some(v8::null(scope).into());
+    };
+    let undefined = v8::undefined(scope).into();
+    let len = v8::Number::new(scope, bytes.len() as f64).into();
+    let view = alloc.call(scope, undefined, &[len])?;
+    let typed = v8::Local::<v8::ArrayBufferView>::try_from(view).ok()?;
+    let data = typed.data() as *mut u8;
+    if typed.byte_length() != bytes.len() || (data.is_null() && !bytes.is_empty()) {
+        return None;
+    }
+    if !bytes.is_empty() {
+        // SAFETY: `data` addresses the `bytes.len()` bytes of the fresh Uint8Array just
+        // allocated; no JS runs during the copy.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
+    }
+    Some(view)
+}
+
 /// Settles fetch `call_id`: a response becomes `{ status, statusText, headers, body, url,
 /// redirected }` (the body allocated through `alloc`, so it is metered), an error a TypeError.
 pub fn settle_fetch(
@@ -263,33 +315,9 @@ pub fn settle_fetch(
         set(tc, "status", status)?;
         let text = v8::String::new(tc, &response.status_text)?.into();
         set(tc, "statusText", text)?;
-        let mut pairs = Vec::with_capacity(response.headers.len());
-        for (k, v) in &response.headers {
-            let k = v8::String::new(tc, k)?.into();
-            let v = v8::String::new(tc, v)?.into();
-            pairs.push(v8::Array::new_with_elements(tc, &[k, v]).into());
-        }
-        let headers = v8::Array::new_with_elements(tc, &pairs).into();
+        let headers = headers_to_js(tc, &response.headers)?;
         set(tc, "headers", headers)?;
-        let body: v8::Local<v8::Value> = match &response.body {
-            None => v8::null(tc).into(),
-            Some(bytes) => {
-                let undefined = v8::undefined(tc).into();
-                let len = v8::Number::new(tc, bytes.len() as f64).into();
-                let view = alloc.call(tc, undefined, &[len])?;
-                let typed = v8::Local::<v8::ArrayBufferView>::try_from(view).ok()?;
-                let data = typed.data() as *mut u8;
-                if typed.byte_length() != bytes.len() || (data.is_null() && !bytes.is_empty()) {
-                    return None;
-                }
-                if !bytes.is_empty() {
-                    // SAFETY: `data` addresses the `bytes.len()` bytes of the fresh Uint8Array
-                    // just allocated; no JS runs during the copy.
-                    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
-                }
-                view
-            }
-        };
+        let body = bytes_to_js(tc, alloc, response.body.as_deref())?;
         set(tc, "body", body)?;
         let url = v8::String::new(tc, &response.url)?.into();
         set(tc, "url", url)?;

@@ -14,6 +14,7 @@ mod link;
 mod memory;
 mod modules;
 mod natives;
+mod retained;
 mod run;
 mod runtime_js;
 mod state;
@@ -80,16 +81,28 @@ fn main() {
                     }
                 };
                 let exec_id = req.exec_id;
-                let (outcome, spent) = run::run(prepared, req, &mut input, io::send, &current);
+                let (outcome, ended) = run::run(prepared, req, &mut input, io::send, &current);
                 io::send(&WorkerMsg::Done { exec_id, outcome });
                 // Off the critical path: the answer is already on its way. The next isolate
                 // gets the limit the last run asked for, the best guess for the next one.
+                let spent = match ended {
+                    run::Ended::Spent(spent) => spent,
+                    run::Ended::Retained(retained) => {
+                        retained::serve(retained, &mut input, io::send, &current)
+                    }
+                };
                 drop(spent);
                 next = Some(isolate::Prepared::new(limit));
                 io::send(&WorkerMsg::Ready);
             }
             // Answers for a run that already ended (it settled or was cancelled): nothing waits.
-            HostMsg::ToolResult { .. } | HostMsg::FetchResult { .. } | HostMsg::Cancel { .. } => {}
+            // Invoke and CloseHandles for an execution already ended (its isolate is gone) are
+            // answered by the host's own records; nothing here waits for them.
+            HostMsg::ToolResult { .. }
+            | HostMsg::FetchResult { .. }
+            | HostMsg::Cancel { .. }
+            | HostMsg::Invoke { .. }
+            | HostMsg::CloseHandles { .. } => {}
         }
     }
     // The host closed our stdin: it is gone or closing the pool.

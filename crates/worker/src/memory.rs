@@ -40,6 +40,11 @@ impl Meter {
         self.refused.store(false, Ordering::Relaxed);
         self.heap_exhausted.store(false, Ordering::Relaxed);
     }
+    /// A retained execution's next invocation: a refused allocation is counted afresh, but a
+    /// heap that filled between invocations stays reported (the isolate is past its limit).
+    pub fn start_invocation(&self) {
+        self.refused.store(false, Ordering::Relaxed);
+    }
     pub fn sample_heap(&self, used: usize) {
         self.heap.store(used, Ordering::Relaxed);
     }

@@ -2,7 +2,7 @@
 //! the promise settles, copy the result out.
 
 use codemode_protocol::{
-    limits, ExecuteRequest, FailureCode, HostMsg, RunError, RunOutcome, RunStats,
+    limits, ExecuteRequest, FailureCode, Grant, HostMsg, RunError, RunOutcome, RunStats,
 };
 
 use crate::entry::{self, EntryError};
@@ -12,12 +12,13 @@ use crate::isolate::Prepared;
 use crate::link::{HostInput, Outbox};
 use crate::memory::METER;
 use crate::modules::{self, ModuleMap, PROGRAM_NAME};
+use crate::retained::Retained;
 use crate::state::RunState;
 use crate::{clone, host, web};
 use std::time::Duration;
 
 /// How the wait for a promise ended.
-enum Settled<'s> {
+pub(crate) enum Settled<'s> {
     Fulfilled(v8::Local<'s, v8::Value>),
     Rejected(v8::Local<'s, v8::Value>),
     /// Nothing in flight can ever settle it.
@@ -26,7 +27,22 @@ enum Settled<'s> {
     Stopped,
 }
 
-fn fail(code: FailureCode, vars: &[(&str, &str)]) -> RunError {
+/// What a run produced: a value (serialized), or a request handler to retain.
+enum Produced {
+    Bytes(Vec<u8>),
+    /// The handler and the `this` it is called with (the object it came from, or undefined).
+    Handler(v8::Global<v8::Function>, v8::Global<v8::Value>),
+}
+
+/// How a run leaves its isolate.
+pub enum Ended {
+    /// Spent: the caller disposes it (after the answer is on its way).
+    Spent(Prepared),
+    /// Kept for invocations: the outcome carries the grant (docs/handles.md).
+    Retained(Retained),
+}
+
+pub(crate) fn fail(code: FailureCode, vars: &[(&str, &str)]) -> RunError {
     RunError {
         code: code.as_str().to_string(),
         message: code.render(vars),
@@ -34,14 +50,14 @@ fn fail(code: FailureCode, vars: &[(&str, &str)]) -> RunError {
 }
 
 /// Runs `req` in `prepared`, reading the host's answers from `input` and sending requests
-/// through `send`; returns the outcome and the spent isolate (to dispose later).
+/// through `send`; returns the outcome and the isolate, spent or retained.
 pub fn run(
     mut prepared: Prepared,
     req: ExecuteRequest,
     input: &mut impl HostInput,
     send: Outbox,
     current: &CurrentRun,
-) -> (RunOutcome, Prepared) {
+) -> (RunOutcome, Ended) {
     let ExecuteRequest {
         exec_id,
         code,
@@ -49,6 +65,7 @@ pub fn run(
         providers,
         memory_limit_mib,
         outbound,
+        retain_handles,
     } = req;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
@@ -64,22 +81,70 @@ pub fn run(
         let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
         let context = v8::Local::new(scope, &prepared.context);
         let scope = &mut v8::ContextScope::new(scope, context);
-        execute(scope, &prepared.helpers, &code, &providers, exec_id, input)
+        let ctx = Context {
+            helpers: &prepared.helpers,
+            exec_id,
+            retain: retain_handles,
+        };
+        execute(scope, &ctx, &code, &providers, input)
     };
-    current.set(None);
     let heap_now = heap_used(&mut prepared.isolate);
-    // Drop every Global the run parked while the isolate is still alive.
-    let mut state = prepared.isolate.remove_slot::<RunState>();
-    let logs = state
-        .as_mut()
-        .map(RunState::finish_logs)
-        .unwrap_or_default();
-    let stats = RunStats {
-        wall_us: 0,
-        cpu_us: thread_cpu_us().saturating_sub(cpu_start),
-        heap_peak: state.as_ref().map_or(0, |s| s.heap_peak).max(heap_now) as u64,
-        buffers_peak: METER.buffers_peak() as u64,
-        tool_calls: state.as_ref().map_or(0, |s| s.next_call - s.fetches),
+    let retaining = matches!(result, Ok(Produced::Handler(..)));
+    let stats;
+    let logs;
+    {
+        // A spent run's state goes now (every Global it parked, while the isolate is alive);
+        // a retained one's stays for its handlers, with the dispatch gone.
+        let mut removed = if retaining {
+            None
+        } else {
+            current.set(None);
+            prepared.isolate.remove_slot::<RunState>()
+        };
+        let state = if retaining {
+            prepared.isolate.get_slot_mut::<RunState>()
+        } else {
+            removed.as_mut()
+        };
+        stats = RunStats {
+            wall_us: 0,
+            cpu_us: thread_cpu_us().saturating_sub(cpu_start),
+            heap_peak: state.as_ref().map_or(0, |s| s.heap_peak).max(heap_now) as u64,
+            buffers_peak: METER.buffers_peak() as u64,
+            tool_calls: state.as_ref().map_or(0, |s| s.next_call - s.fetches),
+        };
+        logs = match state {
+            Some(s) => {
+                s.completed = retaining;
+                s.finish_logs()
+            }
+            None => Vec::new(),
+        };
+    }
+    let result = match result {
+        Ok(Produced::Handler(handler, this)) => {
+            let grant = Grant {
+                execution_id: uuid::Uuid::new_v4().to_string(),
+                handles: vec!["fetch".into()],
+            };
+            let outcome = RunOutcome {
+                result: None,
+                error: None,
+                logs,
+                stats,
+                grant: Some(grant),
+            };
+            let retained = Retained {
+                handler,
+                this,
+                exec_id,
+                memory_limit_mib,
+                prepared,
+            };
+            return (outcome, Ended::Retained(retained));
+        }
+        Ok(Produced::Bytes(bytes)) => Ok(bytes),
+        Err(e) => Err(e),
     };
     // A run that met the memory bound reports that, whatever it threw on the way down
     // ("Array buffer allocation failed", a termination).
@@ -106,8 +171,17 @@ pub fn run(
         error,
         logs,
         stats,
+        grant: None,
     };
-    (outcome, prepared)
+    (outcome, Ended::Spent(prepared))
+}
+
+/// What the run loop needs besides the scope.
+pub(crate) struct Context<'a> {
+    pub helpers: &'a Helpers,
+    pub exec_id: u64,
+    /// Keep a request handler instead of serializing it (retainHandles).
+    pub retain: bool,
 }
 
 /// CPU time of the calling thread in microseconds.
@@ -121,7 +195,7 @@ fn thread_cpu_us() -> u64 {
     (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1000
 }
 
-fn heap_used(isolate: &mut v8::Isolate) -> usize {
+pub(crate) fn heap_used(isolate: &mut v8::Isolate) -> usize {
     let mut stats = v8::HeapStatistics::default();
     isolate.get_heap_statistics(&mut stats);
     stats.used_heap_size()
@@ -129,12 +203,12 @@ fn heap_used(isolate: &mut v8::Isolate) -> usize {
 
 fn execute(
     scope: &mut v8::HandleScope,
-    helpers: &Helpers,
+    ctx: &Context,
     code: &str,
     providers: &[codemode_protocol::ProviderDecl],
-    exec_id: u64,
     input: &mut impl HostInput,
-) -> Result<Vec<u8>, RunError> {
+) -> Result<Produced, RunError> {
+    let (helpers, exec_id) = (ctx.helpers, ctx.exec_id);
     let source = match entry::to_module_source(code) {
         Ok(s) => s,
         Err(EntryError::Shape(found)) => {
@@ -206,8 +280,35 @@ fn execute(
             returned
         }
     };
+    if ctx.retain {
+        if let Some((handler, this)) = handler_of(tc, value) {
+            return Ok(Produced::Handler(
+                v8::Global::new(tc, handler),
+                v8::Global::new(tc, this),
+            ));
+        }
+    }
     clone::serialize(tc, value)
+        .map(Produced::Bytes)
         .map_err(|detail| fail(FailureCode::ResultNotCloneable, &[("detail", &detail)]))
+}
+
+/// The request handler a result grants, with the `this` it is called with: a function, or an
+/// object's `fetch` method (the shape a Workers entrypoint exports). Anything else grants none.
+fn handler_of<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    value: v8::Local<'s, v8::Value>,
+) -> Option<(v8::Local<'s, v8::Function>, v8::Local<'s, v8::Value>)> {
+    if let Ok(f) = v8::Local::<v8::Function>::try_from(value) {
+        return Some((f, v8::undefined(scope).into()));
+    }
+    let object = v8::Local::<v8::Object>::try_from(value).ok()?;
+    // A throwing getter grants nothing: the value is then reported as any other result.
+    let tc = &mut v8::TryCatch::new(scope);
+    let key = v8::String::new(tc, "fetch")?;
+    let fetch = object.get(tc, key.into())?;
+    let fetch = v8::Local::<v8::Function>::try_from(fetch).ok()?;
+    Some((fetch, value))
 }
 
 fn install_providers(
@@ -252,7 +353,7 @@ fn install_providers(
 /// Drives microtasks, timers and tool answers until `promise` settles. Pending timers alone
 /// do not keep a run alive past its promise; a promise nothing can settle (no tool call in
 /// flight, no timer pending) ends the run at once.
-fn settle<'s>(
+pub(crate) fn settle<'s>(
     scope: &mut v8::HandleScope<'s>,
     helpers: &Helpers,
     promise: v8::Local<'s, v8::Promise>,
@@ -316,7 +417,11 @@ fn settle<'s>(
                 let scope = &mut v8::HandleScope::new(scope);
                 host::settle_fetch(scope, alloc, call_id, result);
             }
-            Next::Msg(HostMsg::Cancel { exec_id: id }) if id == exec_id => return Settled::Stopped,
+            Next::Msg(HostMsg::Cancel { exec_id: id } | HostMsg::CloseHandles { exec_id: id })
+                if id == exec_id =>
+            {
+                return Settled::Stopped
+            }
             // A stale answer or cancel for an earlier run; an Execute cannot arrive mid-run.
             Next::Msg(_) | Next::Timeout => {}
             // The host is gone: nothing will answer.
@@ -412,7 +517,7 @@ fn call_helper(
     Some(out.to_rust_string_lossy(tc))
 }
 
-fn describe_throw(
+pub(crate) fn describe_throw(
     scope: &mut v8::HandleScope,
     helpers: &Helpers,
     value: v8::Local<v8::Value>,

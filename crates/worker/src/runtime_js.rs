@@ -25,6 +25,7 @@ const FILES: &[(&str, &str, &str)] = runtime_files![
     "console.js",
     "errors.js",
     "providers.js",
+    "handles.js",
     "web/timers.js",
     "web/dom_exception.js",
     "web/events.js",

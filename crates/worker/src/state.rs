@@ -24,6 +24,9 @@ pub struct RunState {
     pub outbound: Outbound,
     /// Fetches sent to the host (they share call ids with tool calls).
     pub fetches: u32,
+    /// The run ended and its isolate is retained (docs/handles.md): the dispatch ended with the
+    /// run, so tool calls reject inside the isolate, and console output is discarded.
+    pub completed: bool,
 }
 
 impl RunState {
@@ -32,6 +35,7 @@ impl RunState {
             send,
             outbound,
             fetches: 0,
+            completed: false,
             exec_id,
             calls: HashMap::new(),
             next_call: 0,

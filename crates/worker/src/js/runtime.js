@@ -8,6 +8,7 @@ const { installBufferGuard } = load('buffer_guard.js');
 const { console } = load('console.js');
 const { describeThrow } = load('errors.js');
 const { installProviders } = load('providers.js');
+const { invokeFetch } = load('handles.js');
 const { ObjectDefineProperty, Uint8ArrayCtor } = load('primordials.js');
 const {
   beginRun, clearInterval, clearTimeout, performance, queueMicrotask, runTimers, setInterval, setTimeout,
@@ -76,6 +77,7 @@ const helpers = {
   runTimers,
   beginRun,
   allocBytes: (n) => new Uint8ArrayCtor(n),
+  invokeFetch,
 };
 
 return { helpers };

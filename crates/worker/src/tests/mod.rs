@@ -14,6 +14,7 @@ use codemode_protocol::{ExecuteRequest, HostMsg, Outbound, RunOutcome, WorkerMsg
 use crate::io::{CurrentRun, Next};
 use crate::isolate::{self, Prepared};
 use crate::link::HostInput;
+use crate::retained;
 use crate::{clone, run};
 
 mod natives;
@@ -101,6 +102,7 @@ pub fn request(code: &str) -> ExecuteRequest {
         providers: Vec::new(),
         memory_limit_mib: 64,
         outbound: Outbound::Blocked,
+        retain_handles: false,
     }
 }
 
@@ -136,7 +138,13 @@ fn execute_here(
         sent: Vec::new(),
     };
     let prepared = Prepared::new(req.memory_limit_mib);
-    let (outcome, mut spent) = run::run(prepared, req, &mut host, capture, &CurrentRun::default());
+    let current = CurrentRun::default();
+    let (outcome, ended) = run::run(prepared, req, &mut host, capture, &current);
+    let mut spent = match ended {
+        run::Ended::Spent(spent) => spent,
+        // Served until the host double has nothing more to say (its input then reads closed).
+        run::Ended::Retained(retained) => retained::serve(retained, &mut host, capture, &current),
+    };
     host.sent
         .extend(SENT.with(|s| std::mem::take(&mut *s.borrow_mut())));
     let json = outcome.result.as_deref().map(|bytes| {

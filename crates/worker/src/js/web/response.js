@@ -13,6 +13,10 @@ const REDIRECT_STATUS = new SetCtor([301, 302, 303, 307, 308]);
 // For fetch (exported to runtime files, never to programs): a Response from the fetch native's
 // answer; assigned in the static block.
 let responseFromWire; // (raw, requestUrl)
+// For retained handles: whether a value is a Response of this runtime (a brand check, which a
+// redefined global cannot fake), and its parts read from the private fields.
+let isResponse; // (value) -> boolean
+let partsOf; // (response) -> { status, statusText, headers }
 
 class Response {
   #status; #statusText; #headers; #type = 'default'; #url = ''; #redirected = false;
@@ -37,6 +41,8 @@ class Response {
     initBody(this, source);
   }
   static {
+    isResponse = (value) => value !== null && typeof value === 'object' && #status in value;
+    partsOf = (r) => ({ status: r.#status, statusText: r.#statusText, headers: r.#headers });
     responseFromWire = (raw, requestUrl) => {
       const r = new Response(null, { status: 200 });
       r.#status = raw.status;
@@ -93,5 +99,5 @@ class Response {
 }
 mixBody(Response.prototype);
 
-return { responseFromWire, Response };
+return { isResponse, partsOf, responseFromWire, Response };
 })
