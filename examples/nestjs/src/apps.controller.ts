@@ -7,18 +7,13 @@
 import { All, Controller, Delete, HttpCode, HttpStatus, Inject, Param, Req, Res, UseFilters } from '@nestjs/common';
 import { IsolateExecutor } from '@supolka/codemode-executor';
 import type { Request, Response } from 'express';
-import { handleHost, type HandleHost } from './handles.js';
 import { FaultFilter, toWireRequest, writeWireResponse } from './http.js';
 
 @Controller('apps')
 // A handler that throws or answers something other than a Response is a bad gateway.
 @UseFilters(new FaultFilter(HttpStatus.BAD_GATEWAY))
 export class AppsController {
-  private readonly executor: HandleHost;
-
-  constructor(@Inject(IsolateExecutor) executor: IsolateExecutor) {
-    this.executor = handleHost(executor);
-  }
+  constructor(@Inject(IsolateExecutor) private readonly executor: IsolateExecutor) {}
 
   @Delete(':executionId')
   @HttpCode(HttpStatus.NO_CONTENT)

@@ -5,7 +5,6 @@
 import { BadRequestException, Controller, HttpStatus, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { IsolateExecutor, type ExecuteRequest } from '@supolka/codemode-executor';
 import type { Request, Response } from 'express';
-import { handleHost, type HandleHost } from './handles.js';
 import { FaultFilter, readBody } from './http.js';
 import { StoreTools } from './store.tools.js';
 
@@ -32,11 +31,7 @@ const jsonSafe = (_key: string, value: unknown) => (typeof value === 'bigint' ? 
 @Controller()
 @UseFilters(new FaultFilter(HttpStatus.INTERNAL_SERVER_ERROR))
 export class RunController {
-  private readonly executor: HandleHost;
-
-  constructor(@Inject(IsolateExecutor) executor: IsolateExecutor, @Inject(StoreTools) private readonly tools: StoreTools) {
-    this.executor = handleHost(executor);
-  }
+  constructor(@Inject(IsolateExecutor) private readonly executor: IsolateExecutor, @Inject(StoreTools) private readonly tools: StoreTools) {}
 
   @Post('run')
   async run(@Req() req: Request, @Res() res: Response): Promise<void> {
