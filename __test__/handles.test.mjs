@@ -578,6 +578,17 @@ describe('the API surface', () => {
     await ex.closeHandles(executionId);
   });
 
+  it('CodemodeExecutor keeps the dialect: it never asks for handles', async () => {
+    const { CodemodeExecutor } = await import('../index.js').then((m) => m.default ?? m);
+    const { ex } = recorded();
+    const codemode = new CodemodeExecutor(ex);
+    expect('invokeHandle' in codemode).toBe(false);
+    const out = await codemode.execute('async () => ({ fetch: () => new Response("x") })', []);
+    expect(out.result).toBeUndefined();
+    expect(typeof out.error).toBe('string');
+    expect(ex.stats().retained).toBe(0);
+  });
+
   it('refuses onHandlesClosed that is not a function', () => {
     expect(() => new IsolateExecutor({ onHandlesClosed: 5 })).toThrow(ExecutorError);
   });
