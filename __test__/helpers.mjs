@@ -30,3 +30,15 @@ export async function rejection(promise) {
   }
   throw new Error('expected a rejection, got a resolution');
 }
+
+/** Polls `check` (sync or async) until it holds or `ms` pass; resolves whether it held. */
+export async function until(check, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return false;
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ExecutorError, IsolateExecutor, rejection } from './helpers.mjs';
+import { ExecutorError, IsolateExecutor, rejection, until } from './helpers.mjs';
 
 function alive(pid) {
   // A reaped process has no /proc entry; a zombie would still show state Z.
@@ -25,14 +25,6 @@ function workerProcessesOf(parentPid) {
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
-async function until(check, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
-}
 
 describe('supervision', () => {
   it('a SIGKILLed worker fails only its run with WORKER_LOST, is replaced, and later runs succeed', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IsolateExecutor, executor, run } from './helpers.mjs';
+import { IsolateExecutor, executor, run, until } from './helpers.mjs';
 
 const ex = executor({ workers: 1, timeout: 300 });
 
@@ -71,11 +71,3 @@ describe('time bound', () => {
   });
 });
 
-async function until(check, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
-}
