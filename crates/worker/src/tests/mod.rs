@@ -17,6 +17,7 @@ use crate::link::HostInput;
 use crate::retained;
 use crate::{clone, run};
 
+mod handles;
 mod natives;
 mod run_loop;
 
@@ -143,7 +144,14 @@ fn execute_here(
     let mut spent = match ended {
         run::Ended::Spent(spent) => spent,
         // Served until the host double has nothing more to say (its input then reads closed).
-        run::Ended::Retained(retained) => retained::serve(retained, &mut host, capture, &current),
+        run::Ended::Retained(retained) => {
+            // As the worker's main loop does: the grant goes out, then the execution is served.
+            capture(&WorkerMsg::Done {
+                exec_id: EXEC_ID,
+                outcome: outcome.clone(),
+            });
+            retained::serve(retained, &mut host, capture, &current)
+        }
     };
     host.sent
         .extend(SENT.with(|s| std::mem::take(&mut *s.borrow_mut())));
