@@ -19,9 +19,11 @@ fn invoke(invoke_id: u64, url: &str) -> HostMsg {
     }
 }
 
-/// Invokes twice after the grant, then closes; returns each Invoked's body as text, or its
-/// failure code and text.
-fn serve_twice(code: &str) -> (Option<String>, Vec<Result<String, (String, String)>>) {
+/// An invocation's answer: its body as text, or its failure code and text.
+type Answer = Result<String, (String, String)>;
+
+/// Invokes twice after the grant, then closes; returns the execution id and the answers.
+fn serve_twice(code: &str) -> (Option<String>, Vec<Answer>) {
     let mut req = request(code);
     req.retain_handles = true;
     let ran = execute(req, |msg| match msg {
