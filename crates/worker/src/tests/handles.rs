@@ -62,9 +62,8 @@ fn a_handler_keeps_its_state_across_invocations_in_order() {
 
 #[test]
 fn a_tool_call_after_the_run_rejects_inside_the_isolate() {
-    let mut code = String::from("async () => async () => { try { await store.list() } catch (e) { return new Response(e.message) } }");
-    code.push(' ');
-    let mut req = request(&code);
+    let code = "async () => async () => { try { await store.list() } catch (e) { return new Response(e.message) } }";
+    let mut req = request(code);
     req.retain_handles = true;
     req.providers = vec![codemode_protocol::ProviderDecl {
         name: "store".into(),
