@@ -230,7 +230,9 @@ export declare class IsolateExecutor {
   constructor(options?: IsolateExecutorOptions)
   /**
    * Runs one program. Resolves with its outcome (program failures included); rejects with
-   * `ExecutorError` for `INVALID_REQUEST`, `CLOSED`, `QUEUE_FULL` and `WORKER_LOST`.
+   * `ExecutorError` for `INVALID_REQUEST`, `CLOSED`, `QUEUE_FULL`, `WORKER_LOST` and
+   * `REQUEST_TOO_LARGE` (code, modules and tool lists together pass the frame bound; not
+   * retryable).
    */
   execute(request: ExecuteRequest): Promise<Outcome>
   /**
@@ -240,7 +242,8 @@ export declare class IsolateExecutor {
    * `headers` and `body`. Rejects with `ExecutorError`: `HANDLES_CLOSED` (closed, expired,
    * ended, or never granted), `HANDLE_NOT_FOUND`, `HANDLER_ERROR` (the handler threw; its
    * message), `HANDLE_NOT_RESPONSE`, `HANDLE_RESPONSE_INVALID`, `TIMEOUT` / `MEMORY_LIMIT`
-   * (which end the execution), `WORKER_LOST`, `INVALID_REQUEST`.
+   * (which end the execution), `WORKER_LOST`, `INVALID_REQUEST`, `REQUEST_TOO_LARGE` (the
+   * request passes the frame bound).
    */
   invokeHandle(executionId: string, name: string, request: WireRequest): Promise<WireResponse>
   /**

@@ -86,6 +86,39 @@ describe('supervision', () => {
     }
   });
 
+  it('runs submitted right after both idle workers were killed all succeed (none was started, none is lost)', async () => {
+    for (let round = 0; round < 3; round++) {
+      const ex = new IsolateExecutor({ workers: 2 });
+      try {
+        await Promise.all([ex.execute({ code: 'async () => 0' }), ex.execute({ code: 'async () => 0' })]);
+        expect(await until(() => ex.stats().idle === 2)).toBe(true);
+        for (const pid of ex.workerPids()) process.kill(pid, 'SIGKILL');
+        const outs = await Promise.all([1, 2, 3].map((n) => ex.execute({ code: `async () => ${n}` })));
+        expect(outs.map((o) => o.result)).toEqual([1, 2, 3]);
+      } finally {
+        await ex.close();
+      }
+    }
+  });
+
+  it('an execute request past the frame bound is refused before it leaves the host, not retryable', async () => {
+    const ex = new IsolateExecutor({ workers: 1 });
+    try {
+      expect((await ex.execute({ code: 'async () => 1' })).result).toBe(1);
+      const pids = ex.workerPids();
+      const code = `async () => 1 /*${'x'.repeat(256 * 1024 * 1024)}*/`;
+      const err = await rejection(ex.execute({ code }));
+      expect(err).toBeInstanceOf(ExecutorError);
+      expect(err.code).toBe('REQUEST_TOO_LARGE');
+      expect(err.retryable).toBe(false);
+      expect(err.message).toContain(String(256 * 1024 * 1024));
+      expect(ex.workerPids()).toEqual(pids);
+      expect((await ex.execute({ code: 'async () => 2' })).result).toBe(2);
+    } finally {
+      await ex.close();
+    }
+  }, 60_000);
+
   it('close() drains running work, then leaves no codemode-worker process behind', async () => {
     const ex = new IsolateExecutor({ workers: 2 });
     const pids = ex.workerPids();

@@ -60,8 +60,9 @@ pub(crate) struct Retained {
 }
 
 struct Waiting {
-    handle: String,
-    request: WireRequest,
+    invoke_id: u64,
+    /// The Invoke frame, encoded (and its size checked) when the invocation was accepted.
+    frame: Vec<u8>,
     done: InvokeDone,
 }
 
@@ -112,7 +113,8 @@ pub(crate) fn grant(st: &mut State, exec_id: u64, run: &Running, grant: Grant) {
     );
 }
 
-/// Queues an invocation; refuses a name outside the grant without reaching the worker.
+/// Queues an invocation; refuses a name outside the grant, or a request too big for one frame
+/// (`REQUEST_TOO_LARGE`), without reaching the worker.
 pub(crate) fn invoke(
     inner: &Inner,
     id: &str,
@@ -121,6 +123,7 @@ pub(crate) fn invoke(
     done: InvokeDone,
 ) -> Result<(), Failure> {
     let mut st = inner.lock();
+    let invoke_id = st.next_invoke;
     let Some(r) = st.retained.get_mut(id) else {
         return Err(closed(id));
     };
@@ -136,18 +139,26 @@ pub(crate) fn invoke(
             ])
         });
     }
-    r.waiting.push_back(Waiting {
+    let frame = HostMsg::Invoke {
+        exec_id: r.exec_id,
+        invoke_id,
         handle: handle.to_string(),
         request,
+    }
+    .encode()
+    .map_err(|e| crate::too_large("invocation request", e))?;
+    r.waiting.push_back(Waiting {
+        invoke_id,
+        frame,
         done,
     });
+    st.next_invoke += 1;
     start_next(inner, &mut st, id);
     Ok(())
 }
 
 /// Sends the next waiting invocation of `id` when none is in flight.
 fn start_next(inner: &Inner, st: &mut State, id: &str) {
-    let next_invoke = st.next_invoke;
     let State {
         retained, workers, ..
     } = st;
@@ -160,23 +171,15 @@ fn start_next(inner: &Inner, st: &mut State, id: &str) {
     let Some(w) = r.waiting.pop_front() else {
         return;
     };
-    let frame = HostMsg::Invoke {
-        exec_id: r.exec_id,
-        invoke_id: next_invoke,
-        handle: w.handle,
-        request: w.request,
-    }
-    .encode();
     r.current = Some(Current {
-        invoke_id: next_invoke,
+        invoke_id: w.invoke_id,
         done: w.done,
         deadline: Instant::now() + Duration::from_millis(r.timeout_ms),
         cancelled_at: None,
     });
     if let Some(slot) = workers.get(&r.worker) {
-        slot.input.send(frame);
+        slot.input.send(w.frame);
     }
-    st.next_invoke += 1;
     inner.changed.notify_all();
 }
 
@@ -305,13 +308,13 @@ pub(crate) fn end(
         // Free, but not idle until the worker says Ready with a fresh isolate.
         slot.exec = None;
         if tell_worker {
-            let cancel = HostMsg::Cancel { exec_id: r.exec_id }.encode();
+            let cancel = HostMsg::Cancel { exec_id: r.exec_id }.encode_small();
             if let Ok(mut control) = slot.control.lock() {
                 use std::io::Write;
                 let _ = control.write_all(&cancel);
             }
             slot.input
-                .send(HostMsg::CloseHandles { exec_id: r.exec_id }.encode());
+                .send(HostMsg::CloseHandles { exec_id: r.exec_id }.encode_small());
         }
     }
     let unanswered = match reason {

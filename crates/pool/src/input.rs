@@ -12,6 +12,10 @@ use std::os::fd::AsRawFd;
 use std::process::ChildStdin;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// An encoded frame. Shared, so a run's Execute frame can be kept for sending again (to a
+/// replacement, when its worker was lost before acknowledging it) without a copy.
+pub(crate) type Frame = Arc<Vec<u8>>;
+
 /// The sending side, held by the worker's slot. Dropping every clone ends the writer thread,
 /// which closes stdin (a worker exits when its stdin closes).
 #[derive(Clone)]
@@ -28,7 +32,7 @@ struct Shared {
 struct Pending {
     pipe: ChildStdin,
     /// Frames not yet fully written, oldest first; `written` bytes of the front one are out.
-    backlog: VecDeque<Vec<u8>>,
+    backlog: VecDeque<Frame>,
     written: usize,
     /// The pipe broke: the worker is gone, and its reader thread reports that.
     broken: bool,
@@ -98,7 +102,8 @@ pub(crate) fn start(pipe: ChildStdin, name: String) -> std::io::Result<WorkerInp
 
 impl WorkerInput {
     /// Queues `frame` behind everything sent before it; writes it now when nothing waits.
-    pub(crate) fn send(&self, frame: Vec<u8>) {
+    pub(crate) fn send(&self, frame: impl Into<Frame>) {
+        let frame = frame.into();
         let mut st = self.shared.lock();
         if st.broken {
             return;

@@ -13,6 +13,7 @@
 mod handles;
 mod input;
 mod outbound;
+mod process;
 mod supervisor;
 mod watchdog;
 
@@ -29,6 +30,10 @@ use codemode_protocol::{
 
 pub use codemode_protocol as protocol;
 pub use handles::{CloseReason, InvokeDone};
+
+/// How many times a run is queued again because its worker was lost before acknowledging it
+/// (`Started`); once more, and it fails with `WORKER_LOST` after all.
+pub const REQUEUE_BOUND: u32 = 3;
 
 /// How long a worker may take to confirm a cancelled run before it is killed and replaced.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(1000);
@@ -110,7 +115,9 @@ pub type Completion = Box<dyn FnOnce(u64, Result<RunOutcome, Failure>) + Send + 
 
 struct Job {
     exec_id: u64,
-    frame: Vec<u8>,
+    frame: input::Frame,
+    /// How many times the run was queued again (see [`REQUEUE_BOUND`]).
+    requeues: u32,
     outbound: Outbound,
     timeout_ms: u64,
     host: Arc<dyn Host>,
@@ -119,6 +126,10 @@ struct Job {
 
 struct Running {
     worker: u64,
+    /// The Execute frame, until the worker acknowledges the run (`Started`): a run its worker
+    /// never took is queued again with it when the worker is lost.
+    unstarted: Option<input::Frame>,
+    requeues: u32,
     host: Arc<dyn Host>,
     outbound: Outbound,
     done: Completion,
@@ -130,7 +141,8 @@ struct Running {
 }
 
 struct WorkerSlot {
-    pid: u32,
+    /// The process, for the threads that may kill it (a kill never reaches a recycled pid).
+    process: Arc<process::Process>,
     /// The worker's stdin: frames in order, never blocking the sender. Dropping the slot (and
     /// any clone in flight) ends its writer thread, which closes stdin.
     input: input::WorkerInput,
@@ -216,7 +228,7 @@ impl Pool {
         let exec_id = self.inner.next_exec.fetch_add(1, Ordering::Relaxed);
         let opts = &self.inner.opts;
         let timeout_ms = spec.timeout_ms.unwrap_or(opts.timeout_ms);
-        let frame = HostMsg::Execute(ExecuteRequest {
+        let request = HostMsg::Execute(ExecuteRequest {
             exec_id,
             code: spec.code,
             modules: spec.modules,
@@ -224,8 +236,10 @@ impl Pool {
             memory_limit_mib: spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib),
             outbound: spec.outbound,
             retain_handles: spec.retain_handles,
-        })
-        .encode();
+        });
+        let frame = request
+            .encode()
+            .map_err(|e| too_large("execute request (code, modules and tool lists)", e))?;
         let mut st = self.inner.lock();
         if st.closed {
             return Err(FailureCode::Closed.failure(&[]));
@@ -244,7 +258,8 @@ impl Pool {
         }
         st.queue.push_back(Job {
             exec_id,
-            frame,
+            frame: frame.into(),
+            requeues: 0,
             outbound: spec.outbound,
             timeout_ms,
             host,
@@ -256,14 +271,25 @@ impl Pool {
 
     /// Delivers the host's answer to a tool call. An answer for a run that already ended is
     /// dropped: nothing waits for it.
+    /// An answer too big for one frame rejects the call inside the sandbox (`ANSWER_TOO_LARGE`).
     pub fn answer_tool_call(&self, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
-        let msg = HostMsg::ToolResult {
+        let frame = HostMsg::ToolResult {
             exec_id,
             call_id,
             ok,
             payload,
-        };
-        supervisor::send_to_run(&self.inner, exec_id, &msg);
+        }
+        .encode()
+        .unwrap_or_else(|e| {
+            HostMsg::ToolResult {
+                exec_id,
+                call_id,
+                ok: false,
+                payload: answer_too_large("tool call", e).into_bytes(),
+            }
+            .encode_small()
+        });
+        supervisor::send_to_run(&self.inner, exec_id, frame);
     }
 
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with).
@@ -305,7 +331,7 @@ impl Pool {
     /// Process ids of the live workers (for supervision and tests).
     pub fn worker_pids(&self) -> Vec<u32> {
         let st = self.inner.lock();
-        let mut pids: Vec<u32> = st.workers.values().map(|w| w.pid).collect();
+        let mut pids: Vec<u32> = st.workers.values().map(|w| w.process.pid()).collect();
         pids.sort_unstable();
         pids
     }
@@ -320,4 +346,22 @@ impl Pool {
     pub fn shutdown(&self, grace: Duration) {
         supervisor::shutdown(&self.inner, grace);
     }
+}
+
+/// `REQUEST_TOO_LARGE` for a request whose frame would pass the bound a worker accepts.
+pub(crate) fn too_large(what: &str, e: codemode_protocol::FrameTooLarge) -> Failure {
+    FailureCode::RequestTooLarge.failure(&[
+        ("what", what),
+        ("size", &e.size.to_string()),
+        ("limit", &e.limit.to_string()),
+    ])
+}
+
+/// The text a call rejects with inside the sandbox when the host's answer is too big to send.
+pub(crate) fn answer_too_large(what: &str, e: codemode_protocol::FrameTooLarge) -> String {
+    FailureCode::AnswerTooLarge.render(&[
+        ("what", what),
+        ("size", &e.size.to_string()),
+        ("limit", &e.limit.to_string()),
+    ])
 }

@@ -14,7 +14,8 @@ use codemode_protocol::{
 };
 
 use crate::handles;
-use crate::{Completion, FetchCall, Inner, Running, State, ToolCall, WorkerSlot};
+use crate::process::Process;
+use crate::{Completion, FetchCall, Inner, Job, Running, State, ToolCall, WorkerSlot};
 
 /// A close-on-exec pipe: (read end, write end).
 fn control_pipe() -> std::io::Result<(OwnedFd, File)> {
@@ -80,10 +81,11 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             return Err(start_failed(format!("no writer thread: {e}")));
         }
     };
+    let process = Arc::new(Process::of(&child));
     inner.lock().workers.insert(
         key,
         WorkerSlot {
-            pid: child.id(),
+            process: process.clone(),
             input,
             control: Arc::new(Mutex::new(control)),
             exec: None,
@@ -92,7 +94,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
     let inner2 = inner.clone();
     let reader = std::thread::Builder::new()
         .name(format!("worker-{key}"))
-        .spawn(move || read_worker(inner2, key, child, stdout));
+        .spawn(move || read_worker(inner2, key, child, process, stdout));
     if let Err(e) = reader {
         // The child was moved into the failed closure and dropped unreaped; dropping its slot
         // closes stdin, and a worker exits when stdin closes.
@@ -127,12 +129,15 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
             continue;
         };
         slot.exec = Some(job.exec_id);
-        // A closed channel means the worker is going; its reader thread reports the run lost.
-        slot.input.send(job.frame);
+        // A broken pipe means the worker is going; its reader thread reports it lost, and the
+        // run, never acknowledged, goes back to the queue.
+        slot.input.send(job.frame.clone());
         st.running.insert(
             job.exec_id,
             Running {
                 worker,
+                unstarted: Some(job.frame),
+                requeues: job.requeues,
                 host: job.host,
                 outbound: job.outbound,
                 done: job.done,
@@ -146,7 +151,13 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
     }
 }
 
-fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::process::ChildStdout) {
+fn read_worker(
+    inner: Arc<Inner>,
+    key: u64,
+    mut child: Child,
+    process: Arc<Process>,
+    stdout: std::process::ChildStdout,
+) {
     let mut input = BufReader::with_capacity(64 * 1024, stdout);
     let mut buf = Vec::with_capacity(4096);
     let mut greeted = false;
@@ -177,6 +188,11 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
                 mark_idle(&inner, key);
             }
             WorkerMsg::Ready => mark_idle(&inner, key),
+            WorkerMsg::Started { exec_id } => {
+                if let Some(run) = inner.lock().running.get_mut(&exec_id) {
+                    run.unstarted = None;
+                }
+            }
             WorkerMsg::Fetch {
                 exec_id,
                 call_id,
@@ -227,7 +243,7 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
                                 if grant.is_some() {
                                     // Granted as the deadline passed: nobody gets the handles.
                                     let close = HostMsg::CloseHandles { exec_id };
-                                    slot.input.send(close.encode());
+                                    slot.input.send(close.encode_small());
                                 }
                             }
                             run
@@ -249,9 +265,9 @@ fn read_worker(inner: Arc<Inner>, key: u64, mut child: Child, stdout: std::proce
             }
         }
     };
-    // The worker is gone (or must go). Make sure, reap it, and settle what it held.
-    let _ = child.kill();
-    let status = child.wait().ok();
+    // The worker is gone (or must go). Make sure, reap it (under the lock every kill of it
+    // takes), and settle what it held.
+    let status = process.kill_and_reap(&mut child);
     if greeted {
         worker_lost(&inner, key, why, status);
     } else {
@@ -328,7 +344,15 @@ pub(crate) fn answer_fetch(
         call_id,
         result,
     }
-    .encode();
+    .encode()
+    .unwrap_or_else(|e| {
+        HostMsg::FetchResult {
+            exec_id,
+            call_id,
+            result: Err(crate::answer_too_large("fetch", e)),
+        }
+        .encode_small()
+    });
     let st = inner.lock();
     let worker = match st.running.get(&exec_id) {
         Some(run) => Some(run.worker),
@@ -343,10 +367,9 @@ pub(crate) fn answer_fetch(
     }
 }
 
-/// Writes `msg` to the worker running `exec_id`. A run that already ended gets nothing (no one
+/// Writes `frame` to the worker running `exec_id`. A run that already ended gets nothing (no one
 /// waits for the answer); a write error means the worker died, and its reader thread reports it.
-pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, msg: &HostMsg) {
-    let frame = msg.encode();
+pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, frame: Vec<u8>) {
     let st = inner.lock();
     let Some(run) = st.running.get(&exec_id) else {
         return;
@@ -377,7 +400,29 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
         if let Some(exec_id) = held {
             handles::worker_lost(inner, &mut st, exec_id, &failure, &mut settles);
         }
-        let lost = held.and_then(|id| st.running.remove(&id).map(|r| (id, r)));
+        let mut lost = held.and_then(|id| st.running.remove(&id).map(|r| (id, r)));
+        // A run the worker never acknowledged had no effect outside it: it goes back to the
+        // front of the queue, for the replacement (or another idle worker), a bounded number
+        // of times. One past its deadline was cancelled: it times out below.
+        if let Some((exec_id, run)) = lost.take_if(|(_, r)| {
+            r.unstarted.is_some()
+                && r.cancelled_at.is_none()
+                && r.requeues < crate::REQUEUE_BOUND
+                && !st.stopping
+        }) {
+            if let Some(frame) = run.unstarted {
+                st.queue.push_front(Job {
+                    exec_id,
+                    frame,
+                    requeues: run.requeues + 1,
+                    outbound: run.outbound,
+                    timeout_ms: run.timeout_ms,
+                    host: run.host,
+                    done: run.done,
+                });
+            }
+            pump(inner, &mut st);
+        }
         let replace = !st.stopping;
         inner.changed.notify_all();
         (lost, replace)
@@ -388,6 +433,15 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
             let mut outcome = timed_out(run.timeout_ms, Vec::new());
             outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
             Ok(outcome)
+        } else if run.unstarted.is_some() && run.requeues >= crate::REQUEUE_BOUND {
+            let detail = format!(
+                "{detail}; the run was given to a worker {} times and none started it",
+                run.requeues + 1
+            );
+            Err(FailureCode::WorkerLost.failure(&[("detail", &detail)]))
+        } else if run.unstarted.is_some() {
+            // Never started, and the pool is stopping: nothing was lost.
+            Err(FailureCode::Closed.failure(&[]))
         } else {
             Err(failure)
         };
@@ -490,15 +544,15 @@ fn describe_exit(status: Option<ExitStatus>) -> String {
 
 pub(crate) fn shutdown(inner: &Arc<Inner>, grace: Duration) {
     let mut settles = Vec::new();
-    let (jobs, pids) = {
+    let (jobs, processes) = {
         let mut st = inner.lock();
         st.closed = true;
         st.stopping = true;
         handles::end_all(inner, &mut st, &mut settles);
-        let pids: Vec<u32> = st.workers.values().map(|w| w.pid).collect();
+        let processes: Vec<Arc<Process>> = st.workers.values().map(|w| w.process.clone()).collect();
         let jobs: Vec<(u64, Completion)> =
             st.queue.drain(..).map(|j| (j.exec_id, j.done)).collect();
-        (jobs, pids)
+        (jobs, processes)
     };
     handles::run_all(settles);
     for (exec_id, done) in jobs {
@@ -506,12 +560,9 @@ pub(crate) fn shutdown(inner: &Arc<Inner>, grace: Duration) {
     }
     // A worker holds nothing worth flushing once its runs are settled, so SIGKILL is the
     // fastest stop that cannot be ignored; each reader thread then reaps its own child.
-    for pid in &pids {
-        // SAFETY: kill(2) with a pid we spawned and have not reaped yet (reaping happens only in
-        // its reader thread, which removes the slot first), so the pid cannot be recycled.
-        unsafe {
-            libc::kill(*pid as libc::pid_t, libc::SIGKILL);
-        }
+    // A worker its reader thread reaped meanwhile is not signalled (see `Process`).
+    for process in &processes {
+        process.kill();
     }
     let deadline = Instant::now() + grace;
     let mut st = inner.lock();

@@ -45,7 +45,7 @@ fn run(weak: Weak<Inner>) {
                     None => next = next.min(run.deadline),
                     Some(at) if at + CANCEL_GRACE <= now => {
                         if let Some(w) = workers.get(&run.worker) {
-                            kills.push(w.pid);
+                            kills.push(w.process.clone());
                         }
                     }
                     Some(at) => next = next.min(at + CANCEL_GRACE),
@@ -61,7 +61,7 @@ fn run(weak: Weak<Inner>) {
             }
             for worker in due.kill {
                 if let Some(w) = st.workers.get(&worker) {
-                    kills.push(w.pid);
+                    kills.push(w.process.clone());
                 }
             }
             for id in due.idle {
@@ -71,19 +71,16 @@ fn run(weak: Weak<Inner>) {
         };
         handles::run_all(settles);
         for (exec_id, control, input) in cancels {
-            let frame = HostMsg::Cancel { exec_id }.encode();
+            let frame = HostMsg::Cancel { exec_id }.encode_small();
             // The control pipe terminates running JS; stdin wakes a run waiting for tools.
             if let Ok(mut pipe) = control.lock() {
                 let _ = pipe.write_all(&frame);
             };
             input.send(frame);
         }
-        for pid in kills {
-            // SAFETY: the pid belongs to a worker whose slot still exists, so its reader thread
-            // has not reaped it and the pid cannot have been reused.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGKILL);
-            }
+        // Outside the state lock: a worker reaped since is not signalled (see `Process`).
+        for process in kills {
+            process.kill();
         }
         let st = inner.lock();
         let _ = inner.changed.wait_timeout(st, wait);

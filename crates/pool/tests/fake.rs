@@ -439,3 +439,187 @@ fn a_large_answer_to_a_worker_that_is_not_reading_does_not_block_the_sender() {
     assert_eq!(result_text(&out), "answer:x");
     pool.shutdown(Duration::from_secs(2));
 }
+
+/// A fresh directory path for an `unstarted-exit-once` marker.
+fn marker(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("codemode-fake-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_dir(&path);
+    path.display().to_string()
+}
+
+#[test]
+fn a_run_its_worker_never_acknowledged_is_queued_again_and_runs_on_the_replacement() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    let before = {
+        run(&pool, &host, script("return warm")).unwrap();
+        pool.worker_pids()
+    };
+    let path = marker("once");
+    let out = run(
+        &pool,
+        &host,
+        script(&format!("unstarted-exit-once {path}; return ran")),
+    )
+    .expect("the run is queued again, not lost");
+    assert_eq!(result_text(&out), "ran");
+    let after = pool.worker_pids();
+    assert!(
+        after.iter().all(|p| !before.contains(p)),
+        "{before:?} {after:?}"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_run_no_worker_ever_acknowledges_fails_with_worker_lost_after_the_requeue_bound() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    let failure = run(&pool, &host, script("unstarted-exit")).unwrap_err();
+    assert_eq!(failure.code, FailureCode::WorkerLost, "{failure}");
+    assert!(
+        failure
+            .message
+            .contains(&format!("{} times", codemode_pool::REQUEUE_BOUND + 1)),
+        "{failure}"
+    );
+    // The pool still works.
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return ok")).unwrap()),
+        "ok"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_run_that_started_is_lost_not_run_twice() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    let failure = run(&pool, &host, script("call p t once; exit 3")).unwrap_err();
+    assert_eq!(failure.code, FailureCode::WorkerLost, "{failure}");
+    assert_eq!(*host.calls.lock().unwrap(), vec!["p.t(once)".to_string()]);
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn runs_submitted_right_after_both_idle_workers_were_killed_all_succeed() {
+    for _ in 0..5 {
+        let pool = pool(2, 4);
+        let host = Answering::new(&pool);
+        let until = Instant::now() + BOUND;
+        while pool.stats().idle < 2 {
+            assert!(Instant::now() < until, "the workers never became idle");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let pids = pool.worker_pids();
+        let pool2 = pool.clone();
+        for pid in &pids {
+            // SAFETY: SIGKILL to a worker of this pool; the test holds the pool, which has not
+            // reaped them (they are alive and idle).
+            unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+        }
+        let runs: Vec<Done> = (0..3)
+            .map(|i| submit(&pool2, &host, script(&format!("return {i}"))).unwrap())
+            .collect();
+        for (i, done) in runs.into_iter().enumerate() {
+            let out = done.recv_timeout(BOUND).unwrap().expect("no run is lost");
+            assert_eq!(result_text(&out), i.to_string());
+        }
+        pool.shutdown(Duration::from_secs(2));
+    }
+}
+
+const OVER: usize = codemode_pool::protocol::MAX_FRAME_BYTES + 1;
+
+#[test]
+fn an_oversize_execute_is_refused_before_it_leaves_the_host() {
+    let pool = pool(1, 4);
+    let host = Answering::new(&pool);
+    let pids = {
+        run(&pool, &host, script("return warm")).unwrap();
+        pool.worker_pids()
+    };
+    let refused = pool
+        .execute(
+            ExecSpec {
+                code: "x".repeat(OVER),
+                ..Default::default()
+            },
+            host.clone(),
+            Box::new(|_, _| panic!("a refused run never completes")),
+        )
+        .unwrap_err();
+    assert_eq!(refused.code, FailureCode::RequestTooLarge, "{refused}");
+    assert!(!refused.code.retryable());
+    let limit = codemode_pool::protocol::MAX_FRAME_BYTES.to_string();
+    assert!(refused.message.contains(&limit), "{refused}");
+    // The worker never saw it.
+    assert_eq!(pool.worker_pids(), pids);
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return ok")).unwrap()),
+        "ok"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+/// Answers every tool call with a rejection text past the frame bound, and every routed fetch
+/// with a body past it.
+struct Oversize(Mutex<Option<Pool>>);
+
+impl Host for Oversize {
+    fn tool_call(&self, call: ToolCall) {
+        let pool = self.0.lock().unwrap().clone().unwrap();
+        std::thread::spawn(move || {
+            pool.answer_tool_call(call.exec_id, call.call_id, false, vec![b'x'; OVER]);
+        });
+    }
+    fn fetch(&self, call: FetchCall) {
+        let pool = self.0.lock().unwrap().clone().unwrap();
+        std::thread::spawn(move || {
+            let response = WireResponse {
+                status: 200,
+                body: Some(vec![b'x'; OVER]),
+                ..Default::default()
+            };
+            pool.answer_fetch(call.exec_id, call.call_id, Ok(response));
+        });
+    }
+}
+
+#[test]
+fn an_oversize_host_answer_rejects_the_call_inside_the_sandbox() {
+    let pool = pool(1, 4);
+    let host = Arc::new(Oversize(Mutex::new(Some(pool.clone()))));
+    let pids = pool.worker_pids();
+    for (code, what) in [
+        ("call p t x; return-answer", "tool call"),
+        ("fetch https://example.test/; return-answer", "fetch"),
+    ] {
+        let (tx, rx) = mpsc::channel();
+        pool.execute(
+            ExecSpec {
+                code: code.into(),
+                outbound: Outbound::Routed,
+                ..Default::default()
+            },
+            host.clone(),
+            Box::new(move |_, r| {
+                let _ = tx.send(r);
+            }),
+        )
+        .unwrap();
+        let out = rx.recv_timeout(BOUND).unwrap().expect("the run completes");
+        let text = result_text(&out);
+        assert!(text.starts_with("rejected: "), "{what}: {text:.200}");
+        let expected = FailureCode::AnswerTooLarge.template();
+        let declared = &expected[..expected.find('{').unwrap()];
+        assert!(text.contains(declared), "{text:.300}");
+        let limit = codemode_pool::protocol::MAX_FRAME_BYTES.to_string();
+        assert!(text.contains(&limit), "{text:.300}");
+        assert!(text.contains(what), "{text:.300}");
+    }
+    assert_eq!(pool.worker_pids(), pids, "no worker was lost");
+    pool.shutdown(Duration::from_secs(2));
+}

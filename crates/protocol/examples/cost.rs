@@ -66,19 +66,19 @@ fn main() {
     };
     let n = 200_000;
     time("Execute encode+decode (~800 B)", n, || {
-        let f = black_box(&execute).encode();
+        let f = black_box(&execute).encode().unwrap();
         black_box(HostMsg::decode(&f[4..]).ok());
     });
     time("ToolCall encode+decode (64 B args)", n, || {
-        let f = black_box(&call).encode();
+        let f = black_box(&call).encode().unwrap();
         black_box(WorkerMsg::decode(&f[4..]).ok());
     });
     time("ToolResult encode+decode (1 KiB)", n, || {
-        let f = black_box(&answer).encode();
+        let f = black_box(&answer).encode().unwrap();
         black_box(HostMsg::decode(&f[4..]).ok());
     });
     time("ToolResult encode+decode (1 MiB)", 500, || {
-        let f = black_box(&big_answer).encode();
+        let f = black_box(&big_answer).encode().unwrap();
         black_box(HostMsg::decode(&f[4..]).ok());
     });
 }

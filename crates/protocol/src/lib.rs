@@ -15,14 +15,14 @@ pub mod messages;
 
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
-    DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl,
-    RunError, RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg,
+    DecodeError, ExecuteRequest, FrameTooLarge, Grant, HostMsg, LogEntry, LogLevel, Outbound,
+    ProviderDecl, RunError, RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;
 /// 3: retained handles (Execute's `retain_handles`, the outcome's grant, Invoke, CloseHandles,
-/// Invoked).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// Invoked); 4: `Started` (the worker acknowledges an Execute before running it).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The worker's descriptor for the control pipe: the pool maps the pipe's read end here, and
 /// the worker's cancel thread reads `Cancel` frames from it.

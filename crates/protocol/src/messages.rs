@@ -214,6 +214,13 @@ pub enum WorkerMsg {
         invoke_id: u64,
         result: Result<WireResponse, RunError>,
     },
+    /// The worker took `Execute` `exec_id` and is about to run it: sent first, before anything
+    /// else of the run. A run the worker never acknowledged had no effect outside the worker
+    /// (every effect is a frame of the run, and they all come after this one), so when its
+    /// worker is lost the host queues it again instead of failing it.
+    Started {
+        exec_id: u64,
+    },
     /// The worker's first frame. Its layout is frozen (see [`HELLO_TAG`]), so it is not part
     /// of the postcard layout: serde skips it (it stays the last variant, so skipping it moves
     /// no other variant's index).
@@ -268,24 +275,54 @@ impl postcard::ser_flavors::Flavor for FrameWriter {
     }
 }
 
+/// A message whose body would pass [`crate::MAX_FRAME_BYTES`]: the peer would refuse the frame
+/// (and a worker exits on it), so it is refused before it is built. Like a length-delimited
+/// codec, the encoder bounds what it writes as well as what the reader accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameTooLarge {
+    /// The body's size in bytes.
+    pub size: usize,
+    /// The bound it passes ([`crate::MAX_FRAME_BYTES`]).
+    pub limit: usize,
+}
+
+impl std::fmt::Display for FrameTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a frame body of {} bytes passes the bound of {} bytes",
+            self.size, self.limit
+        )
+    }
+}
+
+impl std::error::Error for FrameTooLarge {}
+
 /// The whole frame of `msg`: the length prefix, then its postcard body, written in place into
-/// one buffer sized exactly beforehand (the sizing pass counts, it copies nothing).
-fn encode_frame<T: Serialize>(msg: &T) -> Vec<u8> {
+/// one buffer sized exactly beforehand (the sizing pass counts, it copies nothing). A body over
+/// [`crate::MAX_FRAME_BYTES`] is refused after the sizing pass, before anything is allocated.
+fn encode_frame<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameTooLarge> {
     let size = postcard::experimental::serialized_size(msg).unwrap_or(0);
+    if size > crate::MAX_FRAME_BYTES {
+        return Err(FrameTooLarge {
+            size,
+            limit: crate::MAX_FRAME_BYTES,
+        });
+    }
     let mut frame = Vec::with_capacity(4 + size);
     frame.extend_from_slice(&[0; 4]);
     match postcard::serialize_with_flavor(msg, FrameWriter(frame)) {
         Ok(mut frame) => {
             let len = (frame.len() - 4) as u32;
             frame[..4].copy_from_slice(&len.to_le_bytes());
-            frame
+            Ok(frame)
         }
         // Unreachable for these types (every field has a known length, no Serialize impl of
         // ours can fail, Hello never gets here). Should it ever happen, a zero-length frame is
         // refused by every reader: the peer fails loudly instead of misreading.
         Err(e) => {
             debug_assert!(false, "a message failed to serialize: {e}");
-            vec![0; 4]
+            Ok(vec![0; 4])
         }
     }
 }
@@ -304,9 +341,16 @@ fn decode_body<'a, T: Deserialize<'a>>(body: &'a [u8], side: &str) -> Result<T, 
 }
 
 impl HostMsg {
-    /// The whole frame, length prefix included.
-    pub fn encode(&self) -> Vec<u8> {
+    /// The whole frame, length prefix included; refused when the body passes
+    /// [`crate::MAX_FRAME_BYTES`].
+    pub fn encode(&self) -> Result<Vec<u8>, FrameTooLarge> {
         encode_frame(self)
+    }
+
+    /// The frame of a message that is small by construction (a Cancel, a CloseHandles: a few
+    /// integers), which cannot pass the bound.
+    pub fn encode_small(&self) -> Vec<u8> {
+        encode_frame(self).unwrap_or_else(|_| vec![0; 4])
     }
 
     /// Decodes a frame body (without the length prefix).
@@ -316,8 +360,9 @@ impl HostMsg {
 }
 
 impl WorkerMsg {
-    /// The whole frame, length prefix included.
-    pub fn encode(&self) -> Vec<u8> {
+    /// The whole frame, length prefix included; refused when the body passes
+    /// [`crate::MAX_FRAME_BYTES`].
+    pub fn encode(&self) -> Result<Vec<u8>, FrameTooLarge> {
         match self {
             WorkerMsg::Hello { version, pid } => {
                 let mut frame = Vec::with_capacity(4 + HELLO_BODY_BYTES);
@@ -325,7 +370,7 @@ impl WorkerMsg {
                 frame.push(HELLO_TAG);
                 frame.extend_from_slice(&version.to_le_bytes());
                 frame.extend_from_slice(&pid.to_le_bytes());
-                frame
+                Ok(frame)
             }
             other => encode_frame(other),
         }

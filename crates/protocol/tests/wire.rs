@@ -17,11 +17,14 @@ fn body(frame: &[u8]) -> Vec<u8> {
 }
 
 fn roundtrip_host(m: &HostMsg) {
-    assert_eq!(HostMsg::decode(&body(&m.encode())).as_ref(), Ok(m));
+    assert_eq!(HostMsg::decode(&body(&m.encode().unwrap())).as_ref(), Ok(m));
 }
 
 fn roundtrip_worker(m: &WorkerMsg) {
-    assert_eq!(WorkerMsg::decode(&body(&m.encode())).as_ref(), Ok(m));
+    assert_eq!(
+        WorkerMsg::decode(&body(&m.encode().unwrap())).as_ref(),
+        Ok(m)
+    );
 }
 
 // ---- strategies ----
@@ -191,6 +194,7 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         ),
         (any::<u64>(), outcome).prop_map(|(exec_id, outcome)| WorkerMsg::Done { exec_id, outcome }),
         Just(WorkerMsg::Ready),
+        any::<u64>().prop_map(|exec_id| WorkerMsg::Started { exec_id }),
         (any::<u64>(), any::<u32>(), request).prop_map(|(exec_id, call_id, request)| {
             WorkerMsg::Fetch {
                 exec_id,
@@ -234,7 +238,7 @@ proptest! {
 
     #[test]
     fn a_cut_message_is_refused(m in worker_msg(), cut in any::<prop::sample::Index>()) {
-        let b = body(&m.encode());
+        let b = body(&m.encode().unwrap());
         let at = cut.index(b.len());
         prop_assert!(WorkerMsg::decode(&b[..at]).is_err());
     }
@@ -247,7 +251,8 @@ fn hello_keeps_the_version_1_layout() {
         version: PROTOCOL_VERSION,
         pid: 0x0102_0304,
     }
-    .encode();
+    .encode()
+    .unwrap();
     let mut expected = vec![9, 0, 0, 0, HELLO_TAG];
     expected.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
     expected.extend_from_slice(&[4, 3, 2, 1]);
@@ -270,6 +275,7 @@ fn hello_keeps_the_version_1_layout() {
 fn no_other_worker_message_starts_like_a_hello() {
     for m in [
         WorkerMsg::Ready,
+        WorkerMsg::Started { exec_id: u64::MAX },
         WorkerMsg::ToolCall {
             exec_id: 1,
             call_id: 1,
@@ -292,7 +298,7 @@ fn no_other_worker_message_starts_like_a_hello() {
             result: Ok(WireResponse::default()),
         },
     ] {
-        assert!(body(&m.encode())[0] < HELLO_TAG, "{m:?}");
+        assert!(body(&m.encode().unwrap())[0] < HELLO_TAG, "{m:?}");
     }
 }
 
@@ -357,7 +363,7 @@ fn malformed_bodies_are_refused() {
     assert!(HostMsg::decode(&[250]).is_err());
     assert!(WorkerMsg::decode(&[4]).is_err());
     // truncated
-    let cancel = body(&HostMsg::Cancel { exec_id: u64::MAX }.encode());
+    let cancel = body(&HostMsg::Cancel { exec_id: u64::MAX }.encode().unwrap());
     assert!(HostMsg::decode(&cancel[..cancel.len() - 1]).is_err());
     // trailing bytes
     let mut long = cancel.clone();
@@ -375,7 +381,8 @@ fn malformed_bodies_are_refused() {
             outbound: Outbound::Native,
             retain_handles: false,
         })
-        .encode(),
+        .encode()
+        .unwrap(),
     );
     let mut bad = exec.clone();
     *bad.last_mut().unwrap() = 3;
@@ -387,7 +394,8 @@ fn malformed_bodies_are_refused() {
             ok: true,
             payload: vec![],
         }
-        .encode(),
+        .encode()
+        .unwrap(),
     );
     assert_eq!(result, [1, 1, 1, 1, 0]);
     assert!(HostMsg::decode(&[1, 1, 1, 2, 0]).is_err());
@@ -406,4 +414,123 @@ fn frame_reader_rejects_bad_lengths_and_reports_clean_eof() {
     assert!(read_frame(&mut &[0xff, 0xff, 0xff, 0xff][..], &mut buf).is_err());
     // a length prefix promising more than arrives
     assert!(read_frame(&mut &[5, 0, 0, 0, 1][..], &mut buf).is_err());
+}
+
+/// The encoder refuses a body over MAX_FRAME_BYTES after its sizing pass, before it allocates
+/// the frame, and names the size and the bound; a body of exactly the bound is still encoded.
+/// Every field that can grow is tried: code, modules, tool lists, tool answers, fetch answers
+/// (body, headers, rejection text) and invocation requests. The big byte strings are shared
+/// (one allocation each), and only the sizing pass reads them.
+#[test]
+fn the_encoder_refuses_a_body_over_the_frame_bound() {
+    use codemode_protocol::{
+        ExecuteRequest, FrameTooLarge, Outbound, ProviderDecl, MAX_FRAME_BYTES,
+    };
+    let over = MAX_FRAME_BYTES + 1;
+    let big = || "x".repeat(over);
+    let half = || "x".repeat(over / 2 + 1);
+    let execute = |code: String, modules: Vec<(String, String)>, providers: Vec<ProviderDecl>| {
+        HostMsg::Execute(ExecuteRequest {
+            exec_id: 1,
+            code,
+            modules,
+            providers,
+            memory_limit_mib: 64,
+            outbound: Outbound::Native,
+            retain_handles: false,
+        })
+    };
+    let many_tools = || ProviderDecl {
+        name: "p".into(),
+        tools: Some(vec![half(), half()]),
+    };
+    // Built one at a time: each big input lives only while its case runs.
+    let case = |i: usize| -> (&str, HostMsg) {
+        match i {
+            0 => ("code", execute(big(), vec![], vec![])),
+            1 => (
+                "modules",
+                execute(
+                    String::new(),
+                    vec![("a".into(), half()), ("b".into(), half())],
+                    vec![],
+                ),
+            ),
+            2 => (
+                "tool lists",
+                execute(String::new(), vec![], vec![many_tools()]),
+            ),
+            3 => (
+                "tool answer",
+                HostMsg::ToolResult {
+                    exec_id: 1,
+                    call_id: 1,
+                    ok: true,
+                    payload: big().into_bytes(),
+                },
+            ),
+            4 => (
+                "fetch answer body",
+                HostMsg::FetchResult {
+                    exec_id: 1,
+                    call_id: 1,
+                    result: Ok(WireResponse {
+                        body: Some(big().into_bytes()),
+                        ..Default::default()
+                    }),
+                },
+            ),
+            5 => (
+                "fetch rejection",
+                HostMsg::FetchResult {
+                    exec_id: 1,
+                    call_id: 1,
+                    result: Err(big()),
+                },
+            ),
+            6 => (
+                "invocation request",
+                HostMsg::Invoke {
+                    exec_id: 1,
+                    invoke_id: 1,
+                    handle: "fetch".into(),
+                    request: WireRequest {
+                        body: Some(big().into_bytes()),
+                        ..Default::default()
+                    },
+                },
+            ),
+            _ => unreachable!(),
+        }
+    };
+    for i in 0..7 {
+        let (what, msg) = case(i);
+        match msg.encode() {
+            Err(FrameTooLarge { size, limit }) => {
+                assert!(size > MAX_FRAME_BYTES, "{what}: {size}");
+                assert_eq!(limit, MAX_FRAME_BYTES, "{what}");
+            }
+            Ok(frame) => panic!("{what}: a frame of {} bytes was encoded", frame.len()),
+        }
+    }
+    // The bound itself still fits: a ToolResult body is its header (tag, two varints, ok, the
+    // payload's length varint) plus the payload.
+    let header = HostMsg::ToolResult {
+        exec_id: 1,
+        call_id: 1,
+        ok: true,
+        payload: vec![0; 1 << 21],
+    }
+    .encode()
+    .unwrap()
+    .len()
+        - 4
+        - (1 << 21);
+    let fits = HostMsg::ToolResult {
+        exec_id: 1,
+        call_id: 1,
+        ok: true,
+        payload: vec![0; MAX_FRAME_BYTES - header],
+    };
+    assert_eq!(fits.encode().unwrap().len(), 4 + MAX_FRAME_BYTES);
 }

@@ -156,9 +156,18 @@ fn stdout() -> &'static Mutex<File> {
     OUT.get_or_init(|| Mutex::new(unsafe { File::from_raw_fd(1) }))
 }
 
-/// Writes one frame. A host that stopped reading is gone: the worker exits.
+/// Writes one frame. A host that stopped reading is gone: the worker exits. Every message is
+/// bounded well below the frame bound where it is built (results, logs, tool arguments, fetch
+/// bodies); one that still passes it would be refused by the host, so the worker exits rather
+/// than write it.
 pub fn send(msg: &WorkerMsg) {
-    let frame = msg.encode();
+    let frame = match msg.encode() {
+        Ok(frame) => frame,
+        Err(e) => {
+            eprintln!("codemode-worker: refusing to send a message: {e}");
+            std::process::exit(70);
+        }
+    };
     let ok = match stdout().lock() {
         Ok(mut out) => out.write_all(&frame).is_ok(),
         Err(_) => false,

@@ -71,6 +71,11 @@ fn main() {
     while let Some(msg) = input.next() {
         match msg {
             HostMsg::Execute(req) => {
+                // First, before anything of the run: the host now counts the run as started
+                // (until here, a lost worker's run goes back to the queue).
+                io::send(&WorkerMsg::Started {
+                    exec_id: req.exec_id,
+                });
                 let limit = req.memory_limit_mib;
                 let prepared = match next.take() {
                     Some(p) if p.memory_limit_mib == limit => p,

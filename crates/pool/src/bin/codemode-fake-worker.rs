@@ -23,6 +23,12 @@
 //! - `garbage`: write a frame whose body is no message.
 //!
 //! A script that ends without `return` or `error` finishes with no result.
+//!
+//! The worker acknowledges each Execute with `Started` before running its script, unless the
+//! script's first line says otherwise:
+//! - `unstarted-exit`: exit at once without acknowledging (the run never started).
+//! - `unstarted-exit-once PATH`: the same, unless PATH exists; creates it (a directory) first,
+//!   so the worker that takes the run next runs it.
 
 use std::fs::File;
 use std::io::{BufReader, Write};
@@ -38,7 +44,23 @@ use codemode_protocol::{
 };
 
 fn send(msg: &WorkerMsg) {
-    send_raw(&msg.encode());
+    match msg.encode() {
+        Ok(frame) => send_raw(&frame),
+        Err(e) => {
+            eprintln!("codemode-fake-worker: {e}");
+            std::process::exit(2)
+        }
+    }
+}
+
+/// Whether the script's first line asks the worker to exit without acknowledging the run.
+fn exits_unstarted(code: &str) -> bool {
+    let first = code.split(['\n', ';']).next().unwrap_or_default().trim();
+    match first.split_once(' ') {
+        _ if first == "unstarted-exit" => true,
+        Some(("unstarted-exit-once", path)) => std::fs::create_dir(path).is_ok(),
+        _ => false,
+    }
 }
 
 fn send_raw(frame: &[u8]) {
@@ -231,6 +253,7 @@ impl Run<'_> {
                 }
                 Step::Next
             }
+            "unstarted-exit" | "unstarted-exit-once" => Step::Next,
             "ignore-cancel" => {
                 self.ignore_cancel = true;
                 Step::Next
@@ -285,6 +308,12 @@ fn main() {
         let HostMsg::Execute(req) = input.next() else {
             continue;
         };
+        if exits_unstarted(&req.code) {
+            std::process::exit(9);
+        }
+        send(&WorkerMsg::Started {
+            exec_id: req.exec_id,
+        });
         let mut run = Run {
             exec_id: req.exec_id,
             input: &mut input,

@@ -1,0 +1,120 @@
+//! A worker process as the threads that may kill it see it. Every signal addresses the process
+//! itself, never a number the kernel may already have handed to another process:
+//!
+//! - a pidfd (`pidfd_open` right after the spawn, while the child cannot have been reaped: only
+//!   its reader thread waits for it) names the process, and `pidfd_send_signal` to a process
+//!   that has exited and been reaped fails with `ESRCH` instead of reaching anyone else;
+//! - a kernel without pidfds (before Linux 5.3) gets `kill(pid)`, and then the same lock guards
+//!   every kill and the reaping, so a kill either happens before the reap or not at all.
+//!
+//! Both hold at once: the lock is taken in either case (kills are rare; nothing waits on it
+//! but a killer racing the reap for the few milliseconds a killed worker takes to exit).
+
+use std::os::fd::AsRawFd;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::process::{Child, ExitStatus};
+use std::sync::Mutex;
+
+pub(crate) struct Process {
+    pid: u32,
+    pidfd: Option<OwnedFd>,
+    /// True once the child is reaped; held while signalling and while reaping.
+    reaped: Mutex<bool>,
+}
+
+impl Process {
+    /// Call right after the spawn, before anything can reap `child`.
+    pub(crate) fn of(child: &Child) -> Process {
+        let pid = child.id();
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor (or -1); the
+        // child is ours and unreaped (only its reader thread, not started yet, waits for it),
+        // so the pid names it.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        let pidfd = (fd >= 0).then(|| {
+            // SAFETY: the descriptor was just created by pidfd_open and nobody else owns it.
+            unsafe { OwnedFd::from_raw_fd(fd as RawFd) }
+        });
+        Process {
+            pid,
+            pidfd,
+            reaped: Mutex::new(false),
+        }
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Sends SIGKILL to the process, if it has not been reaped. Returns whether a signal was
+    /// sent (false: it is gone, and nothing else was signalled).
+    pub(crate) fn kill(&self) -> bool {
+        let reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
+        if *reaped {
+            return false;
+        }
+        let sent = match &self.pidfd {
+            // SAFETY: pidfd_send_signal takes our open pidfd, a signal number, a null siginfo
+            // and flags 0; it touches no memory of ours. The pidfd names this process and no
+            // other, whether or not it has been reaped.
+            Some(fd) => unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd.as_raw_fd(),
+                    libc::SIGKILL,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                ) == 0
+            },
+            // SAFETY: kill(2) with plain integers. `reaped` is false and we hold its lock, and
+            // reaping takes the same lock, so the child is at worst a zombie: its pid cannot
+            // have been given to another process.
+            None => unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) == 0 },
+        };
+        drop(reaped);
+        sent
+    }
+
+    /// Kills the child (it may still run) and reaps it, under the lock every kill takes.
+    pub(crate) fn kill_and_reap(&self, child: &mut Child) -> Option<ExitStatus> {
+        let mut reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
+        // The child is ours and unreaped (we hold the lock, and only this call reaps), so
+        // Child::kill addresses it.
+        let _ = child.kill();
+        let status = child.wait().ok();
+        *reaped = true;
+        status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    #[test]
+    fn a_kill_reaches_the_live_process_and_is_a_no_op_once_it_is_reaped() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let process = Process::of(&child);
+        assert!(process.pidfd.is_some(), "this kernel has pidfds");
+        assert!(process.kill(), "the live child is signalled");
+        use std::os::unix::process::ExitStatusExt;
+        let status = process.kill_and_reap(&mut child).unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        // Reaped: its pid may now belong to anyone; the kill signals nothing.
+        assert!(!process.kill());
+        assert!(!process.kill());
+    }
+
+    #[test]
+    fn the_pidfd_addresses_only_its_own_process_even_after_the_pid_is_freed() {
+        // Reaped behind the lock's back (as the old code could): the pidfd still refuses, it
+        // never turns into "whoever has this pid now".
+        let mut child = Command::new("true").spawn().unwrap();
+        let process = Process::of(&child);
+        child.wait().unwrap();
+        assert!(
+            !process.kill(),
+            "a pidfd of a reaped process signals nothing"
+        );
+    }
+}
