@@ -284,12 +284,39 @@ export interface ConnectorBinding {
 /** @cloudflare/codemode's `ExecuteOptions`, plus what the dialect has no field for. */
 export interface ExtendedExecuteOptions {
   connectors?: ConnectorBinding[]
-  /** The module map for this call (the reference takes it in its constructor). */
+  /** The module map for this call, in place of the constructor's `modules` (not merged with it). */
   modules?: Record<string, string>
-  /** ms for this call; default 60,000, as the reference. A run past it answers `Execution timed out`. */
+  /** ms for this call, in place of the constructor's `timeout`. A run past it answers `Execution timed out`. */
   timeout?: number
-  /** This call's outbound policy (see IsolateExecutorOptions.outbound). */
+  /**
+   * This call's outbound policy (see IsolateExecutorOptions.outbound); present, even as
+   * `undefined`, it wins over the constructor's `globalOutbound`.
+   */
   outbound?: OutboundPolicy | null
+}
+
+/** A Workers `Fetcher` as `globalOutbound` uses it: every sandbox `fetch` becomes a call of `fetch`. */
+export interface Fetcher {
+  fetch(request: Request): Response | Promise<Response>
+}
+
+/**
+ * `DynamicWorkerExecutorOptions` without `loader`: defaults for every call of a
+ * {@link CodemodeExecutor}, each overridden by the same field of {@link ExtendedExecuteOptions}.
+ * Any other key (`loader`, `bindings`, ...) is refused with `INVALID_OPTION`.
+ */
+export interface CodemodeExecutorOptions {
+  /** Specifier -> source text, importable (statically or with `import()`) by every call's code. */
+  modules?: Record<string, string>
+  /** ms, a whole number of 1 or more; default 60,000, as the reference. */
+  timeout?: number
+  /**
+   * Where the sandbox's `fetch` goes: `null` (or `undefined` given) blocks it, as the reference
+   * does; a Fetcher receives each request as a `Request` and its `Response` is the answer (a throw
+   * rejects that fetch with its message); an {@link OutboundPolicy} function routes as it does per
+   * call. Omitted, the native executor's own `outbound` applies.
+   */
+  globalOutbound?: Fetcher | OutboundPolicy | null
 }
 
 /** @cloudflare/codemode's `ExecuteResult`. */
@@ -305,8 +332,12 @@ export interface ExecuteResult {
  * Differences from the reference: docs/dialect-deviations.md.
  */
 export declare class CodemodeExecutor {
-  /** @param native an IsolateExecutor, or any executor with the native contract. */
-  constructor(native: { execute(request: ExecuteRequest): Promise<Outcome> }, options?: { timeout?: number })
+  /**
+   * @param native an IsolateExecutor, or any executor with the native contract.
+   * @param options the reference's constructor options besides `loader`, as defaults for every
+   *   call; unknown keys and wrong types throw `ExecutorError` `INVALID_OPTION`.
+   */
+  constructor(native: { execute(request: ExecuteRequest): Promise<Outcome> }, options?: CodemodeExecutorOptions)
   /**
    * Runs model-written code (normalized as the reference does) with the providers' functions
    * as tools. A record of functions is the deprecated form (one provider named `codemode`).

@@ -7,9 +7,9 @@
 const { normalizeCode } = require('./codemode/normalize');
 const { sanitizeToolName, validateNames } = require('./codemode/names');
 const codec = require('./codemode/json-codec');
+const { constructorDefaults } = require('./codemode/options');
 const { ExecutorError } = require('./errors');
 
-const DEFAULT_TIMEOUT = 60_000;
 const LEGACY_WARNING =
   '[@cloudflare/codemode] Passing raw fns to executor.execute() is deprecated. Use ResolvedProvider[] instead. This will be removed in the next major version.';
 const LATE_CALL = 'The code execution finished before this tool call settled. Await every tool call before returning.';
@@ -54,19 +54,21 @@ function describeThrown(e) {
 
 class CodemodeExecutor {
   #native;
-  #timeout;
+  #defaults;
 
   /**
    * @param {{ execute(request: object): Promise<object> }} native an IsolateExecutor, or any
    *   executor with the native contract.
-   * @param {{ timeout?: number }} [options]
+   * @param {{ modules?: Record<string, string>, timeout?: number, globalOutbound?: { fetch(request: Request): Response | Promise<Response> } | Function | null }} [options]
+   *   DynamicWorkerExecutor's options besides `loader`, as defaults for every call; anything
+   *   else is refused with INVALID_OPTION.
    */
   constructor(native, options = {}) {
     if (native === null || typeof native !== 'object' || typeof native.execute !== 'function') {
       throw new ExecutorError('INVALID_OPTION', 'Invalid option `native`: got ' + (native === null ? 'null' : typeof native) + '. Allowed: an executor with the native contract, e.g. new IsolateExecutor().', false);
     }
+    this.#defaults = constructorDefaults(options);
     this.#native = native;
-    this.#timeout = options.timeout ?? DEFAULT_TIMEOUT;
   }
 
   /**
@@ -148,10 +150,12 @@ async () => {
       code: program,
       providers: nativeProviders,
       dispatch,
-      timeout: options?.timeout ?? this.#timeout,
+      timeout: options?.timeout ?? this.#defaults.timeout,
     };
-    if (options?.modules !== undefined) request.modules = options.modules;
+    const modules = options?.modules ?? this.#defaults.modules;
+    if (modules !== undefined) request.modules = modules;
     if (options && 'outbound' in options) request.outbound = options.outbound;
+    else if ('outbound' in this.#defaults) request.outbound = this.#defaults.outbound;
     let outcome;
     try {
       outcome = await this.#native.execute(request);

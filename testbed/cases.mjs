@@ -117,5 +117,12 @@ export const cases = [
   { id: 'fetch-blocked', section: '2.13', code: 'async () => { try { await fetch("https://example.com/") } catch (e) { return e.message } }', deviation: 'D13' },
   { id: 'no-process', section: '2.6', code: 'async () => typeof process', deviation: 'D12' },
   // modules
+  // constructor options (`construct`: modules, timeout and globalOutbound go to both executors'
+  // constructors; `globalOutbound: 'echo'` is a Fetcher answering with what it was sent)
+  { id: 'ctor-modules-dynamic-import', section: '1.6', code: "async () => (await import('mylib.js')).answer", modules: { 'mylib.js': 'export const answer = 42' }, construct: true },
+  { id: 'ctor-modules-missing', section: '1.6', code: "async () => { try { await import('other.js'); return 'loaded' } catch (e) { return e instanceof Error } }", modules: { 'mylib.js': 'export const answer = 42' }, construct: true },
+  { id: 'ctor-timeout', section: '2.11', code: 'async () => { console.log("started"); return await codemode.slow(3000) }', providers: tools, timeout: 500, construct: true },
+  { id: 'ctor-global-outbound-post', section: '2.13', code: 'async () => { const r = await fetch("https://echo.test/a?b=1", { method: "POST", headers: { "x-k": "v" }, body: "ping" }); return [r.status, r.headers.get("x-echo"), await r.json()] }', globalOutbound: 'echo', construct: true },
+  { id: 'ctor-global-outbound-get', section: '2.13', code: 'async () => { const r = await fetch("https://echo.test/"); return (await r.json()).method }', globalOutbound: 'echo', construct: true },
   { id: 'imports-from-modules', section: '1.6', code: "import { total } from './lib.js'\n\nasync () => total(await billing.invoices('ada'))", providers: [{ name: 'billing', from: 'billing' }], modules: { './lib.js': 'export const total = (rows) => rows.length' }, deviation: 'D9' },
 ];

@@ -59,6 +59,16 @@ export function buildProviders(spec) {
   return (spec.providers ?? []).map((p) => ({ name: p.name, fns: { ...fns[p.from] }, ...(p.prelude ? { prelude: p.prelude } : {}) }));
 }
 
+/** The outbound service a case names as `globalOutbound: 'echo'`: answers with what it was sent. */
+export async function echoFetch(request) {
+  const body = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
+  const seen = { method: request.method, url: request.url, k: request.headers.get('x-k'), body };
+  return new Response(JSON.stringify(seen), { status: 201, headers: { 'x-echo': 'yes', 'content-type': 'application/json' } });
+}
+
+/** The host an echo request goes to. */
+export const ECHO_HOST = 'echo.test';
+
 export function buildConnectors(spec) {
   return (spec.connectors ?? []).map((c) => ({ name: c.name, binding: new TestConnector() }));
 }

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildConnectors, buildProviders } from './catalog.mjs';
+import { buildConnectors, buildProviders, echoFetch } from './catalog.mjs';
 import { encodeOutcome } from './codec.mjs';
 import { cases } from './cases.mjs';
 
@@ -83,7 +83,7 @@ const host :Workerd.Worker = (
   modules = [ (name = "host.js", esModule = embed "host.js") ],
   compatibilityDate = "2025-06-01",
   compatibilityFlags = ["nodejs_compat"],
-  bindings = [ (name = "LOADER", workerLoader = (id = "testbed")) ],
+  bindings = [ (name = "LOADER", workerLoader = (id = "testbed")), (name = "SELF", service = "host") ],
 );
 `);
   const bin = path.join(path.dirname(require.resolve('workerd/package.json')), 'bin', 'workerd');
@@ -109,12 +109,18 @@ async function reference(url, c) {
   return res.json();
 }
 
-async function ours(executor, c) {
+// The reference takes modules, timeout and globalOutbound in its constructor (host.mjs); ours
+// takes them per call, or, for a `construct` case, in its constructor too.
+async function ours(native, executor, c) {
   const options = {};
   if (c.connectors) options.connectors = buildConnectors(c);
-  if (c.modules) options.modules = c.modules;
-  if (c.timeout !== undefined) options.timeout = c.timeout;
+  const given = {};
+  if (c.modules) given.modules = c.modules;
+  if (c.timeout !== undefined) given.timeout = c.timeout;
+  if (c.globalOutbound === 'echo') given.globalOutbound = { fetch: echoFetch };
   try {
+    if (c.construct) executor = new CodemodeExecutor(native, given);
+    else Object.assign(options, given);
     return { outcome: encodeOutcome(await executor.execute(c.code, buildProviders(c), options)) };
   } catch (e) {
     return { rejected: String(e?.message ?? e) };
@@ -137,7 +143,7 @@ async function runAgainst(version) {
         failures.push(`${c.id}: names ${c.deviation}, which docs/dialect-deviations.md does not list`);
         continue;
       }
-      const mine = await ours(executor, c);
+      const mine = await ours(native, executor, c);
       if (c.referenceSkip) {
         counts.skipped++;
         console.log(`  skip-reference ${c.id} (${c.deviation}): ${c.referenceSkip}; ours: ${JSON.stringify(mine)}`);

@@ -99,6 +99,8 @@ impl Prepared {
         let raw: *mut v8::Isolate = &mut *isolate;
         // The callback receives the isolate it is registered on; it lives as long as `isolate`.
         isolate.add_near_heap_limit_callback(memory::near_heap_limit, raw.cast());
+        // Callbacks are the isolate's, not the snapshot's: set on every isolate.
+        isolate.set_host_import_module_dynamically_callback(crate::modules::import_dynamically);
         let (context, helpers) = {
             let scope = &mut v8::HandleScope::new(&mut isolate);
             let context = v8::Context::new(scope, Default::default());

@@ -1,0 +1,85 @@
+'use strict';
+// CodemodeExecutor's constructor options: DynamicWorkerExecutor's (`modules`, `timeout`,
+// `globalOutbound`; `loader` has no meaning here) as defaults for every call. A Fetcher as
+// `globalOutbound` becomes a routed outbound policy that calls its `fetch`.
+
+const { fault } = require('../errors');
+
+const KEYS = ['modules', 'timeout', 'globalOutbound'];
+const DEFAULT_TIMEOUT = 60_000;
+
+function describe(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
+  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+function invalid(field, value, allowed) {
+  return fault('INVALID_OPTION', { field, problem: `got ${describe(value)}`, allowed });
+}
+
+/**
+ * The wire-shaped outbound policy for a Fetcher (`{ fetch(Request): Response | Promise<Response> }`).
+ * A throw or rejection of `fetch` rejects the sandbox's fetch with its message (the routed rule).
+ */
+function fromFetcher(fetcher) {
+  return async (wire) => {
+    const request = new Request(wire.url, {
+      method: wire.method,
+      headers: wire.headers,
+      body: wire.body === null ? undefined : wire.body,
+    });
+    const response = await fetcher.fetch(request);
+    if (!(response instanceof Response)) {
+      throw new TypeError(`globalOutbound.fetch answered ${describe(response)}, not a Response`);
+    }
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      headers: [...response.headers],
+      body: response.body === null ? null : await response.arrayBuffer(),
+    };
+  };
+}
+
+/**
+ * The defaults every call starts from: `{ timeout, modules?, outbound? }`, `outbound` present
+ * only when `globalOutbound` was given (as the reference reads it, `undefined` given is `null`).
+ * @param {unknown} given
+ */
+function constructorDefaults(given) {
+  if (given === undefined) given = {};
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw invalid('options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing');
+  }
+  for (const key of Object.keys(given)) {
+    if (!KEYS.includes(key)) {
+      throw fault('INVALID_OPTION', { field: key, problem: 'CodemodeExecutor options has no such field', allowed: KEYS.join(', ') });
+    }
+  }
+  const defaults = { timeout: DEFAULT_TIMEOUT };
+  if (given.timeout !== undefined) {
+    const t = given.timeout;
+    if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) throw invalid('timeout', t, 'a whole number of ms, 1 or more');
+    defaults.timeout = t;
+  }
+  if (given.modules !== undefined) {
+    const m = given.modules;
+    if (m === null || typeof m !== 'object' || Array.isArray(m) || Object.values(m).some((v) => typeof v !== 'string')) {
+      throw invalid('modules', m, 'an object mapping each specifier to its source text');
+    }
+    defaults.modules = { ...m };
+  }
+  if ('globalOutbound' in given) {
+    const g = given.globalOutbound;
+    if (g === undefined || g === null) defaults.outbound = null;
+    else if (typeof g === 'function') defaults.outbound = g;
+    else if (typeof g === 'object' && typeof g.fetch === 'function') defaults.outbound = fromFetcher(g);
+    else throw invalid('globalOutbound', g, 'null (blocked), a Fetcher { fetch(request) }, or an outbound policy function');
+  }
+  return defaults;
+}
+
+module.exports = { constructorDefaults, DEFAULT_TIMEOUT };
