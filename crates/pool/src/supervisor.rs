@@ -1,4 +1,8 @@
 //! Starting, feeding and reaping worker processes.
+//!
+//! Over 500 lines on purpose: a worker's whole life (spawn, handshake, the frames it sends,
+//! loss and replacement, shutdown) is read in one place, since each step changes what the
+//! others may assume. Retained executions (handles.rs) and native fetch (outbound.rs) are apart.
 
 use std::fs::File;
 use std::io::BufReader;

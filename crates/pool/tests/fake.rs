@@ -1,5 +1,6 @@
 //! The pool's supervision against `codemode-fake-worker` (no V8): each test takes well under a
 //! few seconds. The fake worker's script language is described at the top of its source.
+//! One file over 500 lines on purpose: the scenarios share the host double and the pool setup.
 
 use std::path::PathBuf;
 use std::sync::mpsc;

@@ -1,5 +1,6 @@
 //! The frame layout: every message survives a round trip, the Hello layout is frozen, and
-//! malformed input is refused, never panicked on.
+//! malformed input is refused, never panicked on. (One file per subject: the strategies cover
+//! every message, so it grows with the protocol.)
 
 use codemode_protocol::frame::read_frame;
 use codemode_protocol::messages::HELLO_TAG;
