@@ -71,6 +71,17 @@ fn response() -> impl Strategy<Value = WireResponse> {
         )
 }
 
+fn request() -> impl Strategy<Value = WireRequest> {
+    (text(), text(), headers(), prop::option::of(bytes())).prop_map(
+        |(method, url, headers, body)| WireRequest {
+            method,
+            url,
+            headers,
+            body,
+        },
+    )
+}
+
 fn host_msg() -> impl Strategy<Value = HostMsg> {
     let provider = (
         text(),
@@ -99,14 +110,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                 })
             },
         );
-    let request = (text(), text(), headers(), prop::option::of(bytes())).prop_map(
-        |(method, url, headers, body)| WireRequest {
-            method,
-            url,
-            headers,
-            body,
-        },
-    );
+    let request = request();
     prop_oneof![
         execute,
         (any::<u64>(), any::<u32>(), any::<bool>(), bytes()).prop_map(
@@ -174,14 +178,7 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
             }),
         });
     let run_error = (text(), text()).prop_map(|(code, message)| RunError { code, message });
-    let request = (text(), text(), headers(), prop::option::of(bytes())).prop_map(
-        |(method, url, headers, body)| WireRequest {
-            method,
-            url,
-            headers,
-            body,
-        },
-    );
+    let request = request();
     prop_oneof![
         any::<(u32, u32)>().prop_map(|(version, pid)| WorkerMsg::Hello { version, pid }),
         (any::<u64>(), any::<u32>(), text(), text(), bytes()).prop_map(
