@@ -5,8 +5,6 @@
 //! or when a bound is hit (the isolate filled its heap): then the next `Invoke` is answered with
 //! the memory text. The caller disposes the returned isolate and says `Ready`.
 
-use std::time::Duration;
-
 use codemode_protocol::{FailureCode, HostMsg, RunError, WireRequest, WireResponse, WorkerMsg};
 
 use crate::host;
@@ -70,9 +68,7 @@ pub fn serve(
             if dead == Some(Dead::Terminated) {
                 break;
             }
-            let wait = next_timer.map(|deadline: f64| {
-                Duration::from_secs_f64(((deadline - web::now_ms()).max(0.0)) / 1000.0)
-            });
+            let wait = next_timer.map(web::until_ms);
             match input.next_within(wait) {
                 Next::Msg(HostMsg::Invoke {
                     exec_id: id,

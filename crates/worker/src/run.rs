@@ -19,7 +19,6 @@ use crate::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::retained::Retained;
 use crate::state::RunState;
 use crate::{clone, host, web};
-use std::time::Duration;
 
 /// How the wait for a promise ended.
 pub(crate) enum Settled<'s> {
@@ -400,9 +399,7 @@ pub(crate) fn settle<'s>(
         if in_flight == 0 && next_timer.is_none() {
             return Settled::Stuck;
         }
-        let wait = next_timer.map(|deadline| {
-            Duration::from_secs_f64(((deadline - web::now_ms()).max(0.0)) / 1000.0)
-        });
+        let wait = next_timer.map(web::until_ms);
         match input.next_within(wait) {
             Next::Msg(HostMsg::ToolResult {
                 exec_id: id,

@@ -39,6 +39,11 @@ pub fn now_ms() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
+/// How long from now until `deadline` (a time on the `now_ms` clock); zero once it passed.
+pub fn until_ms(deadline: f64) -> std::time::Duration {
+    std::time::Duration::from_secs_f64((deadline - now_ms()).max(0.0) / 1000.0)
+}
+
 pub fn now(scope: &mut v8::HandleScope, _: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue) {
     rv.set(v8::Number::new(scope, now_ms()).into());
 }
