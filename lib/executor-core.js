@@ -1,0 +1,376 @@
+// @ts-check
+'use strict';
+// The host side of an executor, whatever carries it: the runs and invocations in flight, the
+// retained executions this host was granted, the answers to tool calls (the request's dispatch)
+// and routed fetches (its outbound policy), and outcomes built from completions. The in-process
+// pool (lib/isolate-executor.js) and a daemon connection (lib/connect.js) each supply a
+// Transport and feed the core the same completion shapes (NativeToolCall, NativeFetchCall,
+// NativeCompletion in native.d.ts), so both behave the same by construction.
+
+const { ExecutorError, render } = require('./errors');
+const { serialize, deserialize } = require('./clone');
+
+/**
+ * @typedef {import('../index').Outcome} Outcome
+ * @typedef {import('../index').OutboundPolicy} OutboundPolicy
+ * @typedef {import('../index').Dispatch} Dispatch
+ * @typedef {import('../index').HandlesClosedReason} HandlesClosedReason
+ * @typedef {import('../native').NativeRequest} NativeRequest
+ * @typedef {import('../native').NativeToolCall} NativeToolCall
+ * @typedef {import('../native').NativeFetchCall} NativeFetchCall
+ * @typedef {import('../native').NativeCompletion} NativeCompletion
+ * @typedef {import('../native').NativeWireRequest} NativeWireRequest
+ * @typedef {import('../native').NativeWireResponse} NativeWireResponse
+ *
+ * What carries requests to the pool and answers back to it. Each method may throw an error the
+ * addon threw (a failure code in `code`) or an ExecutorError; `closeHandles` may return a
+ * promise when the answer comes later.
+ * @typedef {object} Transport
+ * @property {(request: NativeRequest) => number} execute submits a run; returns its id
+ * @property {(executionId: string, name: string, request: NativeWireRequest, token: number) => void} invokeHandle
+ * @property {(executionId: string) => void | Promise<void>} closeHandles
+ * @property {(id: number, callId: number, value: Buffer) => void} resolveToolCall
+ * @property {(id: number, callId: number, message: string) => void} rejectToolCall
+ * @property {(id: number, callId: number, response: NativeWireResponse) => void} resolveFetch
+ * @property {(id: number, callId: number, message: string) => void} rejectFetch
+ *
+ * An execution in flight.
+ * @typedef {object} Run
+ * @property {(outcome: Outcome) => void} resolve
+ * @property {(error: unknown) => void} reject
+ * @property {Dispatch | undefined} dispatch
+ * @property {OutboundPolicy | undefined} route the policy of a routed run
+ * @property {Promise<Outcome>} promise
+ *
+ * A retained execution (docs/handles.md): its run id, and the policy its handlers' routed
+ * fetches go to.
+ * @typedef {object} Held
+ * @property {number} id
+ * @property {OutboundPolicy | undefined} route
+ *
+ * An invocation in flight.
+ * @typedef {object} Invocation
+ * @property {(response: import('../index').WireResponse) => void} resolve
+ * @property {(error: unknown) => void} reject
+ * @property {Promise<unknown>} promise
+ */
+
+const noop = () => {};
+
+class ExecutorCore {
+  /** @type {Transport} */
+  #transport;
+  /** The bound the pool holds tool payloads to (the worker applies it to arguments). */
+  #toolPayloadBytes;
+  /** @type {((event: import('../index').HandlesClosed) => void) | undefined} */
+  #onHandlesClosed;
+  /** @type {Map<number, Run>} run id -> run */
+  #runs = new Map();
+  /** @type {Map<string, Held>} executionId -> retained execution */
+  #retained = new Map();
+  /** @type {Map<number, string>} run id -> executionId of a retained execution */
+  #retainedIds = new Map();
+  /** @type {Map<number, Invocation>} invocation token -> invocation in flight */
+  #invocations = new Map();
+  #nextInvocation = 1;
+  /** @type {ReturnType<typeof setInterval> | null} */
+  #keepAlive = null;
+
+  /**
+   * @param {Transport} transport
+   * @param {number} toolPayloadBytes
+   * @param {((event: import('../index').HandlesClosed) => void) | undefined} onHandlesClosed
+   */
+  constructor(transport, toolPayloadBytes, onHandlesClosed) {
+    this.#transport = transport;
+    this.#toolPayloadBytes = toolPayloadBytes;
+    this.#onHandlesClosed = onHandlesClosed;
+  }
+
+  /**
+   * Submits a validated request.
+   * @param {import('./validate').ValidRequest} checked
+   * @returns {Promise<Outcome>}
+   */
+  execute(checked) {
+    let id;
+    try {
+      id = this.#transport.execute(checked);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let resolve = /** @type {Run['resolve']} */ (noop);
+    let reject = /** @type {Run['reject']} */ (noop);
+    /** @type {Promise<Outcome>} */
+    const promise = new Promise((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.#runs.set(id, { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise });
+    this.#holdLoop();
+    return promise;
+  }
+
+  /**
+   * @param {string} executionId
+   * @param {string} name
+   * @param {NativeWireRequest} request validated
+   * @returns {Promise<import('../index').WireResponse>}
+   */
+  invokeHandle(executionId, name, request) {
+    const token = this.#nextInvocation++;
+    if (this.#nextInvocation > 0xffff_fff0) this.#nextInvocation = 1;
+    try {
+      this.#transport.invokeHandle(executionId, name, request, token);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let resolve = /** @type {Invocation['resolve']} */ (noop);
+    let reject = /** @type {Invocation['reject']} */ (noop);
+    /** @type {Promise<import('../index').WireResponse>} */
+    const promise = new Promise((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.#invocations.set(token, { resolve, reject, promise });
+    this.#holdLoop();
+    return promise;
+  }
+
+  /**
+   * @param {string} executionId validated
+   * @returns {Promise<void>}
+   */
+  async closeHandles(executionId) {
+    await this.#transport.closeHandles(executionId);
+    this.ended(executionId, 'closed');
+  }
+
+  /** Settles when every run now in flight has. */
+  settledRuns() {
+    return Promise.allSettled([...this.#runs.values()].map((r) => r.promise));
+  }
+
+  /** Settles when every run and invocation now in flight has. */
+  settled() {
+    return Promise.allSettled([...this.#runs.values(), ...this.#invocations.values()].map((r) => r.promise));
+  }
+
+  /**
+   * Ends what is still in flight with `error`, and publishes every retained execution as ended
+   * with `reason` (the carrier is gone: nothing can answer them any more).
+   * @param {() => unknown} error makes the rejection for each
+   * @param {HandlesClosedReason} reason
+   */
+  abandonAll(error, reason) {
+    for (const executionId of [...this.#retained.keys()]) this.ended(executionId, reason);
+    for (const [id, run] of this.#runs) {
+      this.#runs.delete(id);
+      run.reject(error());
+    }
+    for (const [token, invocation] of this.#invocations) {
+      this.#invocations.delete(token);
+      invocation.reject(error());
+    }
+    this.#holdLoop();
+  }
+
+  /** Node stays alive while executions or invocations are in flight (not for retained ones). */
+  #holdLoop() {
+    const busy = this.#runs.size > 0 || this.#invocations.size > 0;
+    if (busy && !this.#keepAlive) this.#keepAlive = setInterval(noop, 1 << 30);
+    if (!busy && this.#keepAlive) {
+      clearInterval(this.#keepAlive);
+      this.#keepAlive = null;
+    }
+  }
+
+  /**
+   * Publishes the end of a retained execution, once.
+   * @param {string} executionId
+   * @param {HandlesClosedReason} reason
+   */
+  ended(executionId, reason) {
+    const held = this.#retained.get(executionId);
+    if (!held) return;
+    this.#retained.delete(executionId);
+    this.#retainedIds.delete(held.id);
+    const hook = this.#onHandlesClosed;
+    if (hook) {
+      try {
+        hook({ executionId, reason });
+      } catch (e) {
+        // A throwing hook must not take the executor down with it; surface it as Node would.
+        queueMicrotask(() => {
+          throw e;
+        });
+      }
+    }
+  }
+
+  /**
+   * Whether run `id` is granted handles and still retained (its id stays in use).
+   * @param {number} id
+   */
+  holds(id) {
+    return this.#retainedIds.has(id);
+  }
+
+  /** @param {NativeToolCall} call */
+  onToolCall(call) {
+    const run = this.#runs.get(call.id);
+    if (!run) return;
+    const transport = this.#transport;
+    /** @param {unknown} e */
+    const fail = (e) => transport.rejectToolCall(call.id, call.callId, e instanceof Error ? e.message : String(e));
+    /** @param {unknown} value */
+    const succeed = (value) => {
+      let bytes;
+      try {
+        bytes = serialize(value);
+      } catch (e) {
+        const detail = e instanceof Error ? e.message : String(e);
+        return fail(render('TOOL_RESULT_NOT_CLONEABLE', { provider: call.provider, tool: call.tool, detail }));
+      }
+      if (bytes.length > this.#toolPayloadBytes) {
+        const text = render('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: call.provider, tool: call.tool, size: bytes.length, limit: this.#toolPayloadBytes });
+        return fail(text);
+      }
+      transport.resolveToolCall(call.id, call.callId, bytes);
+    };
+    let returned;
+    try {
+      const args = /** @type {unknown[]} */ (deserialize(call.args)); // the worker sends the arguments array
+      // A run with providers has a dispatch (validate.request); the pool only calls their tools.
+      returned = /** @type {Dispatch} */ (run.dispatch)({ provider: call.provider, tool: call.tool, args });
+    } catch (e) {
+      return fail(e);
+    }
+    if (returned !== null && typeof returned === 'object' && typeof /** @type {{ then?: unknown }} */ (returned).then === 'function') {
+      Promise.resolve(returned).then(succeed, fail);
+    } else {
+      succeed(returned);
+    }
+  }
+
+  /**
+   * A fetch of a routed run: the pool performs native ones itself, and a blocked run's fetch
+   * rejects inside the sandbox.
+   * @param {NativeFetchCall} call
+   */
+  onFetch(call) {
+    const retainedId = this.#retainedIds.get(call.id);
+    const run = retainedId !== undefined ? this.#retained.get(retainedId) : this.#runs.get(call.id);
+    if (!run) return;
+    const transport = this.#transport;
+    /** @param {string} message */
+    const reject = (message) => transport.rejectFetch(call.id, call.callId, message);
+    const route = /** @type {OutboundPolicy} */ (run.route);
+    const request = { method: call.method, url: call.url, headers: call.headers, body: call.body ? ownBuffer(call.body) : null };
+    Promise.resolve()
+      .then(() => route(request))
+      .then(
+        (response) => {
+          const checked = checkWireResponse(response);
+          if (typeof checked === 'string') {
+            return reject(render('OUTBOUND_INVALID_RESPONSE', { url: call.url, detail: checked }));
+          }
+          transport.resolveFetch(call.id, call.callId, checked);
+        },
+        (e) => reject(e instanceof Error ? e.message : String(e)),
+      );
+  }
+
+  /** @param {NativeCompletion} done */
+  onDone(done) {
+    if (done.closed) {
+      this.ended(done.closed.executionId, /** @type {HandlesClosedReason} */ (done.closed.reason));
+      return;
+    }
+    if (done.invocation !== undefined && done.invocation !== null) {
+      this.#onInvoked(done.invocation, done);
+      return;
+    }
+    const run = this.#runs.get(done.id);
+    if (!run) return;
+    this.#runs.delete(done.id);
+    this.#holdLoop();
+    if (done.fault) {
+      run.reject(new ExecutorError(done.fault.code, done.fault.message));
+      return;
+    }
+    // A completion holds either a fault or an outcome.
+    const ended = /** @type {import('../native').NativeOutcome} */ (done.outcome);
+    /** @type {Outcome} */
+    const outcome = { result: undefined, logs: ended.logs, stats: ended.stats };
+    if (ended.grant) {
+      const { executionId, handles } = ended.grant;
+      this.#retained.set(executionId, { id: done.id, route: run.route });
+      this.#retainedIds.set(done.id, executionId);
+      outcome.executionId = executionId;
+      outcome.handles = handles;
+    } else if (ended.error) {
+      outcome.error = ended.error;
+    } else if (ended.result) {
+      try {
+        outcome.result = deserialize(ended.result);
+      } catch (e) {
+        const detail = e instanceof Error ? e.message : String(e);
+        outcome.error = { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail }) };
+      }
+    }
+    run.resolve(outcome);
+  }
+
+  /**
+   * @param {number} token
+   * @param {NativeCompletion} done
+   */
+  #onInvoked(token, done) {
+    const invocation = this.#invocations.get(token);
+    if (!invocation) return;
+    this.#invocations.delete(token);
+    this.#holdLoop();
+    if (done.fault || !done.response) {
+      const f = done.fault ?? { code: 'INTERNAL', message: render('INTERNAL', { detail: 'an invocation ended without an answer' }) };
+      invocation.reject(new ExecutorError(f.code, f.message));
+      return;
+    }
+    const r = done.response;
+    // Exactly the four wire fields; the body as an ArrayBuffer of its own.
+    invocation.resolve({ status: r.status, statusText: r.statusText, headers: r.headers, body: r.body ? ownBuffer(r.body) : null });
+  }
+}
+
+/**
+ * The bytes of `view` in an ArrayBuffer of their own (an addon or socket Buffer may share its
+ * memory with others; it is never a SharedArrayBuffer).
+ * @param {Uint8Array} view
+ * @returns {ArrayBuffer}
+ */
+function ownBuffer(view) {
+  return /** @type {ArrayBuffer} */ (view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
+}
+
+/**
+ * The policy's answer as the addon takes it, or a description of what is wrong with it.
+ * @param {unknown} r
+ * @returns {NativeWireResponse | string}
+ */
+function checkWireResponse(r) {
+  if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
+  const { status, statusText = '', headers = [], body = null } = /** @type {Record<string, unknown>} */ (r);
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return '`status` must be an integer from 100 to 599';
+  if (typeof statusText !== 'string') return '`statusText` must be a string';
+  if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
+    return '`headers` must be an array of [name, value] string pairs';
+  }
+  let bytes;
+  if (body === null) bytes = undefined;
+  else if (body instanceof ArrayBuffer) bytes = Buffer.from(body);
+  else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  else return '`body` must be an ArrayBuffer or null';
+  return { status, statusText, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
+}
+
+module.exports = { ExecutorCore };
