@@ -265,6 +265,145 @@ export declare class IsolateExecutor {
 /** The failure grammar: every code the executor reports, with its kind, retryability and text. */
 export declare function failureCatalog(): FailureEntry[]
 
+/** `connect()`'s options. */
+export interface ConnectOptions {
+  /**
+   * The WebSocket class to open the connection with: the runtime's global `WebSocket` when
+   * omitted. Node 20 has none: pass the `ws` package's class (or any implementation, e.g. one
+   * that adds headers for a gateway).
+   */
+  websocket?: new (url: string, protocols: string[]) => unknown
+  /** The daemon's shared secret (`serve({ token })`, `--token-file`), sent in the handshake. */
+  token?: string
+  /**
+   * The default for requests without their own `outbound`, as `IsolateExecutor`'s option:
+   * omitted, the daemon performs a run's fetches from its machine; `null` blocks them; a
+   * function routes them back over this connection to run here.
+   */
+  outbound?: OutboundPolicy | null
+  /**
+   * Called once when a retained execution this connection was granted ends (the daemon sends the
+   * notice while this connection is open).
+   */
+  onHandlesClosed?: (event: HandlesClosed) => void
+  /** Milliseconds to wait for the daemon's welcome before `DAEMON_UNREACHABLE`. Default 10000. */
+  connectTimeout?: number
+}
+
+/** A daemon's counts: its pool's, and its open connections. */
+export interface RemoteStats extends ExecutorStats {
+  connections: number
+}
+
+/**
+ * The native executor over a connection to a daemon (`connect()`): the same methods, types and
+ * `ExecutorError` codes as `IsolateExecutor`. Dispatch and routed outbound functions run in this
+ * process; only data crosses. When the connection is lost, everything in flight and every later
+ * call rejects with `CONNECTION_LOST` (retryable): `connect()` again. An open connection keeps
+ * Node running; `close()` it when done.
+ */
+export declare class RemoteExecutor {
+  private constructor()
+  /** The daemon's id (stable for its lifetime; `GET /healthz` reports the same). */
+  readonly daemon: string
+  /** The name the daemon's `onConnection` hook gave this connection. */
+  readonly name: string
+  /**
+   * Runs one program on the daemon, as `IsolateExecutor.execute`. Also rejects with `DRAINING`
+   * (retryable: the daemon is shutting down), `IN_FLIGHT_LIMIT` (retryable) and
+   * `CONNECTION_LOST` (retryable; the daemon stops a run whose caller is gone).
+   */
+  execute(request: ExecuteRequest): Promise<Outcome>
+  /**
+   * Calls a handle of an execution the daemon retains, as `IsolateExecutor.invokeHandle`. Any
+   * connection to the same daemon may invoke it: handles are keyed on the daemon.
+   */
+  invokeHandle(executionId: string, name: string, request: WireRequest): Promise<WireResponse>
+  /** Ends a retained execution on the daemon, as `IsolateExecutor.closeHandles`. */
+  closeHandles(executionId: string): Promise<void>
+  /** The daemon's counts. */
+  stats(): Promise<RemoteStats>
+  /** Lets the requests in flight finish, then closes the connection; later calls reject `CLOSED`. */
+  close(): Promise<void>
+}
+
+/**
+ * Connects to a daemon (`codemode-executor serve`, or `serve()`), resolving once it has welcomed
+ * this client. Rejects with `ExecutorError`: `INVALID_OPTION`, `DAEMON_UNREACHABLE` (retryable),
+ * `CONNECTION_REFUSED` (a wrong token, or the daemon's `onConnection` refused; the reason in the
+ * message), `PROTOCOL_MISMATCH`. `new CodemodeExecutor(await connect(url))` works unchanged.
+ */
+export declare function connect(url: string, options?: ConnectOptions): Promise<RemoteExecutor>
+
+/** Who is connecting, as `onConnection` sees it. */
+export interface ConnectionInfo {
+  /** The daemon's number for this connection (in its logs). */
+  id: number
+  remoteAddress: string
+  remotePort: number
+  /** The upgrade request's path. */
+  path: string
+  /** The upgrade request's headers, names lower-case. */
+  headers: [string, string][]
+}
+
+/** `serve()`'s options: the pool's (as `IsolateExecutor` takes them) and the server's. */
+export interface ServeOptions {
+  /** Address to listen on. Default `127.0.0.1`. */
+  host?: string
+  /** Port to listen on; `0` picks a free one. Default 8080. */
+  port?: number
+  /**
+   * A shared secret every client must present (`connect(url, { token })`); a connection without
+   * it is refused before any message is read. For deployments without a gateway in front.
+   */
+  token?: string
+  /**
+   * Names each caller, or refuses it: return a name (or `{ name }`, or nothing for the default
+   * `address:port`); throw or reject to refuse, and the client's `connect()` rejects with
+   * `CONNECTION_REFUSED` carrying the message. The name appears in the logs; it limits no call.
+   * Unanswered within 10 s, the connection is refused.
+   */
+  onConnection?: (info: ConnectionInfo) => string | { name?: string } | void | Promise<string | { name?: string } | void>
+  /** Receives the daemon's log lines (connections, refusals, protocol errors, drain). Default: none. */
+  log?: (line: string) => void
+  /** Requests in flight on one connection before `IN_FLIGHT_LIMIT`. Default 1024. */
+  maxInFlight?: number
+  workers?: number
+  queueBound?: number
+  timeout?: number
+  memoryLimit?: number
+  handlesIdleTimeout?: number
+  workerPath?: string
+}
+
+/** A running daemon. */
+export interface Server {
+  /** `ws://host:port`, for `connect()`. */
+  url: string
+  host: string
+  /** The port it listens on (the one picked, with `port: 0`). */
+  port: number
+  /** The daemon's id. */
+  daemon: string
+  stats(): RemoteStats
+  /** Process ids of its live workers. */
+  workerPids(): number[]
+  /**
+   * Drains and stops: new connections and `/healthz` get 503, new executions `DRAINING`; running
+   * executions finish within their bounds; retained executions end with `pool-closed`; then every
+   * connection is closed and the workers stop. Idempotent.
+   */
+  close(): Promise<void>
+}
+
+/**
+ * Starts the executor daemon in this process (the CLI `codemode-executor serve` calls it). Rejects
+ * with `ExecutorError`: `INVALID_OPTION`, `LISTEN_FAILED`, `WORKER_NOT_FOUND`,
+ * `WORKER_START_FAILED`. Node stays alive until it is closed.
+ */
+export declare function serve(options?: ServeOptions): Promise<Server>
+
 /** A provider as @cloudflare/codemode's executors take it. */
 export interface ResolvedProvider {
   /** The namespace's global name in the sandbox (a JavaScript identifier, not a reserved name). */
@@ -333,7 +472,8 @@ export interface ExecuteResult {
  */
 export declare class CodemodeExecutor {
   /**
-   * @param native an IsolateExecutor, or any executor with the native contract.
+   * @param native an IsolateExecutor, a `connect()`ed RemoteExecutor, or any executor with the
+   *   native contract.
    * @param options the reference's constructor options besides `loader`, as defaults for every
    *   call; unknown keys and wrong types throw `ExecutorError` `INVALID_OPTION`.
    */

@@ -157,13 +157,17 @@ class ExecutorCore {
   }
 
   /**
-   * Ends what is still in flight with `error`, and publishes every retained execution as ended
-   * with `reason` (the carrier is gone: nothing can answer them any more).
+   * Ends what is still in flight with `error`. Every retained execution is published as ended
+   * with `reason` (the pool is gone), or, with `null`, forgotten without a notice (the
+   * carrier is gone but the executions live on, reachable another way).
    * @param {() => unknown} error makes the rejection for each
-   * @param {HandlesClosedReason} reason
+   * @param {HandlesClosedReason | null} reason
    */
   abandonAll(error, reason) {
-    for (const executionId of [...this.#retained.keys()]) this.ended(executionId, reason);
+    for (const executionId of [...this.#retained.keys()]) {
+      if (reason) this.ended(executionId, reason);
+      else this.#forget(executionId);
+    }
     for (const [id, run] of this.#runs) {
       this.#runs.delete(id);
       run.reject(error());
@@ -185,16 +189,22 @@ class ExecutorCore {
     }
   }
 
+  /** @param {string} executionId */
+  #forget(executionId) {
+    const held = this.#retained.get(executionId);
+    if (!held) return;
+    this.#retained.delete(executionId);
+    this.#retainedIds.delete(held.id);
+  }
+
   /**
    * Publishes the end of a retained execution, once.
    * @param {string} executionId
    * @param {HandlesClosedReason} reason
    */
   ended(executionId, reason) {
-    const held = this.#retained.get(executionId);
-    if (!held) return;
-    this.#retained.delete(executionId);
-    this.#retainedIds.delete(held.id);
+    if (!this.#retained.has(executionId)) return;
+    this.#forget(executionId);
     const hook = this.#onHandlesClosed;
     if (hook) {
       try {

@@ -292,4 +292,115 @@ function wireRequest(given) {
   return { method, url, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
 }
 
-module.exports = { options, request, executionId, handleName, wireRequest };
+const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
+const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', ...POOL_KEYS];
+/** The daemon's bounds beyond the pool's (docs/protocol.md, "Bounds"). */
+const SERVE_LIMITS = { port: /** @type {[number, number]} */ ([0, 65_535]), maxInFlight: /** @type {[number, number]} */ ([1, 65_536]) };
+
+/**
+ * The daemon's options: the pool's (as the IsolateExecutor takes them, without `outbound` and
+ * `onHandlesClosed`, which belong to each caller) and the server's.
+ * @typedef {object} ValidServeOptions
+ * @property {string} host
+ * @property {number} port
+ * @property {string | undefined} token
+ * @property {import('../index').ServeOptions['onConnection']} onConnection
+ * @property {((line: string) => void) | undefined} log
+ * @property {number} maxInFlight
+ * @property {NativeOptions} pool
+ *
+ * @param {unknown} given `serve`'s argument
+ * @param {string} defaultWorkerPath
+ * @returns {ValidServeOptions}
+ */
+function serveOptions(given, defaultWorkerPath) {
+  const kind = 'INVALID_OPTION';
+  if (given === undefined) given = {};
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object or nothing' });
+  }
+  unknownKeys(kind, given, SERVE_KEYS, 'serve options');
+  const input = /** @type {Record<string, unknown>} */ (given);
+  /** @type {Record<string, unknown>} */
+  const poolInput = {};
+  for (const key of POOL_KEYS) if (input[key] !== undefined) poolInput[key] = input[key];
+  const { outbound: _outbound, onHandlesClosed: _hook, ...pool } = options(poolInput, defaultWorkerPath);
+  let host = '127.0.0.1';
+  if (input.host !== undefined) {
+    if (typeof input.host !== 'string' || input.host === '') {
+      throw fault(kind, { field: 'host', problem: `got ${describe(input.host)}`, allowed: "an address to listen on, e.g. '127.0.0.1' or '0.0.0.0'" });
+    }
+    host = input.host;
+  }
+  const port = input.port === undefined ? 8080 : integerIn(kind, 'port', input.port, SERVE_LIMITS.port, ' (0 picks a free port)');
+  const maxInFlight = input.maxInFlight === undefined ? 1024 : integerIn(kind, 'maxInFlight', input.maxInFlight, SERVE_LIMITS.maxInFlight);
+  if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
+    throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: 'a non-empty string every client must present' });
+  }
+  for (const key of /** @type {const} */ (['onConnection', 'log'])) {
+    if (input[key] !== undefined && typeof input[key] !== 'function') {
+      const allowed = key === 'log' ? 'a function (line) => void' : 'a function (info) => name | { name } | undefined, throwing to refuse';
+      throw fault(kind, { field: key, problem: `got ${describe(input[key])}`, allowed });
+    }
+  }
+  return {
+    host,
+    port,
+    token: /** @type {string | undefined} */ (input.token),
+    onConnection: /** @type {ValidServeOptions['onConnection']} */ (input.onConnection),
+    log: /** @type {ValidServeOptions['log']} */ (input.log),
+    maxInFlight,
+    pool,
+  };
+}
+
+const CONNECT_KEYS = ['websocket', 'token', 'outbound', 'onHandlesClosed', 'connectTimeout'];
+
+/**
+ * `connect`'s arguments.
+ * @typedef {object} ValidConnect
+ * @property {string} url
+ * @property {new (url: string, protocols: string[]) => any} WebSocketClass
+ * @property {string | undefined} token
+ * @property {OutboundPolicy | null | undefined} outbound the default of requests without one
+ * @property {((event: import('../index').HandlesClosed) => void) | undefined} onHandlesClosed
+ * @property {number} connectTimeout
+ *
+ * @param {unknown} url
+ * @param {unknown} given
+ * @returns {ValidConnect}
+ */
+function connectOptions(url, given) {
+  const kind = 'INVALID_OPTION';
+  if (typeof url !== 'string' || !/^wss?:\/\/[^/]/i.test(url)) {
+    throw fault(kind, { field: 'url', problem: `got ${describe(url)}`, allowed: "a ws:// or wss:// URL, e.g. 'ws://127.0.0.1:8080'" });
+  }
+  if (given === undefined) given = {};
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object { websocket?, token?, outbound?, onHandlesClosed?, connectTimeout? } or nothing' });
+  }
+  unknownKeys(kind, given, CONNECT_KEYS, 'connect options');
+  const input = /** @type {Record<string, unknown>} */ (given);
+  const WebSocketClass = input.websocket ?? /** @type {{ WebSocket?: unknown }} */ (globalThis).WebSocket;
+  if (typeof WebSocketClass !== 'function') {
+    const problem = input.websocket === undefined ? 'was not given, and this runtime has no global WebSocket' : `got ${describe(input.websocket)}`;
+    throw fault(kind, { field: 'websocket', problem, allowed: "a WebSocket class, e.g. require('ws') on Node 20" });
+  }
+  if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
+    throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: "the daemon's shared secret, a non-empty string" });
+  }
+  if (input.onHandlesClosed !== undefined && typeof input.onHandlesClosed !== 'function') {
+    throw fault(kind, { field: 'onHandlesClosed', problem: `got ${describe(input.onHandlesClosed)}`, allowed: 'a function ({ executionId, reason }) => void' });
+  }
+  const connectTimeout = input.connectTimeout === undefined ? 10_000 : integerIn(kind, 'connectTimeout', input.connectTimeout, [1, 600_000], ' (ms)');
+  return {
+    url,
+    WebSocketClass: /** @type {ValidConnect['WebSocketClass']} */ (WebSocketClass),
+    token: /** @type {string | undefined} */ (input.token),
+    outbound: 'outbound' in input ? checkOutbound(kind, 'outbound', input.outbound) : undefined,
+    onHandlesClosed: /** @type {ValidConnect['onHandlesClosed']} */ (input.onHandlesClosed),
+    connectTimeout,
+  };
+}
+
+module.exports = { options, request, executionId, handleName, wireRequest, serveOptions, connectOptions };

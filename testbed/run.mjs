@@ -1,7 +1,10 @@
 // npm run testbed: the differential testbed. Starts workerd (--experimental, 127.0.0.1) with a
 // host worker around the real DynamicWorkerExecutor, replays every case through it and through
 // CodemodeExecutor, and fails on any difference that the case does not attribute to a row of
-// docs/dialect-deviations.md. Run with: node --import ./lib/register.mjs testbed/run.mjs
+// docs/dialect-deviations.md. For the installed release, every case also runs through
+// CodemodeExecutor over connect() to a daemon started through the CLI (the executor protocol,
+// docs/protocol.md), held to the same reference and the same deviation table.
+// Run with: node --import ./lib/register.mjs testbed/run.mjs
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,7 +19,8 @@ import { cases } from './cases.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
 const require = createRequire(import.meta.url);
-const { CodemodeExecutor, IsolateExecutor } = require('../index.js');
+const { CodemodeExecutor, IsolateExecutor, connect } = require('../index.js');
+const WebSocket = require('ws');
 const esbuild = require('esbuild');
 
 const installedDir = path.join(root, 'node_modules', '@cloudflare', 'codemode');
@@ -127,13 +131,44 @@ async function ours(native, executor, c) {
   }
 }
 
+// A daemon through the CLI, on a free 127.0.0.1 port.
+function startDaemon() {
+  const child = spawn(process.execPath, [path.join(root, 'bin', 'codemode-executor.js'), 'serve', '--port', '0', '--workers', '2', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`testbed: the daemon did not listen within 30 s: ${err}`)), 30_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (ws:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`testbed: the daemon exited (${code}): ${err}`)));
+  });
+}
+
+// The executors under test: in process, and (for the installed release) over connect().
+async function carriers(version) {
+  const list = [{ label: 'IsolateExecutor', native: new IsolateExecutor({ outbound: null }) }]; // the reference's default: blocked
+  if (version === installedVersion) {
+    const daemon = await startDaemon();
+    const remote = await connect(daemon.url, { websocket: WebSocket, outbound: null });
+    list.push({ label: 'connect()', native: remote, daemon });
+  }
+  for (const c of list) c.executor = new CodemodeExecutor(c.native);
+  return list;
+}
+
 async function runAgainst(version) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'codemode-testbed-'));
-  const native = new IsolateExecutor({ outbound: null }); // the reference's default: blocked
-  const executor = new CodemodeExecutor(native);
+  const under = await carriers(version);
   let workerd;
   const failures = [];
-  const counts = { same: 0, deviation: 0, skipped: 0 };
+  const counts = Object.fromEntries(under.map((c) => [c.label, { same: 0, deviation: 0, skipped: 0 }]));
   const quiet = console.warn;
   try {
     workerd = await startWorkerd(dir, referenceDir(version));
@@ -143,35 +178,46 @@ async function runAgainst(version) {
         failures.push(`${c.id}: names ${c.deviation}, which docs/dialect-deviations.md does not list`);
         continue;
       }
-      const mine = await ours(native, executor, c);
-      if (c.referenceSkip) {
-        counts.skipped++;
-        console.log(`  skip-reference ${c.id} (${c.deviation}): ${c.referenceSkip}; ours: ${JSON.stringify(mine)}`);
-        if (mine.rejected) failures.push(`${c.id}: CodemodeExecutor rejected: ${mine.rejected}`);
-        continue;
-      }
       let ref;
-      try {
-        ref = await reference(workerd.url, c);
-      } catch (e) {
-        failures.push(`${c.id}: the reference did not answer (${e.message}); workerd said: ${workerd.stderr().slice(-2000)}`);
-        continue;
+      if (!c.referenceSkip) {
+        try {
+          ref = await reference(workerd.url, c);
+        } catch (e) {
+          failures.push(`${c.id}: the reference did not answer (${e.message}); workerd said: ${workerd.stderr().slice(-2000)}`);
+          continue;
+        }
       }
-      const same = JSON.stringify(ref) === JSON.stringify(mine);
-      if (same && !c.deviation) counts.same++;
-      else if (!same && c.deviation) counts.deviation++;
-      else if (same) failures.push(`${c.id}: listed as ${c.deviation} but both executors agree: ${JSON.stringify(mine)}`);
-      else failures.push(`${c.id} (§${c.section}): outcomes differ\n    reference: ${JSON.stringify(ref)}\n    ours:      ${JSON.stringify(mine)}`);
+      for (const { label, native, executor } of under) {
+        const count = counts[label];
+        const mine = await ours(native, executor, c);
+        if (c.referenceSkip) {
+          count.skipped++;
+          if (label === under[0].label) console.log(`  skip-reference ${c.id} (${c.deviation}): ${c.referenceSkip}; ours: ${JSON.stringify(mine)}`);
+          if (mine.rejected) failures.push(`${c.id} [${label}]: CodemodeExecutor rejected: ${mine.rejected}`);
+          continue;
+        }
+        const same = JSON.stringify(ref) === JSON.stringify(mine);
+        if (same && !c.deviation) count.same++;
+        else if (!same && c.deviation) count.deviation++;
+        else if (same) failures.push(`${c.id} [${label}]: listed as ${c.deviation} but both executors agree: ${JSON.stringify(mine)}`);
+        else failures.push(`${c.id} (§${c.section}) [${label}]: outcomes differ\n    reference: ${JSON.stringify(ref)}\n    ours:      ${JSON.stringify(mine)}`);
+      }
     }
   } finally {
     console.warn = quiet;
     workerd?.child.kill('SIGKILL');
-    await native.close();
+    for (const c of under) {
+      await c.native.close();
+      c.daemon?.child.kill('SIGTERM');
+    }
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`@cloudflare/codemode ${version}: ${cases.length} cases, ${counts.same} identical, ${counts.deviation} documented deviations, ${counts.skipped} not run against the reference`);
+  for (const { label } of under) {
+    const n = counts[label];
+    console.log(`@cloudflare/codemode ${version} through ${label}: ${cases.length} cases, ${n.same} identical, ${n.deviation} documented deviations, ${n.skipped} not run against the reference`);
+  }
   for (const f of failures) console.log(`  FAIL ${f}`);
-  return failures.length;
+  return { failures: failures.length, runs: under.length * cases.length };
 }
 
 // The versions the declared peer range admits: the installed release, and the newest patch of
@@ -200,9 +246,13 @@ function versionsToTest() {
 
 async function main() {
   let failed = 0;
+  let total = 0;
   const versions = versionsToTest();
-  for (const version of versions) failed += await runAgainst(version);
-  const total = versions.length * cases.length;
+  for (const version of versions) {
+    const { failures, runs } = await runAgainst(version);
+    failed += failures;
+    total += runs;
+  }
   console.log(`testbed: ${total - failed} passed, ${failed} failed`);
   process.exitCode = failed ? 1 : 0;
 }

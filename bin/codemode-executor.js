@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+// @ts-check
+'use strict';
+// The package's command line: `codemode-executor serve` runs the daemon (docs/protocol.md) in
+// this process, prints one line when it listens, logs to stderr, and drains on SIGTERM or
+// SIGINT, then exits 0.
+
+const fs = require('node:fs');
+const { parseArgs } = require('node:util');
+const { serve } = require('../lib/serve');
+const { ExecutorError } = require('../lib/errors');
+
+const USAGE = `Usage: codemode-executor serve [options]
+
+Runs the executor daemon: a pool of worker processes behind one WebSocket port.
+
+Options:
+  --host ADDRESS               address to listen on (default 127.0.0.1)
+  --port N                     port to listen on; 0 picks a free one (default 8080)
+  --workers N                  worker processes (default: the machine's parallelism)
+  --memory-limit MIB           default memory limit of a run (default 128)
+  --timeout MS                 default time bound of a run (default 30000)
+  --queue-bound N              executions that may wait for a worker (default 1024)
+  --handles-idle-timeout MS    how long a retained execution lives unused (default 300000)
+  --max-in-flight N            requests in flight per connection (default 1024)
+  --token-file PATH            file holding a shared secret every client must present
+  --quiet                      log nothing but errors to stderr
+  -h, --help                   show this text
+  -v, --version                print the version
+`;
+
+/** Flag -> the serve() option it sets, for the integer flags. */
+const INTEGER_FLAGS = {
+  port: 'port',
+  workers: 'workers',
+  'memory-limit': 'memoryLimit',
+  timeout: 'timeout',
+  'queue-bound': 'queueBound',
+  'handles-idle-timeout': 'handlesIdleTimeout',
+  'max-in-flight': 'maxInFlight',
+};
+
+/** @param {string} message */
+function usageError(message) {
+  process.stderr.write(`codemode-executor: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+/** @param {string} line */
+function log(line) {
+  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+}
+
+async function main() {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      strict: true,
+      options: {
+        host: { type: 'string' },
+        'token-file': { type: 'string' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+        ...Object.fromEntries(Object.keys(INTEGER_FLAGS).map((flag) => [flag, { type: /** @type {const} */ ('string') }])),
+      },
+    });
+  } catch (e) {
+    return usageError(e instanceof Error ? e.message : String(e));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return void process.stdout.write(USAGE);
+  if (values.version) return void process.stdout.write(`${require('../package.json').version}\n`);
+  if (positionals.length !== 1 || positionals[0] !== 'serve') {
+    return usageError(positionals.length === 0 ? 'a command is required' : `unknown command ${JSON.stringify(positionals.join(' '))}`);
+  }
+  /** @type {Record<string, unknown>} */
+  const options = {};
+  for (const [flag, key] of Object.entries(INTEGER_FLAGS)) {
+    const given = /** @type {Record<string, unknown>} */ (values)[flag];
+    if (given === undefined) continue;
+    if (typeof given !== 'string' || !/^\d{1,10}$/.test(given)) return usageError(`--${flag} takes a non-negative integer, got ${JSON.stringify(given)}`);
+    options[key] = Number(given);
+  }
+  if (values.host !== undefined) options.host = values.host;
+  if (values['token-file'] !== undefined) {
+    const file = values['token-file'];
+    let token;
+    try {
+      token = fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (e) {
+      return usageError(`--token-file ${file} cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (token === '') return usageError(`--token-file ${file} is empty; put the shared secret in it`);
+    options.token = token;
+  }
+  const quiet = values.quiet === true;
+  options.log = (/** @type {string} */ line) => {
+    if (!quiet) log(line);
+  };
+  let server;
+  try {
+    server = await serve(options);
+  } catch (e) {
+    if (e instanceof ExecutorError && e.code === 'INVALID_OPTION') {
+      const flag = Object.entries(INTEGER_FLAGS).find(([, key]) => e.message.includes(`\`${key}\``))?.[0];
+      return usageError(flag ? `--${flag}: ${e.message}` : e.message);
+    }
+    process.stderr.write(`codemode-executor: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`codemode-executor listening on ${server.url}\n`);
+  let stopping = false;
+  /** @param {string} signal */
+  const stop = (signal) => {
+    if (stopping) {
+      log(`${signal} again: exiting without waiting for the drain`);
+      process.exit(1);
+    }
+    stopping = true;
+    log(`${signal}: draining`);
+    server.close().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main();
