@@ -201,6 +201,19 @@ describe('IsolateExecutor validation under arbitrary input', () => {
   }, 50_000);
 });
 
+describe('each field is read once', () => {
+  it('a getter that answers the check a string and the pool an object runs what was checked', async () => {
+    let reads = 0;
+    const request = { get code() { return reads++ === 0 ? 'async () => "checked"' : {}; } };
+    await expect(ex.execute(request)).resolves.toMatchObject({ result: 'checked' });
+    expect(reads).toBe(1);
+    let listReads = 0;
+    const providers = [{ name: 'p', get tools() { return listReads++ === 0 ? ['a'] : [{}]; } }];
+    await expect(ex.execute({ code: 'async () => p.a()', providers, dispatch: () => 'ok' })).resolves.toMatchObject({ result: 'ok' });
+    expect(listReads).toBe(1);
+  });
+});
+
 describe('CodemodeExecutor validation under arbitrary input', () => {
   it('new CodemodeExecutor(native, options): an adapter or INVALID_OPTION', () => {
     fc.assert(fc.property(fc.oneof(fieldValue, fc.constant({ k: 'the executor', make: () => ex })), anyInput(['modules', 'timeout', 'globalOutbound']), (native, options) => {
