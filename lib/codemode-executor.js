@@ -8,7 +8,9 @@ const { normalizeCode } = require('./codemode/normalize');
 const { sanitizeToolName, validateNames } = require('./codemode/names');
 const codec = require('./codemode/json-codec');
 const { constructorDefaults } = require('./codemode/options');
+const { callArguments } = require('./codemode/call');
 const { ExecutorError } = require('./errors');
+const { reading } = require('./validate');
 
 const LEGACY_WARNING =
   '[@cloudflare/codemode] Passing raw fns to executor.execute() is deprecated. Use ResolvedProvider[] instead. This will be removed in the next major version.';
@@ -64,7 +66,7 @@ class CodemodeExecutor {
    *   else is refused with INVALID_OPTION.
    */
   constructor(native, options = {}) {
-    if (native === null || typeof native !== 'object' || typeof native.execute !== 'function') {
+    if (native === null || typeof native !== 'object' || reading('INVALID_OPTION', 'native', () => typeof native.execute !== 'function')) {
       throw new ExecutorError('INVALID_OPTION', 'Invalid option `native`: got ' + (native === null ? 'null' : typeof native) + '. Allowed: an executor with the native contract, e.g. new IsolateExecutor().', false);
     }
     this.#defaults = constructorDefaults(options);
@@ -77,12 +79,10 @@ class CodemodeExecutor {
    * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | null }} [options]
    */
   async execute(code, providersOrFns, options = {}) {
-    let providers = providersOrFns ?? [];
-    if (!Array.isArray(providers)) {
-      console.warn(LEGACY_WARNING);
-      providers = [{ name: 'codemode', fns: providers }];
-    }
-    const connectors = options?.connectors ?? [];
+    const call = callArguments(code, providersOrFns, options);
+    if (call.legacy) console.warn(LEGACY_WARNING);
+    const { providers, connectors } = call;
+    options = call.options;
     const refused = validateNames(providers, connectors);
     if (refused) return { result: undefined, error: refused };
 
@@ -91,7 +91,7 @@ class CodemodeExecutor {
     const lines = [];
     for (const [i, p] of providers.entries()) {
       const fns = new Map();
-      for (const [raw, fn] of Object.entries(p.fns ?? {})) {
+      for (const [raw, fn] of p.fns) {
         const safe = sanitizeToolName(raw);
         if (fns.has(safe)) {
           return { result: undefined, error: `Tool names "${fns.get(safe).raw}" and "${raw}" both sanitize to "${safe}" in provider "${p.name}"` };
@@ -111,7 +111,7 @@ class CodemodeExecutor {
     }
     for (const p of providers) if (typeof p.prelude === 'string' && p.prelude !== '') lines.push(p.prelude);
 
-    const normalized = normalizeCode(code);
+    const normalized = normalizeCode(call.code);
     const program = `${normalized.imports}
 async () => {
   const __cmLog = console.log.bind(console), __cmWarn = console.warn.bind(console), __cmError = console.error.bind(console);
@@ -150,11 +150,11 @@ async () => {
       code: program,
       providers: nativeProviders,
       dispatch,
-      timeout: options?.timeout ?? this.#defaults.timeout,
+      timeout: options.timeout ?? this.#defaults.timeout,
     };
-    const modules = options?.modules ?? this.#defaults.modules;
+    const modules = options.modules ?? this.#defaults.modules;
     if (modules !== undefined) request.modules = modules;
-    if (options && 'outbound' in options) request.outbound = options.outbound;
+    if ('outbound' in options) request.outbound = options.outbound;
     else if ('outbound' in this.#defaults) request.outbound = this.#defaults.outbound;
     let outcome;
     try {

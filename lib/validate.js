@@ -2,10 +2,12 @@
 'use strict';
 // Option and request validation: a bad field is an INVALID_OPTION / INVALID_REQUEST fault that
 // names the field, what was wrong, and what is allowed. What passes is already in the shape the
-// addon takes (NativeOptions, NativeRequest in native.d.ts), the outbound mode resolved.
+// addon takes (NativeOptions, NativeRequest in native.d.ts), the outbound mode resolved. The
+// caller's objects are read once each (a getter or proxy cannot answer one thing to the check
+// and another to the pool), and a read that throws is the field's fault too.
 
 const os = require('node:os');
-const { fault } = require('./errors');
+const { ExecutorError, fault } = require('./errors');
 
 /**
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
@@ -48,13 +50,64 @@ const RESERVED = new Set([
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** @param {unknown} v */
+function isArray(v) {
+  try {
+    return Array.isArray(v);
+  } catch {
+    return false; // a revoked proxy
+  }
+}
+
+/** @param {unknown} v */
 function describe(v) {
   if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
+  if (isArray(v)) return 'an array';
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
   if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
   return `${typeof v} ${String(v)}`;
+}
+
+/**
+ * Reads the caller's input; a throw (a getter's, a proxy trap's, a revoked proxy's) is the
+ * field's fault.
+ * @template T
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {() => T} read
+ * @returns {T}
+ */
+function reading(kind, field, read) {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof ExecutorError) throw e;
+    let what = 'a non-Error';
+    try {
+      what = e instanceof Error ? `${e.name}: ${e.message}` : describe(e);
+    } catch { /* an error that throws when read */ }
+    throw fault(kind, { field, problem: `reading it threw (${what})`, allowed: 'plain data, without getters or proxies that throw' });
+  }
+}
+
+/**
+ * The caller's object as plain data: its own keys checked against `known`, then each known
+ * field read once (own or inherited), absent ones left out.
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {object} given
+ * @param {string[]} known
+ * @param {string} what
+ * @returns {Record<string, unknown>}
+ */
+function snapshot(kind, field, given, known, what) {
+  unknownKeys(kind, reading(kind, field, () => Object.keys(given)), known, what);
+  /** @type {Record<string, unknown>} */
+  const out = Object.create(null);
+  for (const key of known) {
+    if (reading(kind, key, () => key in given)) out[key] = reading(kind, key, () => /** @type {Record<string, unknown>} */ (given)[key]);
+  }
+  return out;
 }
 
 /**
@@ -94,12 +147,12 @@ function checkOutbound(kind, field, value) {
 
 /**
  * @param {Kind} kind
- * @param {object} obj
+ * @param {string[]} keys
  * @param {string[]} known
  * @param {string} what
  */
-function unknownKeys(kind, obj, known, what) {
-  for (const key of Object.keys(obj)) {
+function unknownKeys(kind, keys, known, what) {
+  for (const key of keys) {
     if (!known.includes(key)) {
       throw fault(kind, {
         field: key,
@@ -121,11 +174,10 @@ const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outboun
 function options(given, defaultWorkerPath) {
   const kind = 'INVALID_OPTION';
   if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
     throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object or nothing' });
   }
-  unknownKeys(kind, given, OPTION_KEYS, 'IsolateExecutor options');
-  const input = /** @type {Record<string, unknown>} */ (given);
+  const input = snapshot(kind, 'options', given, OPTION_KEYS, 'IsolateExecutor options');
   /** @type {ValidOptions} */
   const o = {
     workers: Math.min(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length, 256),
@@ -166,11 +218,10 @@ const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'me
  */
 function request(given, executorOutbound) {
   const kind = 'INVALID_REQUEST';
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+  if (given === null || typeof given !== 'object' || reading(kind, 'request', () => Array.isArray(given))) {
     throw fault(kind, { field: 'request', problem: `got ${describe(given)}`, allowed: 'an object { code, modules?, providers?, dispatch?, timeout?, memoryLimit?, outbound? }' });
   }
-  unknownKeys(kind, given, REQUEST_KEYS, 'an execute request');
-  const input = /** @type {Record<string, unknown>} */ (given);
+  const input = snapshot(kind, 'request', given, REQUEST_KEYS, 'an execute request');
   if (typeof input.code !== 'string') {
     throw fault(kind, { field: 'code', problem: `got ${describe(input.code)}`, allowed: 'a string holding one expression that evaluates to a function' });
   }
@@ -178,10 +229,10 @@ function request(given, executorOutbound) {
   const modules = [];
   if (input.modules !== undefined) {
     const m = input.modules;
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) {
+    if (m === null || typeof m !== 'object' || reading(kind, 'modules', () => Array.isArray(m))) {
       throw fault(kind, { field: 'modules', problem: `got ${describe(m)}`, allowed: 'an object mapping specifiers to ES module source strings' });
     }
-    for (const [spec, source] of Object.entries(m)) {
+    for (const [spec, source] of reading(kind, 'modules', () => Object.entries(m))) {
       if (typeof source !== 'string') {
         throw fault(kind, { field: `modules[${JSON.stringify(spec)}]`, problem: `got ${describe(source)}`, allowed: 'ES module source as a string' });
       }
@@ -191,16 +242,21 @@ function request(given, executorOutbound) {
   /** @type {NativeProvider[]} */
   const providers = [];
   if (input.providers !== undefined) {
-    if (!Array.isArray(input.providers)) {
-      throw fault(kind, { field: 'providers', problem: `got ${describe(input.providers)}`, allowed: "an array of { name, tools: string[] | '*' }" });
+    const declared = input.providers;
+    if (!reading(kind, 'providers', () => Array.isArray(declared))) {
+      throw fault(kind, { field: 'providers', problem: `got ${describe(declared)}`, allowed: "an array of { name, tools: string[] | '*' }" });
     }
     const seen = new Set();
-    input.providers.forEach((/** @type {unknown} */ p, /** @type {number} */ i) => {
+    reading(kind, 'providers', () => Array.from(/** @type {unknown[]} */ (declared))).forEach((p, i) => {
       const field = `providers[${i}]`;
       if (p === null || typeof p !== 'object') {
         throw fault(kind, { field, problem: `got ${describe(p)}`, allowed: "{ name, tools: string[] | '*' }" });
       }
-      const { name, tools: listed } = /** @type {{ name?: unknown, tools?: unknown }} */ (p);
+      const { name, list } = reading(kind, field, () => {
+        const { name, tools: list } = /** @type {{ name?: unknown, tools?: unknown }} */ (p);
+        return { name, list };
+      });
+      const listed = reading(kind, `${field}.tools`, () => (Array.isArray(list) ? Array.from(list) : list));
       if (typeof name !== 'string' || !IDENTIFIER.test(name) || RESERVED.has(name)) {
         throw fault(kind, { field: `${field}.name`, problem: `got ${describe(name)}`, allowed: 'a JavaScript identifier that is not a runtime global (console, fetch, Math, ...)' });
       }
@@ -271,10 +327,15 @@ function handleName(name) {
 function wireRequest(given) {
   const kind = 'INVALID_REQUEST';
   const shape = '{ method, url, headers: [name, value][], body: ArrayBuffer | null }';
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+  if (given === null || typeof given !== 'object' || reading(kind, 'request', () => Array.isArray(given))) {
     throw fault(kind, { field: 'request', problem: `got ${describe(given)}`, allowed: `a WireRequest ${shape}` });
   }
-  const { method, url, headers = [], body = null } = /** @type {Record<string, unknown>} */ (given);
+  const { method, url, headers: pairs = [], body = null } = reading(kind, 'request', () => {
+    const { method, url, headers, body } = /** @type {Record<string, unknown>} */ (given);
+    return { method, url, headers, body };
+  });
+  // Copied once: the pairs checked are the pairs sent.
+  const headers = reading(kind, 'request.headers', () => (Array.isArray(pairs) ? Array.from(pairs, (h) => (Array.isArray(h) ? Array.from(h) : h)) : pairs));
   if (typeof method !== 'string' || method === '') {
     throw fault(kind, { field: 'request.method', problem: `got ${describe(method)}`, allowed: 'an HTTP method string' });
   }
@@ -286,7 +347,7 @@ function wireRequest(given) {
   }
   let bytes;
   if (body === null) bytes = undefined;
-  else if (body instanceof ArrayBuffer) bytes = Buffer.from(body);
+  else if (reading(kind, 'request.body', () => body instanceof ArrayBuffer)) bytes = Buffer.from(/** @type {ArrayBuffer} */ (body));
   else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   else throw fault(kind, { field: 'request.body', problem: `got ${describe(body)}`, allowed: 'an ArrayBuffer (or a view of one) or null' });
   return { method, url, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
@@ -316,11 +377,10 @@ const SERVE_LIMITS = { port: /** @type {[number, number]} */ ([0, 65_535]), maxI
 function serveOptions(given, defaultWorkerPath) {
   const kind = 'INVALID_OPTION';
   if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
     throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object or nothing' });
   }
-  unknownKeys(kind, given, SERVE_KEYS, 'serve options');
-  const input = /** @type {Record<string, unknown>} */ (given);
+  const input = snapshot(kind, 'options', given, SERVE_KEYS, 'serve options');
   /** @type {Record<string, unknown>} */
   const poolInput = {};
   for (const key of POOL_KEYS) if (input[key] !== undefined) poolInput[key] = input[key];
@@ -376,11 +436,10 @@ function connectOptions(url, given) {
     throw fault(kind, { field: 'url', problem: `got ${describe(url)}`, allowed: "a ws:// or wss:// URL, e.g. 'ws://127.0.0.1:8080'" });
   }
   if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
     throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object { websocket?, token?, outbound?, onHandlesClosed?, connectTimeout? } or nothing' });
   }
-  unknownKeys(kind, given, CONNECT_KEYS, 'connect options');
-  const input = /** @type {Record<string, unknown>} */ (given);
+  const input = snapshot(kind, 'options', given, CONNECT_KEYS, 'connect options');
   const WebSocketClass = input.websocket ?? /** @type {{ WebSocket?: unknown }} */ (globalThis).WebSocket;
   if (typeof WebSocketClass !== 'function') {
     const problem = input.websocket === undefined ? 'was not given, and this runtime has no global WebSocket' : `got ${describe(input.websocket)}`;
@@ -403,4 +462,4 @@ function connectOptions(url, given) {
   };
 }
 
-module.exports = { options, request, executionId, handleName, wireRequest, serveOptions, connectOptions };
+module.exports = { options, request, executionId, handleName, wireRequest, serveOptions, connectOptions, reading, snapshot, describe };

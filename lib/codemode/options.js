@@ -4,17 +4,10 @@
 // `globalOutbound` becomes a routed outbound policy that calls its `fetch`.
 
 const { fault } = require('../errors');
+const { reading, snapshot, describe } = require('../validate');
 
 const KEYS = ['modules', 'timeout', 'globalOutbound'];
 const DEFAULT_TIMEOUT = 60_000;
-
-function describe(v) {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
-  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
-  return `${typeof v} ${String(v)}`;
-}
 
 function invalid(field, value, allowed) {
   return fault('INVALID_OPTION', { field, problem: `got ${describe(value)}`, allowed });
@@ -51,14 +44,10 @@ function fromFetcher(fetcher) {
  */
 function constructorDefaults(given) {
   if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+  if (given === null || typeof given !== 'object' || reading('INVALID_OPTION', 'options', () => Array.isArray(given))) {
     throw invalid('options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing');
   }
-  for (const key of Object.keys(given)) {
-    if (!KEYS.includes(key)) {
-      throw fault('INVALID_OPTION', { field: key, problem: 'CodemodeExecutor options has no such field', allowed: KEYS.join(', ') });
-    }
-  }
+  given = snapshot('INVALID_OPTION', 'options', given, KEYS, 'CodemodeExecutor options');
   const defaults = { timeout: DEFAULT_TIMEOUT };
   if (given.timeout !== undefined) {
     const t = given.timeout;
@@ -67,16 +56,17 @@ function constructorDefaults(given) {
   }
   if (given.modules !== undefined) {
     const m = given.modules;
-    if (m === null || typeof m !== 'object' || Array.isArray(m) || Object.values(m).some((v) => typeof v !== 'string')) {
+    const entries = m !== null && typeof m === 'object' && !reading('INVALID_OPTION', 'modules', () => Array.isArray(m)) ? reading('INVALID_OPTION', 'modules', () => Object.entries(m)) : null;
+    if (entries === null || entries.some(([, v]) => typeof v !== 'string')) {
       throw invalid('modules', m, 'an object mapping each specifier to its source text');
     }
-    defaults.modules = { ...m };
+    defaults.modules = Object.fromEntries(entries);
   }
   if ('globalOutbound' in given) {
     const g = given.globalOutbound;
     if (g === undefined || g === null) defaults.outbound = null;
     else if (typeof g === 'function') defaults.outbound = g;
-    else if (typeof g === 'object' && typeof g.fetch === 'function') defaults.outbound = fromFetcher(g);
+    else if (typeof g === 'object' && reading('INVALID_OPTION', 'globalOutbound', () => typeof g.fetch === 'function')) defaults.outbound = fromFetcher(g);
     else throw invalid('globalOutbound', g, 'null (blocked), a Fetcher { fetch(request) }, or an outbound policy function');
   }
   return defaults;
