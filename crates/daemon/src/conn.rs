@@ -30,11 +30,27 @@ const LINGER: Duration = Duration::from_secs(2);
 
 /// What pool threads (and the drain) hand to a connection's task.
 pub(crate) enum ConnEvent {
-    ToolCall { id: u32, call: ToolCall },
-    Fetch { id: u32, call: FetchCall },
-    Done { id: u32, exec_id: u64, result: Result<RunOutcome, Failure> },
-    Invoked { id: u32, result: Result<WireResponse, Failure> },
-    HandlesClosed { execution_id: String, reason: CloseReason },
+    ToolCall {
+        id: u32,
+        call: ToolCall,
+    },
+    Fetch {
+        id: u32,
+        call: FetchCall,
+    },
+    Done {
+        id: u32,
+        exec_id: u64,
+        result: Result<RunOutcome, Failure>,
+    },
+    Invoked {
+        id: u32,
+        result: Result<WireResponse, Failure>,
+    },
+    HandlesClosed {
+        execution_id: String,
+        reason: CloseReason,
+    },
     /// The daemon stopped: close with 1001 (after everything queued before this).
     Shutdown,
 }
@@ -54,14 +70,17 @@ struct ExecHost {
 
 impl Host for ExecHost {
     fn tool_call(&self, call: ToolCall) {
-        if let Err(mpsc::error::SendError(ev)) = self.tx.send(ConnEvent::ToolCall { id: self.id, call })
+        if let Err(mpsc::error::SendError(ev)) =
+            self.tx.send(ConnEvent::ToolCall { id: self.id, call })
         {
             gone(&self.pool, ev);
         }
     }
 
     fn fetch(&self, call: FetchCall) {
-        if let Err(mpsc::error::SendError(ev)) = self.tx.send(ConnEvent::Fetch { id: self.id, call }) {
+        if let Err(mpsc::error::SendError(ev)) =
+            self.tx.send(ConnEvent::Fetch { id: self.id, call })
+        {
             gone(&self.pool, ev);
         }
     }
@@ -393,7 +412,8 @@ impl Conn<'_> {
                 let (got, want) = (protocol.to_string(), wire::PROTOCOL.to_string());
                 let msg = ServerMsg::Error {
                     code: FailureCode::ProtocolMismatch.as_str(),
-                    message: FailureCode::ProtocolMismatch.render(&[("got", &got), ("want", &want)]),
+                    message: FailureCode::ProtocolMismatch
+                        .render(&[("got", &got), ("want", &want)]),
                     id: None,
                 };
                 self.shared.log(format!(
@@ -404,10 +424,7 @@ impl Conn<'_> {
                 Some((4002, "protocol mismatch"))
             }
             other => {
-                let detail = format!(
-                    "the first message must be hello, not {}",
-                    other.type_name()
-                );
+                let detail = format!("the first message must be hello, not {}", other.type_name());
                 self.protocol_error(&detail, other.request_id());
                 Some((4002, "protocol error"))
             }
@@ -416,7 +433,11 @@ impl Conn<'_> {
 
     fn execute(&mut self, e: ExecuteMsg) {
         let id = e.id;
-        if self.shared.draining.load(std::sync::atomic::Ordering::SeqCst) {
+        if self
+            .shared
+            .draining
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
             let f = FailureCode::Draining.failure(&[]);
             return self.send(ServerMsg::failed(id, f), None);
         }

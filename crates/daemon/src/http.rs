@@ -76,7 +76,9 @@ pub fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
 
 /// Reads the request head: the head and any bytes read past it, or why there is none
 /// (`Ok(None)`: the peer closed first).
-pub async fn read_head(stream: &mut TcpStream) -> std::io::Result<Result<(Head, Vec<u8>), HeadError>> {
+pub async fn read_head(
+    stream: &mut TcpStream,
+) -> std::io::Result<Result<(Head, Vec<u8>), HeadError>> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
@@ -101,7 +103,10 @@ pub enum Route {
     Health,
     NotFound,
     /// A valid WebSocket upgrade: its key, and whether the client offered [`SUBPROTOCOL`].
-    Upgrade { key: String, offered: bool },
+    Upgrade {
+        key: String,
+        offered: bool,
+    },
     /// An upgrade request that is not a valid one: why.
     BadUpgrade(String),
 }
@@ -156,7 +161,10 @@ impl Token {
     /// time that depends only on the token's length, never on where the bytes differ.
     pub fn presented_in(&self, head: &Head) -> bool {
         let mut ok = false;
-        for offered in head.values("sec-websocket-protocol").flat_map(|v| v.split(',')) {
+        for offered in head
+            .values("sec-websocket-protocol")
+            .flat_map(|v| v.split(','))
+        {
             if let Some(candidate) = offered.trim().strip_prefix(TOKEN_PREFIX) {
                 ok |= same(candidate.as_bytes(), &self.encoded);
             }
@@ -259,9 +267,15 @@ mod tests {
     #[test]
     fn routes() {
         assert_eq!(route(&head("GET /healthz HTTP/1.1\r\n\r\n")), Route::Health);
-        assert_eq!(route(&head("GET /healthz?x=1 HTTP/1.1\r\n\r\n")), Route::Health);
+        assert_eq!(
+            route(&head("GET /healthz?x=1 HTTP/1.1\r\n\r\n")),
+            Route::Health
+        );
         assert_eq!(route(&head("GET / HTTP/1.1\r\n\r\n")), Route::NotFound);
-        assert_eq!(route(&head("POST /healthz HTTP/1.1\r\n\r\n")), Route::NotFound);
+        assert_eq!(
+            route(&head("POST /healthz HTTP/1.1\r\n\r\n")),
+            Route::NotFound
+        );
         let up = route(&head(&format!(
             "{UPGRADE}Sec-WebSocket-Protocol: codemode-executor, codemode-executor.token.eA\r\n\r\n"
         )));
@@ -273,11 +287,19 @@ mod tests {
             }
         );
         let bad = route(&head(&(UPGRADE.replace("13", "8") + "\r\n")));
-        assert!(matches!(bad, Route::BadUpgrade(ref w) if w.contains("13")), "{bad:?}");
-        let bad = route(&head(&(UPGRADE.replace("Sec-WebSocket-Key", "X-Key") + "\r\n")));
+        assert!(
+            matches!(bad, Route::BadUpgrade(ref w) if w.contains("13")),
+            "{bad:?}"
+        );
+        let bad = route(&head(
+            &(UPGRADE.replace("Sec-WebSocket-Key", "X-Key") + "\r\n"),
+        ));
         assert!(matches!(bad, Route::BadUpgrade(_)));
         let s = String::from_utf8(switching("dGhlIHNhbXBsZSBub25jZQ==", true)).unwrap();
-        assert!(s.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"), "{s}");
+        assert!(
+            s.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"),
+            "{s}"
+        );
         assert!(s.contains("Sec-WebSocket-Protocol: codemode-executor\r\n"));
         assert!(s.ends_with("\r\n\r\n"));
     }
@@ -299,7 +321,9 @@ mod tests {
         assert!(with("authorization: bearer s3cret/+"));
         assert!(!with("Authorization: Bearer s3cret/"));
         assert!(!with("Authorization: Basic s3cret/+"));
-        assert!(!with(&format!("Sec-WebSocket-Protocol: {TOKEN_PREFIX}{enc}x")));
+        assert!(!with(&format!(
+            "Sec-WebSocket-Protocol: {TOKEN_PREFIX}{enc}x"
+        )));
         assert!(!with("Sec-WebSocket-Protocol: codemode-executor"));
         assert!(same(b"abc", b"abc"));
         assert!(!same(b"abd", b"abc"));

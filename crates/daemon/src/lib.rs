@@ -235,7 +235,8 @@ impl Server {
             return;
         }
         self.shared.pool.close();
-        self.shared.log("draining: new executions are refused".into());
+        self.shared
+            .log("draining: new executions are refused".into());
         self.runtime.spawn(drain(self.shared.clone(), grace));
     }
 
@@ -351,7 +352,8 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
             write_and_close(stream, &bytes).await;
         }
         http::Route::NotFound => {
-            let body = "Not found: this port serves the executor protocol (WebSocket) and GET /healthz.\n";
+            let body =
+                "Not found: this port serves the executor protocol (WebSocket) and GET /healthz.\n";
             answer(stream, 404, "Not Found", body).await;
         }
         http::Route::BadUpgrade(why) => {
@@ -362,7 +364,11 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
             answer(stream, 503, "Service Unavailable", body).await;
         }
         http::Route::Upgrade { key, offered } => {
-            if stream.write_all(&http::switching(&key, offered)).await.is_err() {
+            if stream
+                .write_all(&http::switching(&key, offered))
+                .await
+                .is_err()
+            {
                 return;
             }
             upgraded(shared, stream, rest, peer, head).await;

@@ -363,7 +363,8 @@ pub fn encode(msg: &ServerMsg, payload: Option<&[u8]>) -> Message {
     // Serializing these types cannot fail (string keys, no custom Serialize); should it ever,
     // the peer gets a PROTOCOL_ERROR it can read instead of a broken frame.
     let header = serde_json::to_vec(msg).unwrap_or_else(|e| {
-        let fallback = ServerMsg::protocol_error(&format!("the daemon could not encode: {e}"), None);
+        let fallback =
+            ServerMsg::protocol_error(&format!("the daemon could not encode: {e}"), None);
         serde_json::to_vec(&fallback).unwrap_or_default()
     });
     match payload {
@@ -508,7 +509,10 @@ mod tests {
         assert!(e.detail.contains("not JSON"), "{e:?}");
         assert_eq!(e.id, None);
         let e = decode_text(r#"{"id":4}"#).unwrap_err();
-        assert_eq!((e.detail.as_str(), e.id), ("the message has no `type`", Some(4)));
+        assert_eq!(
+            (e.detail.as_str(), e.id),
+            ("the message has no `type`", Some(4))
+        );
         let e = decode_text(r#"{"type":"nope","id":5}"#).unwrap_err();
         assert!(e.detail.contains("unknown variant `nope`"), "{e:?}");
         assert_eq!(e.id, Some(5));
@@ -517,7 +521,10 @@ mod tests {
         assert_eq!(e.id, Some(6));
         let e = decode_text(r#"{"type":"stats","id":-1}"#).unwrap_err();
         assert_eq!(e.id, None);
-        assert!(decode_binary(&[0, 0]).unwrap_err().detail.contains("shorter"));
+        assert!(decode_binary(&[0, 0])
+            .unwrap_err()
+            .detail
+            .contains("shorter"));
         let e = decode_binary(&[0, 0, 0, 9, b'{', b'}']).unwrap_err();
         assert!(e.detail.contains("header is 9 bytes"), "{e:?}");
     }
