@@ -20,7 +20,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::wire::{self, ClientMsg, ExecuteMsg, ServerMsg};
+use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, ServerMsg};
 use crate::Shared;
 
 pub(crate) type Ws = WebSocketStream<TcpStream>;
@@ -306,47 +306,7 @@ impl Conn<'_> {
                 ok,
                 message,
             } => self.tool_result(id, call_id, ok, message, payload),
-            ClientMsg::FetchResult {
-                id,
-                call_id,
-                ok,
-                status,
-                status_text,
-                headers,
-                has_body,
-                message,
-            } => {
-                let Some(p) = self.answered(id, call_id, false) else {
-                    return None;
-                };
-                let Waiting::Fetch { url } = &p.what else {
-                    return None;
-                };
-                let result = if !ok {
-                    Err(message.unwrap_or_default())
-                } else if !(100..=599).contains(&status) {
-                    let detail = format!("status {status} is outside 100-599");
-                    Err(FailureCode::OutboundInvalidResponse
-                        .render(&[("url", url), ("detail", &detail)]))
-                } else if payload.len() > limits::FETCH_BODY_BYTES {
-                    let limit = limits::FETCH_BODY_BYTES.to_string();
-                    Err(FailureCode::FetchTooLarge.render(&[
-                        ("what", "response"),
-                        ("url", url),
-                        ("limit", &limit),
-                    ]))
-                } else {
-                    Ok(WireResponse {
-                        status: status as u16,
-                        status_text,
-                        headers,
-                        body: has_body.then_some(payload),
-                        url: String::new(),
-                        redirected: false,
-                    })
-                };
-                self.shared.pool.answer_fetch(p.exec_id, p.call_id, result);
-            }
+            ClientMsg::FetchResult(r) => self.fetch_result(r, payload),
             ClientMsg::Invoke {
                 id,
                 execution_id,
@@ -485,6 +445,48 @@ impl Conn<'_> {
             }
             Err(f) => self.send(ServerMsg::failed(id, f), None),
         }
+    }
+
+    fn fetch_result(&mut self, r: FetchResultMsg, payload: Vec<u8>) {
+        let FetchResultMsg {
+            id,
+            call_id,
+            ok,
+            status,
+            status_text,
+            headers,
+            has_body,
+            message,
+        } = r;
+        let Some(p) = self.answered(id, call_id, false) else {
+            return;
+        };
+        let Waiting::Fetch { url } = &p.what else {
+            return;
+        };
+        let result = if !ok {
+            Err(message.unwrap_or_default())
+        } else if !(100..=599).contains(&status) {
+            let detail = format!("status {status} is outside 100-599");
+            Err(FailureCode::OutboundInvalidResponse.render(&[("url", url), ("detail", &detail)]))
+        } else if payload.len() > limits::FETCH_BODY_BYTES {
+            let limit = limits::FETCH_BODY_BYTES.to_string();
+            Err(FailureCode::FetchTooLarge.render(&[
+                ("what", "response"),
+                ("url", url),
+                ("limit", &limit),
+            ]))
+        } else {
+            Ok(WireResponse {
+                status: status as u16,
+                status_text,
+                headers,
+                body: has_body.then_some(payload),
+                url: String::new(),
+                redirected: false,
+            })
+        };
+        self.shared.pool.answer_fetch(p.exec_id, p.call_id, result);
     }
 
     /// The pending call `call_id` of request `id`, removed: `None` when nothing waits for it

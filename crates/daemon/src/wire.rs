@@ -70,6 +70,25 @@ pub struct ExecuteMsg {
     pub retain_handles: bool,
 }
 
+/// The client's answer to a routed `fetch`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FetchResultMsg {
+    pub id: u32,
+    pub call_id: u32,
+    pub ok: bool,
+    #[serde(default)]
+    pub status: u32,
+    #[serde(default)]
+    pub status_text: String,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    #[serde(default)]
+    pub has_body: bool,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
 /// A message from the client. The payload (when the message carries one) travels beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(
@@ -91,21 +110,7 @@ pub enum ClientMsg {
         #[serde(default)]
         message: Option<String>,
     },
-    FetchResult {
-        id: u32,
-        call_id: u32,
-        ok: bool,
-        #[serde(default)]
-        status: u32,
-        #[serde(default)]
-        status_text: String,
-        #[serde(default)]
-        headers: Vec<(String, String)>,
-        #[serde(default)]
-        has_body: bool,
-        #[serde(default)]
-        message: Option<String>,
-    },
+    FetchResult(FetchResultMsg),
     Invoke {
         id: u32,
         execution_id: String,

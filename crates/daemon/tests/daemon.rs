@@ -443,3 +443,79 @@ async fn the_hook_names_or_refuses_each_connection() {
     assert_eq!(close_code(&mut ws).await, 4003);
     answering.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_retained_handler_fetches_through_its_granting_connection_until_it_closes() {
+    let d = start(None, false, 1024);
+    let port = d.server.port();
+    let mut owner = connect(port).await;
+    let code = "async () => ({ fetch: async () => { const r = await fetch('https://up.test/a', { method: 'POST', body: 'hi' }); return new Response(r.status + ' ' + (await r.text())) } })";
+    let execute = json!({"type": "execute", "id": 1, "code": code, "outbound": "routed", "retainHandles": true});
+    send(&mut owner, execute).await;
+    let (done, _) = recv(&mut owner).await;
+    assert_eq!(done["type"], "done", "{done}");
+    let execution_id = done["grant"]["executionId"].as_str().unwrap().to_string();
+    assert_eq!(done["grant"]["handles"], json!(["fetch"]));
+    // Another connection invokes; the handler's fetch comes back to the owner.
+    let mut other = connect(port).await;
+    let invoke = json!({"type": "invoke", "id": 1, "executionId": execution_id, "handle": "fetch",
+                        "method": "GET", "url": "https://h.test/", "headers": [], "hasBody": false});
+    send(&mut other, invoke.clone()).await;
+    let (fetch, body) = recv(&mut owner).await;
+    assert_eq!(fetch["type"], "fetch", "{fetch}");
+    assert_eq!(
+        (&fetch["id"], &fetch["method"]),
+        (&json!(1), &json!("POST"))
+    );
+    assert_eq!(fetch["url"], "https://up.test/a");
+    assert_eq!(fetch["executionId"], json!(execution_id));
+    assert_eq!(
+        (&fetch["hasBody"], body.as_slice()),
+        (&json!(true), &b"hi"[..])
+    );
+    let answer = json!({"type": "fetchResult", "id": 1, "callId": fetch["callId"], "ok": true,
+                        "status": 201, "statusText": "Created", "headers": [], "hasBody": true});
+    send_binary(&mut owner, answer, b"up").await;
+    let (invoked, body) = recv(&mut other).await;
+    assert_eq!(
+        (&invoked["type"], &invoked["status"]),
+        (&json!("invoked"), &json!(200)),
+        "{invoked}"
+    );
+    assert_eq!(body, b"201 up");
+    // Once the owner is gone, the handler's fetch rejects inside the sandbox with CALLER_GONE.
+    drop(owner);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut invoke = invoke;
+    invoke["id"] = json!(2);
+    send(&mut other, invoke).await;
+    let (failed, _) = recv(&mut other).await;
+    assert_eq!(
+        (&failed["type"], &failed["code"]),
+        (&json!("failed"), &json!("HANDLER_ERROR")),
+        "{failed}"
+    );
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("has disconnected"),
+        "{failed}"
+    );
+    // Any connection may close it (it holds the only worker); the owner is gone, so no notice.
+    let close = json!({"type": "closeHandles", "id": 3, "executionId": execution_id});
+    send(&mut other, close).await;
+    assert_eq!(recv(&mut other).await.0, json!({"type": "ack", "id": 3}));
+    // A new retained execution ends with the drain: its owner hears pool-closed, then 1001.
+    let execute = json!({"type": "execute", "id": 4, "code": code, "outbound": "routed", "retainHandles": true});
+    send(&mut other, execute).await;
+    let (done, _) = recv(&mut other).await;
+    let execution_id = done["grant"]["executionId"].clone();
+    d.server.drain(Duration::from_secs(2));
+    let (closed, _) = recv(&mut other).await;
+    assert_eq!(
+        closed,
+        json!({"type": "handlesClosed", "executionId": execution_id, "reason": "pool-closed"})
+    );
+    assert_eq!(close_code(&mut other).await, 1001);
+}

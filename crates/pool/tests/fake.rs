@@ -661,7 +661,11 @@ fn an_abandoned_run_stops_as_at_its_deadline_and_a_queued_one_leaves_the_queue()
     pool.abandon(running);
     assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
     assert!(qrx.recv_timeout(Duration::from_millis(10)).is_err());
-    assert_eq!(pool.worker_pids(), pids, "the worker obeyed the cancel and stays");
+    assert_eq!(
+        pool.worker_pids(),
+        pids,
+        "the worker obeyed the cancel and stays"
+    );
     assert_eq!(
         result_text(&run(&pool, &host, script("return ok")).unwrap()),
         "ok"
