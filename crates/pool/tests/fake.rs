@@ -637,6 +637,12 @@ fn an_abandoned_run_stops_as_at_its_deadline_and_a_queued_one_leaves_the_queue()
             Box::new(move |id, r| tx.send((id, r)).unwrap()),
         )
         .unwrap();
+    // The worker takes it once it has said Ready after the warm-up run.
+    let until = Instant::now() + BOUND;
+    while pool.stats().running == 0 {
+        assert!(Instant::now() < until, "the run starts");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let (qtx, qrx) = mpsc::channel();
     let queued = pool
         .execute(
@@ -650,8 +656,7 @@ fn an_abandoned_run_stops_as_at_its_deadline_and_a_queued_one_leaves_the_queue()
     let (id, r) = qrx.recv_timeout(BOUND).unwrap();
     assert_eq!((id, r.unwrap_err().code), (queued, FailureCode::Closed));
     assert_eq!(pool.stats().queued, 0);
-    // Give the run time to start, then abandon it: it ends long before its 5 s bound.
-    std::thread::sleep(Duration::from_millis(100));
+    // Abandoned, the run ends long before its 5 s bound.
     pool.abandon(running);
     let (id, r) = rx.recv_timeout(BOUND).unwrap();
     assert_eq!(id, running);
