@@ -1,6 +1,10 @@
 //! One connection's task: it reads the client's messages, answers them, and writes what the
 //! pool reports for this connection's executions (tool calls, routed fetches, completions,
 //! closed handles), which pool threads hand over through an unbounded channel.
+//!
+//! Over 500 lines on purpose: a connection's whole life (hello, each request, each pool event,
+//! the calls it leaves when it ends) is read in one place, since each step changes what the
+//! others may assume (ids in flight, calls waiting, grants).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -2,6 +2,9 @@
 //! and the two frame forms: a text message is one JSON object; a binary message is a `u32`
 //! big-endian header length, the JSON header, then the payload (V8-serialized value or HTTP
 //! body), kept as opaque bytes.
+//!
+//! Over 500 lines on purpose: every message of the protocol is here, once, with the tests of
+//! its encoding and its errors beside it.
 
 use codemode_pool::protocol::{
     limits, Failure, FailureCode, LogEntry, Outbound, ProviderDecl, RunOutcome, RunStats,

@@ -1,5 +1,6 @@
 //! A real `Server` with the real worker binary (built by `npm run build` into target/release,
 //! or named by CODEMODE_WORKER_PATH), driven over real sockets by a tokio-tungstenite client.
+//! One file over 500 lines on purpose: the scenarios share the client helpers and the setup.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
