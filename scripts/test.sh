@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 npx tsc -p tsconfig.check.json
 # The addon crate is a cdylib that only links inside Node, so its logic is tested from vitest.
-cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker
+cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker -p codemode-daemon
 npx vitest run
 npm run --silent testbed

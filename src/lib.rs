@@ -4,6 +4,7 @@
 //! supervision, queueing and bounds in `codemode-pool`.
 
 mod failures;
+mod server;
 mod types;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use napi_derive::napi;
 
 pub use failures::{failure_catalog, render_failure, FailureEntry, FailureKind};
 use failures::{thrown, Fault};
+pub use server::*;
 pub use types::*;
 
 /// A weak (unref'd) threadsafe function called with one object argument. Weak, so an idle

@@ -316,6 +316,31 @@ impl Pool {
         handles::close(&self.inner, execution_id)
     }
 
+    /// The caller no longer waits for execution `exec_id` (its connection closed). A running
+    /// run is stopped as at its deadline (it completes with `TIMEOUT`); a queued one leaves the
+    /// queue and completes with `CLOSED`. Either way its completion still fires, exactly once.
+    /// A retained execution, or one already finished, is left alone.
+    pub fn abandon(&self, exec_id: u64) {
+        let queued = {
+            let mut st = self.inner.lock();
+            if let Some(run) = st.running.get_mut(&exec_id) {
+                let now = Instant::now();
+                if run.deadline > now {
+                    run.deadline = now;
+                }
+                // Wakes the watchdog, which cancels the run.
+                self.inner.changed.notify_all();
+                None
+            } else {
+                let at = st.queue.iter().position(|j| j.exec_id == exec_id);
+                at.and_then(|i| st.queue.remove(i))
+            }
+        };
+        if let Some(job) = queued {
+            (job.done)(exec_id, Err(FailureCode::Closed.failure(&[])));
+        }
+    }
+
     /// Counts of workers and executions.
     pub fn stats(&self) -> PoolStats {
         let st = self.inner.lock();

@@ -624,3 +624,56 @@ fn an_oversize_host_answer_rejects_the_call_inside_the_sandbox() {
     assert_eq!(pool.worker_pids(), pids, "no worker was lost");
     pool.shutdown(Duration::from_secs(2));
 }
+
+#[test]
+fn an_abandoned_run_stops_as_at_its_deadline_and_a_queued_one_leaves_the_queue() {
+    let (pool, host, pids) = warm_pool();
+    let started = Instant::now();
+    let (tx, rx) = mpsc::channel();
+    let running = pool
+        .execute(
+            script("log before; sleep 20000; return never"),
+            host.clone(),
+            Box::new(move |id, r| tx.send((id, r)).unwrap()),
+        )
+        .unwrap();
+    // The worker takes it once it has said Ready after the warm-up run.
+    let until = Instant::now() + BOUND;
+    while pool.stats().running == 0 {
+        assert!(Instant::now() < until, "the run starts");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (qtx, qrx) = mpsc::channel();
+    let queued = pool
+        .execute(
+            script("return never"),
+            host.clone(),
+            Box::new(move |id, r| qtx.send((id, r)).unwrap()),
+        )
+        .unwrap();
+    assert_eq!(pool.stats().queued, 1);
+    pool.abandon(queued);
+    let (id, r) = qrx.recv_timeout(BOUND).unwrap();
+    assert_eq!((id, r.unwrap_err().code), (queued, FailureCode::Closed));
+    assert_eq!(pool.stats().queued, 0);
+    // Abandoned, the run ends long before its 5 s bound.
+    pool.abandon(running);
+    let (id, r) = rx.recv_timeout(BOUND).unwrap();
+    assert_eq!(id, running);
+    assert_eq!(r.unwrap().error.unwrap().code, "TIMEOUT");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Each completion fired once; abandoning again (a finished run) does nothing.
+    pool.abandon(running);
+    assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+    assert!(qrx.recv_timeout(Duration::from_millis(10)).is_err());
+    assert_eq!(
+        pool.worker_pids(),
+        pids,
+        "the worker obeyed the cancel and stays"
+    );
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return ok")).unwrap()),
+        "ok"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}

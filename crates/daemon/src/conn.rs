@@ -1,0 +1,681 @@
+//! One connection's task: it reads the client's messages, answers them, and writes what the
+//! pool reports for this connection's executions (tool calls, routed fetches, completions,
+//! closed handles), which pool threads hand over through an unbounded channel.
+//!
+//! Over 500 lines on purpose: a connection's whole life (hello, each request, each pool event,
+//! the calls it leaves when it ends) is read in one place, since each step changes what the
+//! others may assume (ids in flight, calls waiting, grants).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codemode_pool::protocol::{
+    limits, Failure, FailureCode, RunOutcome, WireRequest, WireResponse,
+};
+use codemode_pool::{CloseReason, ExecSpec, FetchCall, Host, Pool, ToolCall};
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, ServerMsg};
+use crate::Shared;
+
+pub(crate) type Ws = WebSocketStream<TcpStream>;
+
+/// How long a closing connection waits for the client to close its side.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// What pool threads (and the drain) hand to a connection's task.
+pub(crate) enum ConnEvent {
+    ToolCall {
+        id: u32,
+        call: ToolCall,
+    },
+    Fetch {
+        id: u32,
+        call: FetchCall,
+    },
+    Done {
+        id: u32,
+        exec_id: u64,
+        result: Result<RunOutcome, Failure>,
+    },
+    Invoked {
+        id: u32,
+        result: Result<WireResponse, Failure>,
+    },
+    HandlesClosed {
+        execution_id: String,
+        reason: CloseReason,
+    },
+    /// The daemon stopped: close with 1001 (after everything queued before this).
+    Shutdown,
+}
+
+/// The text a call rejects with inside the sandbox once its connection is gone.
+fn caller_gone(what: &str) -> String {
+    FailureCode::CallerGone.render(&[("what", what)])
+}
+
+/// The pool's host for one execution: everything goes to the connection its `execute` came
+/// on. Once that connection is gone, tool calls and routed fetches reject at once.
+struct ExecHost {
+    id: u32,
+    tx: mpsc::UnboundedSender<ConnEvent>,
+    pool: Pool,
+}
+
+impl Host for ExecHost {
+    fn tool_call(&self, call: ToolCall) {
+        if let Err(mpsc::error::SendError(ev)) =
+            self.tx.send(ConnEvent::ToolCall { id: self.id, call })
+        {
+            gone(&self.pool, ev);
+        }
+    }
+
+    fn fetch(&self, call: FetchCall) {
+        if let Err(mpsc::error::SendError(ev)) =
+            self.tx.send(ConnEvent::Fetch { id: self.id, call })
+        {
+            gone(&self.pool, ev);
+        }
+    }
+
+    fn handles_closed(&self, execution_id: &str, reason: CloseReason) {
+        let _ = self.tx.send(ConnEvent::HandlesClosed {
+            execution_id: execution_id.to_string(),
+            reason,
+        });
+    }
+}
+
+/// A call that reached a connection that is gone: it rejects inside the sandbox, and a run
+/// that made a tool call is stopped (nobody waits for it).
+fn gone(pool: &Pool, ev: ConnEvent) {
+    match ev {
+        ConnEvent::ToolCall { call, .. } => {
+            let text = caller_gone("this tool call").into_bytes();
+            pool.answer_tool_call(call.exec_id, call.call_id, false, text);
+            pool.abandon(call.exec_id);
+        }
+        ConnEvent::Fetch { call, .. } => {
+            pool.answer_fetch(call.exec_id, call.call_id, Err(caller_gone("this fetch")));
+        }
+        _ => {}
+    }
+}
+
+enum InFlight {
+    Execute(u64),
+    Invoke,
+}
+
+enum Waiting {
+    Tool { provider: String, tool: String },
+    Fetch { url: String },
+}
+
+/// A tool call or routed fetch sent to the client and not yet answered.
+struct Pending {
+    id: u32,
+    exec_id: u64,
+    call_id: u32,
+    what: Waiting,
+}
+
+pub(crate) async fn websocket(stream: TcpStream, read_ahead: Vec<u8>) -> Ws {
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(wire::MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(wire::MAX_MESSAGE_BYTES));
+    WebSocketStream::from_partially_read(stream, read_ahead, Role::Server, Some(config)).await
+}
+
+/// Refuses a connection before reading any message: `refused`, then the close.
+pub(crate) async fn refuse(ws: &mut Ws, code: u16, reason: &str) {
+    let msg = ServerMsg::Refused {
+        code: FailureCode::ConnectionRefused.as_str(),
+        message: FailureCode::ConnectionRefused.render(&[("reason", reason)]),
+    };
+    let _ = ws.send(wire::encode(&msg, None)).await;
+    finish(ws, code, "refused").await;
+}
+
+/// Sends the close frame, half-closes the socket and reads until the client closes too (or
+/// [`LINGER`] passes), so the bytes sent last are not lost to a reset.
+pub(crate) async fn finish(ws: &mut Ws, code: u16, reason: &str) {
+    let frame = CloseFrame {
+        code: CloseCode::from(code),
+        reason: reason.to_string().into(),
+    };
+    let _ = ws.close(Some(frame)).await;
+    let tcp = ws.get_mut();
+    let _ = tcp.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let _ = tokio::time::timeout(LINGER, async {
+        while let Ok(n) = tcp.read(&mut sink).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+struct Conn<'a> {
+    shared: &'a Shared,
+    id: u32,
+    name: &'a str,
+    tx: mpsc::UnboundedSender<ConnEvent>,
+    greeted: bool,
+    in_flight: HashMap<u32, InFlight>,
+    pending: HashMap<u32, Pending>,
+    next_call: u32,
+    /// Retained executions this connection was granted: pool execution number to id.
+    granted: HashMap<u64, String>,
+    /// Messages to write, each with its payload.
+    out: Vec<Message>,
+}
+
+/// Serves an admitted connection until it closes; returns the close code seen, if any.
+pub(crate) async fn serve(
+    shared: &Arc<Shared>,
+    mut ws: Ws,
+    id: u32,
+    name: &str,
+    tx: mpsc::UnboundedSender<ConnEvent>,
+    mut rx: mpsc::UnboundedReceiver<ConnEvent>,
+) -> Option<u16> {
+    let mut c = Conn {
+        shared,
+        id,
+        name,
+        tx,
+        greeted: false,
+        in_flight: HashMap::new(),
+        pending: HashMap::new(),
+        next_call: 1,
+        granted: HashMap::new(),
+        out: Vec::new(),
+    };
+    let mut peer_code = None;
+    let close = loop {
+        let mut close = None;
+        tokio::select! {
+            msg = ws.next() => match msg {
+                None => break None,
+                Some(Err(WsError::Capacity(CapacityError::MessageTooLong { size, max_size }))) => {
+                    let detail = format!("a message of {size} bytes passes the bound of {max_size} bytes (maxMessageBytes)");
+                    c.protocol_error(&detail, None);
+                    close = Some((1009, "message too large"));
+                }
+                Some(Err(_)) => break None,
+                Some(Ok(Message::Close(frame))) => {
+                    peer_code = frame.map(|f| u16::from(f.code));
+                }
+                Some(Ok(m)) => close = c.take(m),
+            },
+            ev = rx.recv() => match ev {
+                Some(ConnEvent::Shutdown) => close = Some((1001, "the daemon stopped")),
+                Some(ev) => c.event(ev),
+                // Unreachable: `c.tx` keeps the channel open.
+                None => break None,
+            },
+        }
+        let mut failed = false;
+        for m in c.out.drain(..) {
+            if ws.feed(m).await.is_err() {
+                failed = true;
+                break;
+            }
+        }
+        if failed || ws.flush().await.is_err() {
+            break None;
+        }
+        if close.is_some() {
+            break close;
+        }
+    };
+    c.end(&mut rx);
+    match close {
+        Some((code, reason)) => {
+            finish(&mut ws, code, reason).await;
+            Some(code)
+        }
+        None => peer_code,
+    }
+}
+
+impl Conn<'_> {
+    fn send(&mut self, msg: ServerMsg, payload: Option<&[u8]>) {
+        self.out.push(wire::encode(&msg, payload));
+    }
+
+    fn protocol_error(&mut self, detail: &str, id: Option<u32>) {
+        self.shared
+            .log(format!("connection {}: protocol error: {detail}", self.id));
+        self.send(ServerMsg::protocol_error(detail, id), None);
+    }
+
+    /// One message from the client; `Some` closes the connection with that code.
+    fn take(&mut self, m: Message) -> Option<(u16, &'static str)> {
+        let decoded = match m {
+            Message::Text(text) => wire::decode_text(&text).map(|m| (m, Vec::new())),
+            Message::Binary(bytes) => wire::decode_binary(&bytes),
+            // Pings are answered by the framing layer; pongs and raw frames carry nothing.
+            _ => return None,
+        };
+        let (msg, payload) = match decoded {
+            Ok(d) => d,
+            Err(e) => {
+                self.protocol_error(&e.detail, e.id);
+                return (!self.greeted).then_some((4002, "protocol error"));
+            }
+        };
+        if !self.greeted {
+            return self.hello(msg);
+        }
+        if let Some(id) = msg.request_id() {
+            if id == 0 {
+                self.protocol_error("a request id must be from 1 to 4294967295", Some(id));
+                return None;
+            }
+            if self.in_flight.contains_key(&id) {
+                let detail = format!("request id {id} is already in flight on this connection");
+                self.protocol_error(&detail, Some(id));
+                return None;
+            }
+            let limit = self.shared.max_in_flight;
+            if self.in_flight.len() >= limit as usize {
+                let f = FailureCode::InFlightLimit.failure(&[("limit", &limit.to_string())]);
+                self.send(ServerMsg::failed(id, f), None);
+                return None;
+            }
+        }
+        match msg {
+            ClientMsg::Hello { .. } => {
+                self.protocol_error("hello was already sent on this connection", None)
+            }
+            ClientMsg::Execute(e) => self.execute(e),
+            ClientMsg::ToolResult {
+                id,
+                call_id,
+                ok,
+                message,
+            } => self.tool_result(id, call_id, ok, message, payload),
+            ClientMsg::FetchResult(r) => self.fetch_result(r, payload),
+            ClientMsg::Invoke {
+                id,
+                execution_id,
+                handle,
+                method,
+                url,
+                headers,
+                has_body,
+            } => {
+                let request = WireRequest {
+                    method,
+                    url,
+                    headers,
+                    body: has_body.then_some(payload),
+                };
+                let tx = self.tx.clone();
+                let done = Box::new(move |result| {
+                    let _ = tx.send(ConnEvent::Invoked { id, result });
+                });
+                match self
+                    .shared
+                    .pool
+                    .invoke_handle(&execution_id, &handle, request, done)
+                {
+                    Ok(()) => {
+                        self.in_flight.insert(id, InFlight::Invoke);
+                    }
+                    Err(f) => self.send(ServerMsg::failed(id, f), None),
+                }
+            }
+            ClientMsg::CloseHandles { id, execution_id } => {
+                match self.shared.pool.close_handles(&execution_id) {
+                    Ok(()) => self.send(ServerMsg::Ack { id }, None),
+                    Err(f) => self.send(ServerMsg::failed(id, f), None),
+                }
+            }
+            ClientMsg::Stats { id } => {
+                let counts = self.shared.counts();
+                self.send(ServerMsg::Stats { id, counts }, None);
+            }
+        }
+        None
+    }
+
+    fn hello(&mut self, msg: ClientMsg) -> Option<(u16, &'static str)> {
+        match msg {
+            ClientMsg::Hello { protocol, client } if protocol == wire::PROTOCOL => {
+                self.greeted = true;
+                if let Some(client) = client {
+                    self.shared
+                        .log(format!("connection {}: client {client:?}", self.id));
+                }
+                let welcome = ServerMsg::Welcome {
+                    protocol: wire::PROTOCOL,
+                    daemon: self.shared.daemon_id.clone(),
+                    name: self.name.to_string(),
+                    limits: wire::Limits::new(self.shared.max_in_flight),
+                };
+                self.send(welcome, None);
+                None
+            }
+            ClientMsg::Hello { protocol, .. } => {
+                let (got, want) = (protocol.to_string(), wire::PROTOCOL.to_string());
+                let msg = ServerMsg::Error {
+                    code: FailureCode::ProtocolMismatch.as_str(),
+                    message: FailureCode::ProtocolMismatch
+                        .render(&[("got", &got), ("want", &want)]),
+                    id: None,
+                };
+                self.shared.log(format!(
+                    "connection {}: protocol mismatch (client {got}, daemon {want})",
+                    self.id
+                ));
+                self.send(msg, None);
+                Some((4002, "protocol mismatch"))
+            }
+            other => {
+                let detail = format!("the first message must be hello, not {}", other.type_name());
+                self.protocol_error(&detail, other.request_id());
+                Some((4002, "protocol error"))
+            }
+        }
+    }
+
+    fn execute(&mut self, e: ExecuteMsg) {
+        let id = e.id;
+        if self
+            .shared
+            .draining
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            let f = FailureCode::Draining.failure(&[]);
+            return self.send(ServerMsg::failed(id, f), None);
+        }
+        let invalid = |field: &str, allowed: &str, got: u64| {
+            FailureCode::InvalidRequest.failure(&[
+                ("field", field),
+                ("problem", &format!("got {got}")),
+                ("allowed", allowed),
+            ])
+        };
+        if let Some(t) = e.timeout.filter(|t| !(1..=2_147_483_647).contains(t)) {
+            let f = invalid("timeout", "an integer from 1 to 2147483647 (ms)", t);
+            return self.send(ServerMsg::failed(id, f), None);
+        }
+        if let Some(m) = e.memory_limit.filter(|m| !(8..=16_384).contains(m)) {
+            let f = invalid("memoryLimit", "an integer from 8 to 16384 (MiB)", m);
+            return self.send(ServerMsg::failed(id, f), None);
+        }
+        let spec = ExecSpec {
+            code: e.code,
+            modules: e.modules,
+            providers: e.providers.into_iter().map(Into::into).collect(),
+            timeout_ms: e.timeout,
+            memory_limit_mib: e.memory_limit.map(|m| m as u32),
+            outbound: e.outbound.into(),
+            retain_handles: e.retain_handles,
+        };
+        let host = Arc::new(ExecHost {
+            id,
+            tx: self.tx.clone(),
+            pool: self.shared.pool.clone(),
+        });
+        let tx = self.tx.clone();
+        let done = Box::new(move |exec_id, result| {
+            // A closed connection discards the completion: nobody waits for it.
+            let _ = tx.send(ConnEvent::Done {
+                id,
+                exec_id,
+                result,
+            });
+        });
+        match self.shared.pool.execute(spec, host, done) {
+            Ok(exec_id) => {
+                self.in_flight.insert(id, InFlight::Execute(exec_id));
+            }
+            Err(f) => self.send(ServerMsg::failed(id, f), None),
+        }
+    }
+
+    fn fetch_result(&mut self, r: FetchResultMsg, payload: Vec<u8>) {
+        let FetchResultMsg {
+            id,
+            call_id,
+            ok,
+            status,
+            status_text,
+            headers,
+            has_body,
+            message,
+        } = r;
+        let Some(p) = self.answered(id, call_id, false) else {
+            return;
+        };
+        let Waiting::Fetch { url } = &p.what else {
+            return;
+        };
+        let result = if !ok {
+            Err(message.unwrap_or_default())
+        } else if !(100..=599).contains(&status) {
+            let detail = format!("status {status} is outside 100-599");
+            Err(FailureCode::OutboundInvalidResponse.render(&[("url", url), ("detail", &detail)]))
+        } else if payload.len() > limits::FETCH_BODY_BYTES {
+            let limit = limits::FETCH_BODY_BYTES.to_string();
+            Err(FailureCode::FetchTooLarge.render(&[
+                ("what", "response"),
+                ("url", url),
+                ("limit", &limit),
+            ]))
+        } else {
+            Ok(WireResponse {
+                status: status as u16,
+                status_text,
+                headers,
+                body: has_body.then_some(payload),
+                url: String::new(),
+                redirected: false,
+            })
+        };
+        self.shared.pool.answer_fetch(p.exec_id, p.call_id, result);
+    }
+
+    /// The pending call `call_id` of request `id`, removed: `None` when nothing waits for it
+    /// (the run ended, or an invented id), and then the answer is dropped.
+    fn answered(&mut self, id: u32, call_id: u32, tool: bool) -> Option<Pending> {
+        let p = self.pending.get(&call_id)?;
+        let kind_matches = matches!(
+            (&p.what, tool),
+            (Waiting::Tool { .. }, true) | (Waiting::Fetch { .. }, false)
+        );
+        if p.id != id || !kind_matches {
+            return None;
+        }
+        self.pending.remove(&call_id)
+    }
+
+    fn tool_result(
+        &mut self,
+        id: u32,
+        call_id: u32,
+        ok: bool,
+        message: Option<String>,
+        payload: Vec<u8>,
+    ) {
+        let Some(p) = self.answered(id, call_id, true) else {
+            return;
+        };
+        let Waiting::Tool { provider, tool } = &p.what else {
+            return;
+        };
+        let limit = limits::TOOL_PAYLOAD_BYTES;
+        let (ok, bytes) = if !ok {
+            (false, message.unwrap_or_default().into_bytes())
+        } else if payload.len() > limit {
+            let text = FailureCode::ToolPayloadTooLarge.render(&[
+                ("what", "answer"),
+                ("provider", provider),
+                ("tool", tool),
+                ("size", &payload.len().to_string()),
+                ("limit", &limit.to_string()),
+            ]);
+            (false, text.into_bytes())
+        } else {
+            (true, payload)
+        };
+        self.shared
+            .pool
+            .answer_tool_call(p.exec_id, p.call_id, ok, bytes);
+    }
+
+    fn call_id(&mut self) -> u32 {
+        let id = self.next_call;
+        self.next_call = self.next_call.checked_add(1).unwrap_or(1);
+        id
+    }
+
+    /// Something the pool reported for this connection.
+    fn event(&mut self, ev: ConnEvent) {
+        match ev {
+            ConnEvent::ToolCall { id, call } => {
+                let call_id = self.call_id();
+                let msg = ServerMsg::ToolCall {
+                    id,
+                    call_id,
+                    provider: call.provider.clone(),
+                    tool: call.tool.clone(),
+                };
+                self.send(msg, Some(&call.args));
+                self.pending.insert(
+                    call_id,
+                    Pending {
+                        id,
+                        exec_id: call.exec_id,
+                        call_id: call.call_id,
+                        what: Waiting::Tool {
+                            provider: call.provider,
+                            tool: call.tool,
+                        },
+                    },
+                );
+            }
+            ConnEvent::Fetch { id, call } => {
+                let call_id = self.call_id();
+                let r = call.request;
+                let msg = ServerMsg::Fetch {
+                    id,
+                    call_id,
+                    execution_id: self.granted.get(&call.exec_id).cloned(),
+                    method: r.method,
+                    url: r.url.clone(),
+                    headers: r.headers,
+                    has_body: r.body.is_some(),
+                };
+                self.send(msg, r.body.as_deref());
+                self.pending.insert(
+                    call_id,
+                    Pending {
+                        id,
+                        exec_id: call.exec_id,
+                        call_id: call.call_id,
+                        what: Waiting::Fetch { url: r.url },
+                    },
+                );
+            }
+            ConnEvent::Done {
+                id,
+                exec_id,
+                result,
+            } => {
+                self.in_flight.remove(&id);
+                // The run's tool calls died with it (a late answer is dropped).
+                self.pending.retain(|_, p| {
+                    !(p.exec_id == exec_id && matches!(p.what, Waiting::Tool { .. }))
+                });
+                if let Ok(Some(g)) = result.as_ref().map(|o| o.grant.as_ref()) {
+                    self.granted.insert(exec_id, g.execution_id.clone());
+                }
+                let (msg, payload) = ServerMsg::completion(id, result);
+                self.send(msg, payload.as_deref());
+            }
+            ConnEvent::Invoked { id, result } => {
+                self.in_flight.remove(&id);
+                match result {
+                    Ok(r) => {
+                        let msg = ServerMsg::Invoked {
+                            id,
+                            status: r.status,
+                            status_text: r.status_text,
+                            headers: r.headers,
+                            has_body: r.body.is_some(),
+                        };
+                        self.send(msg, r.body.as_deref());
+                    }
+                    Err(f) => self.send(ServerMsg::failed(id, f), None),
+                }
+            }
+            ConnEvent::HandlesClosed {
+                execution_id,
+                reason,
+            } => {
+                self.granted.retain(|_, v| *v != execution_id);
+                let msg = ServerMsg::HandlesClosed {
+                    execution_id,
+                    reason: reason.as_str(),
+                };
+                self.send(msg, None);
+            }
+            ConnEvent::Shutdown => {}
+        }
+    }
+
+    /// The connection is gone: its running executions stop, the calls it left unanswered
+    /// reject inside the sandbox, and whatever the pool still hands over is answered the same.
+    fn end(&mut self, rx: &mut mpsc::UnboundedReceiver<ConnEvent>) {
+        let pool = &self.shared.pool;
+        let stopped = self
+            .in_flight
+            .values()
+            .filter(|f| matches!(f, InFlight::Execute(_)))
+            .count();
+        for f in self.in_flight.values() {
+            if let InFlight::Execute(exec_id) = f {
+                pool.abandon(*exec_id);
+            }
+        }
+        for p in self.pending.values() {
+            match p.what {
+                Waiting::Tool { .. } => {
+                    let text = caller_gone("this tool call").into_bytes();
+                    pool.answer_tool_call(p.exec_id, p.call_id, false, text);
+                }
+                Waiting::Fetch { .. } => {
+                    pool.answer_fetch(p.exec_id, p.call_id, Err(caller_gone("this fetch")))
+                }
+            }
+        }
+        rx.close();
+        while let Ok(ev) = rx.try_recv() {
+            gone(pool, ev);
+        }
+        if stopped > 0 {
+            self.shared.log(format!(
+                "connection {} ({}): {stopped} execution(s) in flight stopped",
+                self.id, self.name
+            ));
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! The HTTP side of a connection: the request head (bounded), `/healthz`, the upgrade's
+//! checks, the token, and the `101` that hands the socket to WebSocket framing.
+
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+
+/// The most a request head may take (docs/protocol.md, "Bounds").
+pub const HEAD_LIMIT: usize = 16 * 1024;
+
+/// The subprotocol the daemon selects.
+pub const SUBPROTOCOL: &str = "codemode-executor";
+/// The prefix of the subprotocol that carries the token.
+pub const TOKEN_PREFIX: &str = "codemode-executor.token.";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Head {
+    /// Every value of header `name` (case-insensitive), in order.
+    pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers
+            .iter()
+            .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn has_token(&self, name: &str, token: &str) -> bool {
+        self.values(name)
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadError {
+    /// Over [`HEAD_LIMIT`] (or too many headers): 431.
+    TooLarge,
+    /// Not HTTP: 400.
+    Malformed(String),
+}
+
+/// Parses a complete head from `buf`: the head and its length, or `None` when more bytes are
+/// needed.
+pub fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => {
+            let head = Head {
+                method: req.method.unwrap_or_default().to_string(),
+                path: req.path.unwrap_or_default().to_string(),
+                headers: req
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.name.to_string(),
+                            String::from_utf8_lossy(h.value).into_owned(),
+                        )
+                    })
+                    .collect(),
+            };
+            Ok(Some((head, len)))
+        }
+        Ok(httparse::Status::Partial) if buf.len() >= HEAD_LIMIT => Err(HeadError::TooLarge),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(httparse::Error::TooManyHeaders) => Err(HeadError::TooLarge),
+        Err(e) => Err(HeadError::Malformed(e.to_string())),
+    }
+}
+
+/// Reads the request head: the head and any bytes read past it, or why there is none
+/// (`Ok(None)`: the peer closed first).
+pub async fn read_head(
+    stream: &mut TcpStream,
+) -> std::io::Result<Result<(Head, Vec<u8>), HeadError>> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let room = (HEAD_LIMIT + 1).saturating_sub(buf.len()).min(chunk.len());
+        let n = stream.read(&mut chunk[..room]).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        match parse_head(&buf) {
+            Ok(Some((head, len))) => return Ok(Ok((head, buf.split_off(len)))),
+            Ok(None) if buf.len() > HEAD_LIMIT => return Ok(Err(HeadError::TooLarge)),
+            Ok(None) => {}
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+}
+
+/// What a request asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Health,
+    NotFound,
+    /// A valid WebSocket upgrade: its key, and whether the client offered [`SUBPROTOCOL`].
+    Upgrade {
+        key: String,
+        offered: bool,
+    },
+    /// An upgrade request that is not a valid one: why.
+    BadUpgrade(String),
+}
+
+pub fn route(head: &Head) -> Route {
+    let upgrade = head.values("upgrade").next().is_some();
+    if !upgrade {
+        let path = head.path.split('?').next().unwrap_or("");
+        return match (head.method.as_str(), path) {
+            ("GET" | "HEAD", "/healthz") => Route::Health,
+            _ => Route::NotFound,
+        };
+    }
+    if head.method != "GET" {
+        return Route::BadUpgrade(format!("an upgrade must be a GET, not {}", head.method));
+    }
+    if !head.has_token("upgrade", "websocket") {
+        return Route::BadUpgrade("the Upgrade header does not name websocket".into());
+    }
+    if !head.has_token("connection", "upgrade") {
+        return Route::BadUpgrade("the Connection header does not name upgrade".into());
+    }
+    if head.values("sec-websocket-version").next().map(str::trim) != Some("13") {
+        return Route::BadUpgrade("Sec-WebSocket-Version must be 13".into());
+    }
+    let Some(key) = head.values("sec-websocket-key").next() else {
+        return Route::BadUpgrade("Sec-WebSocket-Key is missing".into());
+    };
+    Route::Upgrade {
+        key: key.trim().to_string(),
+        offered: head.has_token("sec-websocket-protocol", SUBPROTOCOL),
+    }
+}
+
+/// The token as the daemon expects to see it: raw (for `Authorization: Bearer`) and as the
+/// subprotocol's base64url suffix.
+#[derive(Debug, Clone)]
+pub struct Token {
+    raw: Vec<u8>,
+    encoded: Vec<u8>,
+}
+
+impl Token {
+    pub fn new(token: &str) -> Self {
+        Token {
+            raw: token.as_bytes().to_vec(),
+            encoded: base64url(token.as_bytes()).into_bytes(),
+        }
+    }
+
+    /// Whether the request presents the token (either way). Each candidate is compared in
+    /// time that depends only on the token's length, never on where the bytes differ.
+    pub fn presented_in(&self, head: &Head) -> bool {
+        let mut ok = false;
+        for offered in head
+            .values("sec-websocket-protocol")
+            .flat_map(|v| v.split(','))
+        {
+            if let Some(candidate) = offered.trim().strip_prefix(TOKEN_PREFIX) {
+                ok |= same(candidate.as_bytes(), &self.encoded);
+            }
+        }
+        for auth in head.values("authorization") {
+            let auth = auth.trim();
+            if auth.len() > 7 && auth[..7].eq_ignore_ascii_case("bearer ") {
+                ok |= same(auth[7..].trim().as_bytes(), &self.raw);
+            }
+        }
+        ok
+    }
+}
+
+/// Constant-time equality: the loop runs over `expected`'s length whatever `given` holds.
+pub fn same(given: &[u8], expected: &[u8]) -> bool {
+    let mut diff = u8::from(given.len() != expected.len());
+    for (i, e) in expected.iter().enumerate() {
+        diff |= given.get(i).copied().unwrap_or(0) ^ e;
+    }
+    std::hint::black_box(diff) == 0
+}
+
+/// base64url without padding (RFC 4648 section 5).
+pub fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// A whole plain HTTP response (the connection closes after it).
+pub fn response(status: u16, reason: &str, content_type: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// The `101` that completes the upgrade.
+pub fn switching(key: &str, offered: bool) -> Vec<u8> {
+    let protocol = if offered {
+        format!("Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n")
+    } else {
+        String::new()
+    };
+    format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n{protocol}\r\n",
+        derive_accept_key(key.as_bytes())
+    )
+    .into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> Head {
+        parse_head(text.as_bytes()).unwrap().unwrap().0
+    }
+
+    const UPGRADE: &str = "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+
+    #[test]
+    fn heads_parse_in_pieces_and_are_bounded() {
+        assert_eq!(parse_head(b"GET / HTTP/1.1\r\nHost: x\r\n"), Ok(None));
+        let (h, len) = parse_head(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nrest")
+            .unwrap()
+            .unwrap();
+        assert_eq!(len, 34);
+        assert_eq!(h.path, "/healthz");
+        assert_eq!(h.values("HOST").collect::<Vec<_>>(), ["x"]);
+        let mut big = b"GET / HTTP/1.1\r\nX-Big: ".to_vec();
+        big.resize(HEAD_LIMIT + 10, b'a');
+        assert_eq!(parse_head(&big), Err(HeadError::TooLarge));
+        let mut many = "GET / HTTP/1.1\r\n".to_string();
+        for i in 0..100 {
+            many.push_str(&format!("X-{i}: 1\r\n"));
+        }
+        many.push_str("\r\n");
+        assert_eq!(parse_head(many.as_bytes()), Err(HeadError::TooLarge));
+        assert!(matches!(
+            parse_head(b"\x16\x03\x01 tls hello\r\n\r\n"),
+            Err(HeadError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn routes() {
+        assert_eq!(route(&head("GET /healthz HTTP/1.1\r\n\r\n")), Route::Health);
+        assert_eq!(
+            route(&head("GET /healthz?x=1 HTTP/1.1\r\n\r\n")),
+            Route::Health
+        );
+        assert_eq!(route(&head("GET / HTTP/1.1\r\n\r\n")), Route::NotFound);
+        assert_eq!(
+            route(&head("POST /healthz HTTP/1.1\r\n\r\n")),
+            Route::NotFound
+        );
+        let up = route(&head(&format!(
+            "{UPGRADE}Sec-WebSocket-Protocol: codemode-executor, codemode-executor.token.eA\r\n\r\n"
+        )));
+        assert_eq!(
+            up,
+            Route::Upgrade {
+                key: "dGhlIHNhbXBsZSBub25jZQ==".into(),
+                offered: true
+            }
+        );
+        let bad = route(&head(&(UPGRADE.replace("13", "8") + "\r\n")));
+        assert!(
+            matches!(bad, Route::BadUpgrade(ref w) if w.contains("13")),
+            "{bad:?}"
+        );
+        let bad = route(&head(
+            &(UPGRADE.replace("Sec-WebSocket-Key", "X-Key") + "\r\n"),
+        ));
+        assert!(matches!(bad, Route::BadUpgrade(_)));
+        let s = String::from_utf8(switching("dGhlIHNhbXBsZSBub25jZQ==", true)).unwrap();
+        assert!(
+            s.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"),
+            "{s}"
+        );
+        assert!(s.contains("Sec-WebSocket-Protocol: codemode-executor\r\n"));
+        assert!(s.ends_with("\r\n\r\n"));
+    }
+
+    #[test]
+    fn the_token_is_taken_from_the_subprotocol_or_the_bearer_header() {
+        assert_eq!(base64url(b""), "");
+        assert_eq!(base64url(b"f"), "Zg");
+        assert_eq!(base64url(b"fo"), "Zm8");
+        assert_eq!(base64url(b"foo"), "Zm9v");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+        let token = Token::new("s3cret/+");
+        let enc = base64url(b"s3cret/+");
+        let with = |h: &str| token.presented_in(&head(&format!("{UPGRADE}{h}\r\n\r\n")));
+        assert!(with(&format!(
+            "Sec-WebSocket-Protocol: codemode-executor, {TOKEN_PREFIX}{enc}"
+        )));
+        assert!(with("Authorization: Bearer s3cret/+"));
+        assert!(with("authorization: bearer s3cret/+"));
+        assert!(!with("Authorization: Bearer s3cret/"));
+        assert!(!with("Authorization: Basic s3cret/+"));
+        assert!(!with(&format!(
+            "Sec-WebSocket-Protocol: {TOKEN_PREFIX}{enc}x"
+        )));
+        assert!(!with("Sec-WebSocket-Protocol: codemode-executor"));
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abd", b"abc"));
+        assert!(!same(b"ab", b"abc"));
+        assert!(!same(b"abcd", b"abc"));
+        assert!(!same(b"", b"abc"));
+    }
+}

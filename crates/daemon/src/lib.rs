@@ -1,0 +1,456 @@
+//! The executor daemon: the pool core served over WebSocket, in the executor protocol
+//! (docs/protocol.md). No napi: the addon's `NativeServer` and the tests drive [`Server`].
+//!
+//! One tokio `current_thread` runtime on one thread (named `daemon`) owns every socket: the
+//! accept loop and one task per connection. The pool keeps its own threads; what it reports
+//! for a connection (tool calls, routed fetches, completions, closed handles) is handed to that
+//! connection's task through an unbounded channel, so a pool thread never blocks on a socket.
+//! See docs/architecture.md, "The daemon".
+
+mod conn;
+pub mod http;
+pub mod wire;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use codemode_pool::protocol::{Failure, FailureCode};
+use codemode_pool::{Pool, PoolOptions, PoolStats};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, Notify};
+
+pub use codemode_pool;
+
+/// How long `onConnection` may take to answer before the connection is refused.
+pub const HOOK_BOUND: Duration = Duration::from_secs(10);
+/// How long a request head may take to arrive.
+const HEAD_BOUND: Duration = Duration::from_secs(10);
+/// How long the daemon waits for its connections to close after telling them to.
+const CLOSE_BOUND: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The address to listen on (`127.0.0.1` unless told otherwise).
+    pub host: String,
+    /// 0 picks a free port ([`Server::port`] says which).
+    pub port: u16,
+    /// Required from every client when set.
+    pub token: Option<String>,
+    pub pool: PoolOptions,
+    /// Requests in flight one connection may have.
+    pub max_in_flight: u32,
+    /// Ask the host about each connection ([`Event::Connection`], answered by
+    /// [`Server::admit`]).
+    pub hook: bool,
+}
+
+/// A connection waiting for the host's `onConnection` answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionInfo {
+    /// The key [`Server::admit`] takes (the connection's number).
+    pub token: u32,
+    pub id: u32,
+    pub remote_address: String,
+    pub remote_port: u16,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+}
+
+/// What the daemon tells its host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Answer with [`Server::admit`] within [`HOOK_BOUND`].
+    Connection(ConnectionInfo),
+    /// One line for the daemon's log.
+    Log(String),
+    /// The drain is complete: every connection is closed and every worker stopped.
+    Drained,
+}
+
+pub type Events = Box<dyn Fn(Event) + Send + Sync + 'static>;
+
+/// The answer to a connection: admitted under a name, or refused with a reason.
+type Admission = Result<Option<String>, String>;
+
+/// What the pool's counts plus the open connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerStats {
+    pub pool: PoolStats,
+    pub connections: usize,
+}
+
+pub(crate) struct Registry {
+    /// Set once the drain closes connections: a connection admitted later closes at once.
+    closing: bool,
+    conns: HashMap<u32, mpsc::UnboundedSender<conn::ConnEvent>>,
+}
+
+pub(crate) struct Shared {
+    pub pool: Pool,
+    pub daemon_id: String,
+    pub max_in_flight: u32,
+    token: Option<http::Token>,
+    hook: bool,
+    events: Events,
+    pub draining: AtomicBool,
+    connections: AtomicUsize,
+    next_conn: AtomicU32,
+    admits: Mutex<HashMap<u32, oneshot::Sender<Admission>>>,
+    registry: Mutex<Registry>,
+    /// Ends the accept loop (after the drain).
+    stop: Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section here leaves its map consistent, so a poisoned lock stays usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    pub fn log(&self, line: String) {
+        (self.events)(Event::Log(line));
+    }
+
+    pub fn counts(&self) -> wire::Counts {
+        let s = self.pool.stats();
+        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        wire::Counts {
+            workers: n(s.workers),
+            idle: n(s.idle),
+            running: n(s.running),
+            queued: n(s.queued),
+            retained: n(s.retained),
+            connections: n(self.connections.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+pub struct Server {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Server {
+    /// Binds the address, starts the pool and the daemon thread. `LISTEN_FAILED` when the
+    /// address cannot be bound; the pool's faults (`WORKER_NOT_FOUND`, `WORKER_START_FAILED`).
+    pub fn start(options: ServerOptions, events: Events) -> Result<Server, Failure> {
+        let address = if options.host.contains(':') {
+            format!("[{}]:{}", options.host, options.port)
+        } else {
+            format!("{}:{}", options.host, options.port)
+        };
+        let listen_failed = |detail: String| {
+            FailureCode::ListenFailed.failure(&[("address", &address), ("detail", &detail)])
+        };
+        let listener = std::net::TcpListener::bind((options.host.as_str(), options.port))
+            .map_err(|e| listen_failed(e.to_string()))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| listen_failed(e.to_string()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| listen_failed(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| listen_failed(format!("no runtime: {e}")))?;
+        let listener = {
+            let _entered = runtime.enter();
+            tokio::net::TcpListener::from_std(listener).map_err(|e| listen_failed(e.to_string()))?
+        };
+        let pool = Pool::start(options.pool)?;
+        let shared = Arc::new(Shared {
+            pool: pool.clone(),
+            daemon_id: uuid::Uuid::new_v4().to_string(),
+            max_in_flight: options.max_in_flight.max(1),
+            token: options.token.as_deref().map(http::Token::new),
+            hook: options.hook,
+            events,
+            draining: AtomicBool::new(false),
+            connections: AtomicUsize::new(0),
+            next_conn: AtomicU32::new(1),
+            admits: Mutex::new(HashMap::new()),
+            registry: Mutex::new(Registry {
+                closing: false,
+                conns: HashMap::new(),
+            }),
+            stop: Notify::new(),
+        });
+        let handle = runtime.handle().clone();
+        let shared2 = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("daemon".into())
+            .spawn(move || runtime.block_on(accept(shared2, listener)));
+        if let Err(e) = spawned {
+            pool.shutdown(Duration::from_secs(1));
+            return Err(listen_failed(format!("no daemon thread: {e}")));
+        }
+        shared.log(format!(
+            "listening on ws://{addr} (daemon {}, protocol {})",
+            shared.daemon_id,
+            wire::PROTOCOL
+        ));
+        Ok(Server {
+            shared,
+            addr,
+            runtime: handle,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    pub fn host(&self) -> String {
+        self.addr.ip().to_string()
+    }
+
+    pub fn daemon_id(&self) -> &str {
+        &self.shared.daemon_id
+    }
+
+    /// Answers [`Event::Connection`] `token`: `refusal` refuses it (4003) with that reason;
+    /// otherwise it is admitted under `name` (default `address:port`). An unknown or late
+    /// token is ignored.
+    pub fn admit(&self, token: u32, name: Option<String>, refusal: Option<String>) {
+        let waiting = lock(&self.shared.admits).remove(&token);
+        if let Some(tx) = waiting {
+            let _ = tx.send(match refusal {
+                Some(reason) => Err(reason),
+                None => Ok(name),
+            });
+        }
+    }
+
+    /// Starts the drain (docs/protocol.md, "Draining"); [`Event::Drained`] follows when it is
+    /// complete. `grace` bounds the wait for the workers to exit once nothing runs. Idempotent.
+    pub fn drain(&self, grace: Duration) {
+        if self.shared.draining.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.shared.pool.close();
+        self.shared
+            .log("draining: new executions are refused".into());
+        self.runtime.spawn(drain(self.shared.clone(), grace));
+    }
+
+    pub fn stats(&self) -> ServerStats {
+        ServerStats {
+            pool: self.shared.pool.stats(),
+            connections: self.shared.connections.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.shared.pool.worker_pids()
+    }
+}
+
+impl Drop for Server {
+    /// A server dropped while serving drains (it ends its workers and connections).
+    fn drop(&mut self) {
+        self.drain(Duration::from_secs(1));
+    }
+}
+
+async fn accept(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    tokio::spawn(connection(shared.clone(), stream, peer));
+                }
+                // Out of descriptors and the like: wait a little instead of spinning.
+                Err(e) => {
+                    shared.log(format!("accept failed: {e}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            () = shared.stop.notified() => return,
+        }
+    }
+}
+
+async fn drain(shared: Arc<Shared>, grace: Duration) {
+    // Running executions finish within their bounds (their tool calls still travel).
+    loop {
+        let s = shared.pool.stats();
+        if s.running == 0 && s.queued == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Retained executions end (their hosts hear `pool-closed`, queued on their connections
+    // before the close below), and the workers stop.
+    let pool = shared.pool.clone();
+    let _ = tokio::task::spawn_blocking(move || pool.shutdown(grace)).await;
+    let conns: Vec<_> = {
+        let mut reg = lock(&shared.registry);
+        reg.closing = true;
+        reg.conns.values().cloned().collect()
+    };
+    for tx in conns {
+        let _ = tx.send(conn::ConnEvent::Shutdown);
+    }
+    let until = tokio::time::Instant::now() + CLOSE_BOUND;
+    while shared.connections.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    shared.stop.notify_one();
+    shared.log("drained: every connection is closed and every worker stopped".into());
+    (shared.events)(Event::Drained);
+}
+
+/// One accepted socket: plain HTTP (`/healthz`, 404) or an upgrade to a connection.
+async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
+    let head = match tokio::time::timeout(HEAD_BOUND, http::read_head(&mut stream)).await {
+        Ok(Ok(head)) => head,
+        // Closed, failed or too slow: nothing to answer.
+        _ => return,
+    };
+    let (head, rest) = match head {
+        Ok(h) => h,
+        Err(http::HeadError::TooLarge) => {
+            let body = "The request head passes the 16 KiB bound.\n";
+            return answer(stream, 431, "Request Header Fields Too Large", body).await;
+        }
+        Err(http::HeadError::Malformed(e)) => {
+            return answer(stream, 400, "Bad Request", &format!("{e}\n")).await;
+        }
+    };
+    let draining = shared.draining.load(Ordering::SeqCst);
+    match http::route(&head) {
+        http::Route::Health => {
+            let mut body = serde_json::json!({
+                "status": if draining { "draining" } else { "ok" },
+                "daemon": shared.daemon_id,
+                "protocol": wire::PROTOCOL,
+            });
+            if let (Some(map), Ok(serde_json::Value::Object(counts))) =
+                (body.as_object_mut(), serde_json::to_value(shared.counts()))
+            {
+                map.extend(counts);
+            }
+            let (status, reason) = if draining {
+                (503, "Service Unavailable")
+            } else {
+                (200, "OK")
+            };
+            let body = if head.method == "HEAD" {
+                String::new()
+            } else {
+                body.to_string()
+            };
+            let bytes = http::response(status, reason, "application/json", &body);
+            write_and_close(stream, &bytes).await;
+        }
+        http::Route::NotFound => {
+            let body =
+                "Not found: this port serves the executor protocol (WebSocket) and GET /healthz.\n";
+            answer(stream, 404, "Not Found", body).await;
+        }
+        http::Route::BadUpgrade(why) => {
+            answer(stream, 400, "Bad Request", &format!("{why}\n")).await;
+        }
+        http::Route::Upgrade { .. } if draining => {
+            let body = "The executor daemon is shutting down.\n";
+            answer(stream, 503, "Service Unavailable", body).await;
+        }
+        http::Route::Upgrade { key, offered } => {
+            if stream
+                .write_all(&http::switching(&key, offered))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            upgraded(shared, stream, rest, peer, head).await;
+        }
+    }
+}
+
+async fn answer(stream: TcpStream, status: u16, reason: &str, body: &str) {
+    write_and_close(stream, &http::response(status, reason, "text/plain", body)).await;
+}
+
+async fn write_and_close(mut stream: TcpStream, bytes: &[u8]) {
+    if stream.write_all(bytes).await.is_ok() {
+        let _ = stream.shutdown().await;
+    }
+}
+
+/// A WebSocket connection: the token, `onConnection`, then the protocol (conn.rs).
+async fn upgraded(
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    rest: Vec<u8>,
+    peer: SocketAddr,
+    head: http::Head,
+) {
+    let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+    let mut ws = conn::websocket(stream, rest).await;
+    let remote = format!("{}:{}", peer.ip(), peer.port());
+    if let Some(token) = &shared.token {
+        if !token.presented_in(&head) {
+            let why = "the token is missing or wrong";
+            shared.log(format!("connection {id} from {remote} refused: {why}"));
+            return conn::refuse(&mut ws, 4001, why).await;
+        }
+    }
+    let name = if shared.hook {
+        let (tx, rx) = oneshot::channel();
+        lock(&shared.admits).insert(id, tx);
+        (shared.events)(Event::Connection(ConnectionInfo {
+            token: id,
+            id,
+            remote_address: peer.ip().to_string(),
+            remote_port: peer.port(),
+            path: head.path.clone(),
+            headers: head.headers.clone(),
+        }));
+        let answer = tokio::time::timeout(HOOK_BOUND, rx).await;
+        lock(&shared.admits).remove(&id);
+        match answer {
+            Ok(Ok(Ok(name))) => name.unwrap_or_else(|| remote.clone()),
+            Ok(Ok(Err(reason))) => {
+                shared.log(format!("connection {id} from {remote} refused: {reason}"));
+                return conn::refuse(&mut ws, 4003, &reason).await;
+            }
+            _ => {
+                let why = format!(
+                    "the onConnection hook did not answer within {} s",
+                    HOOK_BOUND.as_secs()
+                );
+                shared.log(format!("connection {id} from {remote} refused: {why}"));
+                return conn::refuse(&mut ws, 4003, &why).await;
+            }
+        }
+    } else {
+        remote.clone()
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    let closing = {
+        let mut reg = lock(&shared.registry);
+        if !reg.closing {
+            reg.conns.insert(id, tx.clone());
+        }
+        reg.closing
+    };
+    if closing {
+        return conn::finish(&mut ws, 1001, "the daemon stopped").await;
+    }
+    shared.connections.fetch_add(1, Ordering::SeqCst);
+    shared.log(format!("connection {id} opened from {remote} as {name:?}"));
+    let code = conn::serve(&shared, ws, id, &name, tx, rx).await;
+    lock(&shared.registry).conns.remove(&id);
+    shared.connections.fetch_sub(1, Ordering::SeqCst);
+    let code = code.map_or_else(|| "no close code".to_string(), |c| format!("code {c}"));
+    shared.log(format!("connection {id} ({name}) closed: {code}"));
+}

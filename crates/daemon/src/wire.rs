@@ -1,0 +1,605 @@
+//! The executor protocol's messages (docs/protocol.md), each defined once here as a serde type,
+//! and the two frame forms: a text message is one JSON object; a binary message is a `u32`
+//! big-endian header length, the JSON header, then the payload (V8-serialized value or HTTP
+//! body), kept as opaque bytes.
+//!
+//! Over 500 lines on purpose: every message of the protocol is here, once, with the tests of
+//! its encoding and its errors beside it.
+
+use codemode_pool::protocol::{
+    limits, Failure, FailureCode, LogEntry, Outbound, ProviderDecl, RunOutcome, RunStats,
+};
+use serde::{Deserialize, Serialize};
+use tokio_tungstenite::tungstenite::Message;
+
+/// The executor protocol's version, carried by `hello` and `welcome`.
+pub const PROTOCOL: u32 = 1;
+
+/// The largest message either side sends or takes (`limits.maxMessageBytes`).
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How a run's `fetch` reaches the network, as the wire spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutboundMode {
+    Native,
+    Blocked,
+    Routed,
+}
+
+impl From<OutboundMode> for Outbound {
+    fn from(m: OutboundMode) -> Self {
+        match m {
+            OutboundMode::Native => Outbound::Native,
+            OutboundMode::Blocked => Outbound::Blocked,
+            OutboundMode::Routed => Outbound::Routed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ProviderMsg {
+    pub name: String,
+    /// `null`: an open list (`'*'`).
+    pub tools: Option<Vec<String>>,
+}
+
+impl From<ProviderMsg> for ProviderDecl {
+    fn from(p: ProviderMsg) -> Self {
+        ProviderDecl {
+            name: p.name,
+            tools: p.tools,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteMsg {
+    pub id: u32,
+    pub code: String,
+    #[serde(default)]
+    pub modules: Vec<(String, String)>,
+    #[serde(default)]
+    pub providers: Vec<ProviderMsg>,
+    /// Milliseconds; absent: the daemon's default.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// MiB; absent: the daemon's default.
+    #[serde(default)]
+    pub memory_limit: Option<u64>,
+    pub outbound: OutboundMode,
+    #[serde(default)]
+    pub retain_handles: bool,
+}
+
+/// The client's answer to a routed `fetch`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FetchResultMsg {
+    pub id: u32,
+    pub call_id: u32,
+    pub ok: bool,
+    #[serde(default)]
+    pub status: u32,
+    #[serde(default)]
+    pub status_text: String,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    #[serde(default)]
+    pub has_body: bool,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// A message from the client. The payload (when the message carries one) travels beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ClientMsg {
+    Hello {
+        protocol: u32,
+        #[serde(default)]
+        client: Option<String>,
+    },
+    Execute(ExecuteMsg),
+    ToolResult {
+        id: u32,
+        call_id: u32,
+        ok: bool,
+        #[serde(default)]
+        message: Option<String>,
+    },
+    FetchResult(FetchResultMsg),
+    Invoke {
+        id: u32,
+        execution_id: String,
+        handle: String,
+        method: String,
+        url: String,
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+        #[serde(default)]
+        has_body: bool,
+    },
+    CloseHandles {
+        id: u32,
+        execution_id: String,
+    },
+    Stats {
+        id: u32,
+    },
+}
+
+impl ClientMsg {
+    /// The request id of a request (`execute`, `invoke`, `closeHandles`, `stats`).
+    pub fn request_id(&self) -> Option<u32> {
+        match self {
+            ClientMsg::Execute(e) => Some(e.id),
+            ClientMsg::Invoke { id, .. }
+            | ClientMsg::CloseHandles { id, .. }
+            | ClientMsg::Stats { id } => Some(*id),
+            _ => None,
+        }
+    }
+
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ClientMsg::Hello { .. } => "hello",
+            ClientMsg::Execute(_) => "execute",
+            ClientMsg::ToolResult { .. } => "toolResult",
+            ClientMsg::FetchResult { .. } => "fetchResult",
+            ClientMsg::Invoke { .. } => "invoke",
+            ClientMsg::CloseHandles { .. } => "closeHandles",
+            ClientMsg::Stats { .. } => "stats",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    pub max_message_bytes: u64,
+    pub max_in_flight: u32,
+    pub tool_payload_bytes: u64,
+    pub result_bytes: u64,
+    pub fetch_body_bytes: u64,
+}
+
+impl Limits {
+    pub fn new(max_in_flight: u32) -> Self {
+        Limits {
+            max_message_bytes: MAX_MESSAGE_BYTES as u64,
+            max_in_flight,
+            tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
+            result_bytes: limits::RESULT_BYTES as u64,
+            fetch_body_bytes: limits::FETCH_BODY_BYTES as u64,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeText {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogMsg {
+    pub level: &'static str,
+    pub message: String,
+}
+
+impl From<LogEntry> for LogMsg {
+    fn from(l: LogEntry) -> Self {
+        LogMsg {
+            level: l.level.as_str(),
+            message: l.message,
+        }
+    }
+}
+
+/// What a run used, in the units the public `RunStats` documents.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatsMsg {
+    pub wall_ms: f64,
+    pub cpu_ms: f64,
+    pub heap_peak_bytes: f64,
+    pub buffers_peak_bytes: f64,
+    pub tool_calls: u32,
+}
+
+impl From<RunStats> for StatsMsg {
+    fn from(s: RunStats) -> Self {
+        StatsMsg {
+            wall_ms: s.wall_us as f64 / 1000.0,
+            cpu_ms: s.cpu_us as f64 / 1000.0,
+            heap_peak_bytes: s.heap_peak as f64,
+            buffers_peak_bytes: s.buffers_peak as f64,
+            tool_calls: s.tool_calls,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantMsg {
+    pub execution_id: String,
+    pub handles: Vec<String>,
+}
+
+/// The pool's counts plus the daemon's open connections (`stats`, `/healthz`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub workers: u32,
+    pub idle: u32,
+    pub running: u32,
+    pub queued: u32,
+    pub retained: u32,
+    pub connections: u32,
+}
+
+/// A message from the daemon. `payload` fields are not serialized: they travel as the binary
+/// form's tail (see [`encode`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ServerMsg {
+    Welcome {
+        protocol: u32,
+        daemon: String,
+        name: String,
+        limits: Limits,
+    },
+    Refused {
+        code: &'static str,
+        message: String,
+    },
+    ToolCall {
+        id: u32,
+        call_id: u32,
+        provider: String,
+        tool: String,
+    },
+    Fetch {
+        id: u32,
+        call_id: u32,
+        /// Set when the execution is retained (its `execute` id may have been reused since).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        execution_id: Option<String>,
+        method: String,
+        url: String,
+        headers: Vec<(String, String)>,
+        has_body: bool,
+    },
+    Done {
+        id: u32,
+        has_result: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<CodeText>,
+        logs: Vec<LogMsg>,
+        stats: StatsMsg,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        grant: Option<GrantMsg>,
+    },
+    Invoked {
+        id: u32,
+        status: u16,
+        status_text: String,
+        headers: Vec<(String, String)>,
+        has_body: bool,
+    },
+    Ack {
+        id: u32,
+    },
+    Stats {
+        id: u32,
+        #[serde(flatten)]
+        counts: Counts,
+    },
+    Failed {
+        id: u32,
+        code: &'static str,
+        message: String,
+        retryable: bool,
+    },
+    HandlesClosed {
+        execution_id: String,
+        reason: &'static str,
+    },
+    Error {
+        code: &'static str,
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<u32>,
+    },
+}
+
+impl ServerMsg {
+    pub fn failed(id: u32, f: Failure) -> Self {
+        ServerMsg::Failed {
+            id,
+            code: f.code.as_str(),
+            retryable: f.code.retryable(),
+            message: f.message,
+        }
+    }
+
+    /// A `PROTOCOL_ERROR`.
+    pub fn protocol_error(detail: &str, id: Option<u32>) -> Self {
+        ServerMsg::Error {
+            code: FailureCode::ProtocolError.as_str(),
+            message: FailureCode::ProtocolError.render(&[("detail", detail)]),
+            id,
+        }
+    }
+
+    /// A run's end: `done` (the payload is the result), or `failed` for an executor fault.
+    pub fn completion(id: u32, result: Result<RunOutcome, Failure>) -> (Self, Option<Vec<u8>>) {
+        match result {
+            Err(f) => (ServerMsg::failed(id, f), None),
+            Ok(o) => (
+                ServerMsg::Done {
+                    id,
+                    has_result: o.result.is_some(),
+                    error: o.error.map(|e| CodeText {
+                        code: e.code,
+                        message: e.message,
+                    }),
+                    logs: o.logs.into_iter().map(LogMsg::from).collect(),
+                    stats: o.stats.into(),
+                    grant: o.grant.map(|g| GrantMsg {
+                        execution_id: g.execution_id,
+                        handles: g.handles,
+                    }),
+                },
+                o.result,
+            ),
+        }
+    }
+}
+
+/// One message: the text form without a payload, the binary form with one.
+pub fn encode(msg: &ServerMsg, payload: Option<&[u8]>) -> Message {
+    // Serializing these types cannot fail (string keys, no custom Serialize); should it ever,
+    // the peer gets a PROTOCOL_ERROR it can read instead of a broken frame.
+    let header = serde_json::to_vec(msg).unwrap_or_else(|e| {
+        let fallback =
+            ServerMsg::protocol_error(&format!("the daemon could not encode: {e}"), None);
+        serde_json::to_vec(&fallback).unwrap_or_default()
+    });
+    match payload {
+        None => match String::from_utf8(header) {
+            Ok(text) => Message::text(text),
+            Err(e) => Message::binary(binary(&e.into_bytes(), &[])),
+        },
+        Some(payload) => Message::binary(binary(&header, payload)),
+    }
+}
+
+fn binary(header: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + header.len() + payload.len());
+    out.extend_from_slice(&(header.len() as u32).to_be_bytes());
+    out.extend_from_slice(header);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A message the daemon could not take: what was wrong, and the request id it named, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    pub detail: String,
+    pub id: Option<u32>,
+}
+
+impl WireError {
+    fn new(detail: impl Into<String>) -> Self {
+        WireError {
+            detail: detail.into(),
+            id: None,
+        }
+    }
+}
+
+/// Decodes a text message: the JSON object alone.
+pub fn decode_text(text: &str) -> Result<ClientMsg, WireError> {
+    decode_header(text.as_bytes())
+}
+
+/// Decodes a binary message into its header and payload.
+pub fn decode_binary(bytes: &[u8]) -> Result<(ClientMsg, Vec<u8>), WireError> {
+    let Some(len) = bytes.get(..4) else {
+        return Err(WireError::new(format!(
+            "a binary message of {} bytes is shorter than its 4-byte header length",
+            bytes.len()
+        )));
+    };
+    let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+    let rest = &bytes[4..];
+    if len > rest.len() {
+        return Err(WireError::new(format!(
+            "a binary message says its header is {len} bytes, but only {} bytes follow the length",
+            rest.len()
+        )));
+    }
+    let (header, payload) = rest.split_at(len);
+    Ok((decode_header(header)?, payload.to_vec()))
+}
+
+fn decode_header(json: &[u8]) -> Result<ClientMsg, WireError> {
+    let value: serde_json::Value = serde_json::from_slice(json)
+        .map_err(|e| WireError::new(format!("the message is not JSON ({e})")))?;
+    let id = value
+        .get("id")
+        .and_then(|v| v.as_u64())
+        .and_then(|v| u32::try_from(v).ok());
+    let Some(kind) = value.get("type") else {
+        return Err(WireError {
+            detail: "the message has no `type`".into(),
+            id,
+        });
+    };
+    let kind = kind.to_string();
+    ClientMsg::deserialize(value).map_err(|e| WireError {
+        detail: format!("a message of type {kind} does not fit its shape: {e}"),
+        id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codemode_pool::protocol::{Grant, LogLevel, RunError};
+
+    #[test]
+    fn text_requests_decode() {
+        let m = decode_text(r#"{"type":"hello","protocol":1,"client":"x"}"#).unwrap();
+        assert_eq!(
+            m,
+            ClientMsg::Hello {
+                protocol: 1,
+                client: Some("x".into())
+            }
+        );
+        let m = decode_text(
+            r#"{"type":"execute","id":7,"code":"async () => 1","modules":[["a","b"]],
+               "providers":[{"name":"kv","tools":null}],"timeout":50,"outbound":"routed",
+               "retainHandles":true,"future":1}"#,
+        )
+        .unwrap();
+        let ClientMsg::Execute(e) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(e.id, 7);
+        assert_eq!(e.modules, [("a".to_string(), "b".to_string())]);
+        assert_eq!(e.providers[0].tools, None);
+        assert_eq!(e.timeout, Some(50));
+        assert_eq!(e.memory_limit, None);
+        assert_eq!(e.outbound, OutboundMode::Routed);
+        assert!(e.retain_handles);
+        let m = decode_text(r#"{"type":"closeHandles","id":3,"executionId":"e"}"#).unwrap();
+        assert_eq!(m.request_id(), Some(3));
+    }
+
+    #[test]
+    fn binary_messages_carry_their_payload() {
+        let header = br#"{"type":"toolResult","id":1,"callId":2,"ok":true}"#;
+        let mut bytes = (header.len() as u32).to_be_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        bytes.extend_from_slice(&[0xff, 0x0f, 0x49, 0x54]);
+        let (m, payload) = decode_binary(&bytes).unwrap();
+        assert_eq!(
+            m,
+            ClientMsg::ToolResult {
+                id: 1,
+                call_id: 2,
+                ok: true,
+                message: None
+            }
+        );
+        assert_eq!(payload, [0xff, 0x0f, 0x49, 0x54]);
+        // An empty payload is the text form.
+        let mut bytes = (header.len() as u32).to_be_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        assert!(decode_binary(&bytes).unwrap().1.is_empty());
+    }
+
+    #[test]
+    fn bad_messages_say_what_is_wrong_and_keep_the_id() {
+        let e = decode_text("not json").unwrap_err();
+        assert!(e.detail.contains("not JSON"), "{e:?}");
+        assert_eq!(e.id, None);
+        let e = decode_text(r#"{"id":4}"#).unwrap_err();
+        assert_eq!(
+            (e.detail.as_str(), e.id),
+            ("the message has no `type`", Some(4))
+        );
+        let e = decode_text(r#"{"type":"nope","id":5}"#).unwrap_err();
+        assert!(e.detail.contains("unknown variant `nope`"), "{e:?}");
+        assert_eq!(e.id, Some(5));
+        let e = decode_text(r#"{"type":"execute","id":6,"outbound":"native"}"#).unwrap_err();
+        assert!(e.detail.contains("missing field `code`"), "{e:?}");
+        assert_eq!(e.id, Some(6));
+        let e = decode_text(r#"{"type":"stats","id":-1}"#).unwrap_err();
+        assert_eq!(e.id, None);
+        assert!(decode_binary(&[0, 0])
+            .unwrap_err()
+            .detail
+            .contains("shorter"));
+        let e = decode_binary(&[0, 0, 0, 9, b'{', b'}']).unwrap_err();
+        assert!(e.detail.contains("header is 9 bytes"), "{e:?}");
+    }
+
+    #[test]
+    fn daemon_messages_encode_in_both_forms() {
+        let outcome = RunOutcome {
+            result: Some(vec![1, 2, 3]),
+            error: Some(RunError {
+                code: "PROGRAM_ERROR".into(),
+                message: "Error: x".into(),
+            }),
+            logs: vec![LogEntry {
+                level: LogLevel::Warn,
+                message: "w".into(),
+            }],
+            stats: RunStats {
+                wall_us: 1500,
+                cpu_us: 250,
+                heap_peak: 10,
+                buffers_peak: 0,
+                tool_calls: 2,
+            },
+            grant: Some(Grant {
+                execution_id: "e1".into(),
+                handles: vec!["fetch".into()],
+            }),
+        };
+        let (msg, payload) = ServerMsg::completion(9, Ok(outcome));
+        let Message::Binary(bytes) = encode(&msg, payload.as_deref()) else {
+            panic!("a payload travels in the binary form")
+        };
+        let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        let header: serde_json::Value = serde_json::from_slice(&bytes[4..4 + len]).unwrap();
+        assert_eq!(&bytes[4 + len..], [1, 2, 3]);
+        assert_eq!(
+            header,
+            serde_json::json!({
+                "type": "done", "id": 9, "hasResult": true,
+                "error": {"code": "PROGRAM_ERROR", "message": "Error: x"},
+                "logs": [{"level": "warn", "message": "w"}],
+                "stats": {"wallMs": 1.5, "cpuMs": 0.25, "heapPeakBytes": 10.0,
+                          "buffersPeakBytes": 0.0, "toolCalls": 2},
+                "grant": {"executionId": "e1", "handles": ["fetch"]},
+            })
+        );
+        let (msg, _) = ServerMsg::completion(3, Err(FailureCode::QueueFull.failure(&[])));
+        let Message::Text(text) = encode(&msg, None) else {
+            panic!("no payload: the text form")
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["type"], "failed");
+        assert_eq!(v["code"], "QUEUE_FULL");
+        assert_eq!(v["retryable"], true);
+        let counts = Counts {
+            workers: 1,
+            idle: 1,
+            running: 0,
+            queued: 0,
+            retained: 0,
+            connections: 2,
+        };
+        let Message::Text(text) = encode(&ServerMsg::Stats { id: 1, counts }, None) else {
+            panic!()
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["connections"], 2);
+        assert_eq!(v["type"], "stats");
+    }
+}

@@ -1,0 +1,193 @@
+//! `NativeServer`: the executor daemon (`codemode-daemon`) for `serve()` in `lib/`. The daemon
+//! runs on its own thread; its events (a connection for `onConnection`, a log line, the end of
+//! a drain) reach JS through one weak threadsafe function. Weak, so it never keeps Node alive
+//! by itself: the JS holds the event loop open while the server is up.
+
+use std::time::Duration;
+
+use codemode_daemon::{Event, Server, ServerOptions};
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
+use napi::Status;
+use napi_derive::napi;
+
+use crate::failures::{thrown, Fault};
+use crate::types::NativeOptions;
+
+/// `serve()`'s options, validated by `lib/`.
+#[napi(object)]
+pub struct NativeServeOptions {
+    pub host: String,
+    /// 0 picks a free port.
+    pub port: u32,
+    pub token: Option<String>,
+    pub pool: NativeOptions,
+    /// Requests in flight one connection may have.
+    pub max_in_flight: u32,
+    /// Ask JS (`onConnection`) about each connection: a `connection` event, answered by
+    /// `admit`.
+    pub hook: bool,
+}
+
+/// A connection waiting for `admit`.
+#[napi(object)]
+pub struct NativeConnectionInfo {
+    /// The key `admit` takes.
+    pub token: u32,
+    /// The connection's number (as the log names it).
+    pub id: u32,
+    pub remote_address: String,
+    pub remote_port: u32,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+}
+
+/// What the daemon tells JS: `connection` (with `connection`), `log` (with `message`: one
+/// line), or `drained`.
+#[napi(object)]
+pub struct NativeServerEvent {
+    pub kind: String,
+    pub connection: Option<NativeConnectionInfo>,
+    pub message: Option<String>,
+}
+
+impl From<Event> for NativeServerEvent {
+    fn from(e: Event) -> Self {
+        match e {
+            Event::Connection(c) => NativeServerEvent {
+                kind: "connection".into(),
+                connection: Some(NativeConnectionInfo {
+                    token: c.token,
+                    id: c.id,
+                    remote_address: c.remote_address,
+                    remote_port: u32::from(c.remote_port),
+                    path: c.path,
+                    headers: c.headers,
+                }),
+                message: None,
+            },
+            Event::Log(line) => NativeServerEvent {
+                kind: "log".into(),
+                connection: None,
+                message: Some(line),
+            },
+            Event::Drained => NativeServerEvent {
+                kind: "drained".into(),
+                connection: None,
+                message: None,
+            },
+        }
+    }
+}
+
+/// The pool's counts and the daemon's open connections.
+#[napi(object)]
+pub struct NativeServerStats {
+    pub workers: u32,
+    pub idle: u32,
+    pub running: u32,
+    pub queued: u32,
+    pub retained: u32,
+    pub connections: u32,
+}
+
+#[napi]
+pub struct NativeServer {
+    server: Server,
+}
+
+#[napi]
+impl NativeServer {
+    /// Binds the address and starts the workers. Throws an error whose `code` is the failure
+    /// code (`LISTEN_FAILED`, `WORKER_NOT_FOUND`, `WORKER_START_FAILED`).
+    #[napi(constructor)]
+    pub fn new(
+        options: NativeServeOptions,
+        on_event: ThreadsafeFunction<
+            NativeServerEvent,
+            UnknownReturnValue,
+            NativeServerEvent,
+            Status,
+            false,
+            true,
+        >,
+    ) -> Result<Self, Fault> {
+        let port = u16::try_from(options.port).map_err(|_| {
+            let address = format!("{}:{}", options.host, options.port);
+            thrown(
+                codemode_daemon::codemode_pool::protocol::FailureCode::ListenFailed.failure(&[
+                    ("address", &address),
+                    ("detail", "the port is not from 0 to 65535"),
+                ]),
+            )
+        })?;
+        let server = Server::start(
+            ServerOptions {
+                host: options.host,
+                port,
+                token: options.token,
+                pool: options.pool.into(),
+                max_in_flight: options.max_in_flight,
+                hook: options.hook,
+            },
+            Box::new(move |e: Event| {
+                on_event.call(e.into(), ThreadsafeFunctionCallMode::NonBlocking);
+            }),
+        )
+        .map_err(thrown)?;
+        Ok(NativeServer { server })
+    }
+
+    /// The port listened on (the one picked when 0 was asked for).
+    #[napi]
+    pub fn port(&self) -> u32 {
+        u32::from(self.server.port())
+    }
+
+    /// The address listened on.
+    #[napi]
+    pub fn host(&self) -> String {
+        self.server.host()
+    }
+
+    /// This daemon's id (a UUID minted at start).
+    #[napi]
+    pub fn daemon_id(&self) -> String {
+        self.server.daemon_id().to_string()
+    }
+
+    /// Answers a `connection` event: `refusal` refuses it (close 4003) with that reason;
+    /// otherwise it is admitted under `name` (absent: `address:port`).
+    #[napi]
+    pub fn admit(&self, token: u32, name: Option<String>, refusal: Option<String>) {
+        self.server.admit(token, name, refusal);
+    }
+
+    /// Starts the drain (docs/protocol.md, "Draining"); a `drained` event follows. `grace_ms`
+    /// bounds the wait for the workers to exit once nothing runs. Idempotent.
+    #[napi]
+    pub fn drain(&self, grace_ms: u32) {
+        self.server
+            .drain(Duration::from_millis(u64::from(grace_ms)));
+    }
+
+    #[napi]
+    pub fn stats(&self) -> NativeServerStats {
+        let s = self.server.stats();
+        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        NativeServerStats {
+            workers: n(s.pool.workers),
+            idle: n(s.pool.idle),
+            running: n(s.pool.running),
+            queued: n(s.pool.queued),
+            retained: n(s.pool.retained),
+            connections: n(s.connections),
+        }
+    }
+
+    #[napi]
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.server.worker_pids()
+    }
+}
