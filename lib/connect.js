@@ -368,6 +368,9 @@ class RemoteExecutor {
       case 'toolCall':
         return core.onToolCall({ id, callId: msg.callId, provider: msg.provider, tool: msg.tool, args: payload ?? Buffer.alloc(0) });
       case 'fetch':
+        // A retained execution's fetch names the id of the execute that granted it: this client
+        // never reuses such an id while the execution is retained (#request), so the core finds
+        // the grant's outbound policy by it, and the answer names it as the daemon expects.
         return core.onFetch({ id, callId: msg.callId, method: msg.method, url: msg.url, headers: msg.headers, body: msg.hasBody ? payload : undefined });
       case 'handlesClosed':
         return core.onDone(completion({ id: 0, closed: { executionId: msg.executionId, reason: msg.reason } }));

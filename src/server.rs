@@ -191,3 +191,9 @@ impl NativeServer {
         self.server.worker_pids()
     }
 }
+
+/// The executor protocol version this addon's daemon and `connect()` speak (docs/protocol.md).
+#[napi]
+pub fn executor_protocol() -> u32 {
+    codemode_daemon::wire::PROTOCOL
+}

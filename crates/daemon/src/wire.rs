@@ -602,4 +602,144 @@ mod tests {
         assert_eq!(v["connections"], 2);
         assert_eq!(v["type"], "stats");
     }
+    /// The headings of docs/protocol.md's section `title`: the message types it documents.
+    fn documented(title: &str) -> Vec<String> {
+        let doc = include_str!("../../../docs/protocol.md");
+        let start = doc.find(title).expect("section");
+        let rest = &doc[start + title.len()..];
+        let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+        section
+            .lines()
+            .filter_map(|l| l.strip_prefix("### `")?.strip_suffix('`'))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn every_client_message_type_is_documented() {
+        // serde names every variant it knows when it meets an unknown one.
+        let err = serde_json::from_str::<ClientMsg>(r#"{"type":"\u0000"}"#)
+            .unwrap_err()
+            .to_string();
+        let known: Vec<&str> = err.split('`').skip(3).step_by(2).collect();
+        assert!(known.len() >= 7, "{err}");
+        let doc = documented("## Messages: client to daemon");
+        for t in &known {
+            assert!(
+                doc.iter().any(|d| d == t),
+                "`{t}` is not documented: {doc:?}"
+            );
+        }
+        assert_eq!(
+            doc.len(),
+            known.len(),
+            "documented {doc:?}, known {known:?}"
+        );
+    }
+
+    #[test]
+    fn every_daemon_message_type_is_documented() {
+        use ServerMsg as M;
+        // The index makes the compiler ask for a sample of every variant added.
+        fn index(m: &ServerMsg) -> usize {
+            match m {
+                M::Welcome { .. } => 0,
+                M::Refused { .. } => 1,
+                M::ToolCall { .. } => 2,
+                M::Fetch { .. } => 3,
+                M::Done { .. } => 4,
+                M::Invoked { .. } => 5,
+                M::Ack { .. } => 6,
+                M::Stats { .. } => 7,
+                M::Failed { .. } => 8,
+                M::HandlesClosed { .. } => 9,
+                M::Error { .. } => 10,
+            }
+        }
+        let stats = StatsMsg {
+            wall_ms: 0.0,
+            cpu_ms: 0.0,
+            heap_peak_bytes: 0.0,
+            buffers_peak_bytes: 0.0,
+            tool_calls: 0,
+        };
+        let counts = Counts {
+            workers: 0,
+            idle: 0,
+            running: 0,
+            queued: 0,
+            retained: 0,
+            connections: 0,
+        };
+        let samples = [
+            M::Welcome {
+                protocol: 1,
+                daemon: "d".into(),
+                name: "n".into(),
+                limits: Limits::new(1),
+            },
+            M::Refused {
+                code: "CONNECTION_REFUSED",
+                message: "m".into(),
+            },
+            M::ToolCall {
+                id: 1,
+                call_id: 1,
+                provider: "p".into(),
+                tool: "t".into(),
+            },
+            M::Fetch {
+                id: 1,
+                call_id: 1,
+                execution_id: None,
+                method: "GET".into(),
+                url: "u".into(),
+                headers: vec![],
+                has_body: false,
+            },
+            M::Done {
+                id: 1,
+                has_result: false,
+                error: None,
+                logs: vec![],
+                stats,
+                grant: None,
+            },
+            M::Invoked {
+                id: 1,
+                status: 200,
+                status_text: String::new(),
+                headers: vec![],
+                has_body: false,
+            },
+            M::Ack { id: 1 },
+            M::Stats { id: 1, counts },
+            M::Failed {
+                id: 1,
+                code: "CLOSED",
+                message: "m".into(),
+                retryable: false,
+            },
+            M::HandlesClosed {
+                execution_id: "e".into(),
+                reason: "closed",
+            },
+            M::Error {
+                code: "PROTOCOL_ERROR",
+                message: "m".into(),
+                id: None,
+            },
+        ];
+        let mut seen: Vec<usize> = samples.iter().map(index).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, (0..samples.len()).collect::<Vec<_>>());
+        let doc = documented("## Messages: daemon to client");
+        for m in &samples {
+            let json = serde_json::to_value(m).unwrap();
+            let t = json["type"].as_str().unwrap().to_string();
+            assert!(doc.contains(&t), "`{t}` is not documented: {doc:?}");
+        }
+        assert_eq!(doc.len(), samples.len(), "documented {doc:?}");
+    }
 }
