@@ -298,9 +298,11 @@ export interface RemoteStats extends ExecutorStats {
 /**
  * The native executor over a connection to a daemon (`connect()`): the same methods, types and
  * `ExecutorError` codes as `IsolateExecutor`. Dispatch and routed outbound functions run in this
- * process; only data crosses. When the connection is lost, everything in flight and every later
- * call rejects with `CONNECTION_LOST` (retryable): `connect()` again. An open connection keeps
- * Node running; `close()` it when done.
+ * process; only data crosses. When the connection is lost, what is in flight rejects with
+ * `CONNECTION_LOST` (retryable) and the next call opens a new connection (`DAEMON_UNREACHABLE`,
+ * retryable, when it cannot). An invocation goes to the daemon that granted the handle, through
+ * a connection pinned to it (`?daemon=<id>`, a load balancer's routing key). An open connection
+ * keeps Node running; `close()` it when done.
  */
 export declare class RemoteExecutor {
   private constructor()

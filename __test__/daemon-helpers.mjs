@@ -24,8 +24,9 @@ afterAll(async () => {
  * Runs `codemode-executor serve --port 0 ...args` and resolves once it prints its line.
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, port: number, stderr: () => string, exited: Promise<{ code: number | null, signal: string | null }> }>}
  */
-export function startDaemon(args = [], { timeoutMs = 30_000 } = {}) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--workers', '2', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startDaemon(args = [], { timeoutMs = 30_000, replacePort = false } = {}) {
+  const base = replacePort ? ['serve', '--workers', '2'] : ['serve', '--port', '0', '--workers', '2'];
+  const child = spawn(process.execPath, [BIN, ...base, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let stderr = '';
   let stdout = '';

@@ -294,7 +294,7 @@ describe('the shared token', () => {
 });
 
 describe('a daemon that goes away', () => {
-  it('rejects what is in flight and every later call with CONNECTION_LOST, retryable', async () => {
+  it('rejects what is in flight with CONNECTION_LOST, retryable; the next call connects again', async () => {
     const daemon = await startDaemon(['--workers', '1']);
     const remote = await connect(daemon.url, { websocket: WebSocket });
     const inFlight = rejection(remote.execute({ code: 'async () => { await new Promise((r) => setTimeout(r, 5000)); return 1 }' }));
@@ -305,11 +305,19 @@ describe('a daemon that goes away', () => {
     expect(error.code).toBe('CONNECTION_LOST');
     expect(error.retryable).toBe(true);
     expect(error.message).toContain(daemon.url);
+    // The next call opens a new connection: nobody listens, so it is unreachable (retryable).
     const later = await rejection(remote.execute({ code: 'async () => 1' }));
-    expect(later.code).toBe('CONNECTION_LOST');
+    expect(later.code).toBe('DAEMON_UNREACHABLE');
+    expect(later.retryable).toBe(true);
     const unreachable = await rejection(connect(daemon.url, { websocket: WebSocket }));
     expect(unreachable.code).toBe('DAEMON_UNREACHABLE');
-    expect(unreachable.retryable).toBe(true);
+    // A daemon back on the same port: the same executor reaches it without the host reconnecting.
+    const again = await startDaemon(['--workers', '1', '--port', String(daemon.port)], { replacePort: true });
+    expect(again.url).toBe(daemon.url);
+    const outcome = await remote.execute({ code: 'async () => "reconnected"' });
+    expect(outcome.result).toBe('reconnected');
+    expect(remote.daemon).not.toBe(undefined);
+    await remote.close();
   });
 });
 

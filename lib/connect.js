@@ -1,9 +1,14 @@
 // @ts-check
 'use strict';
 // connect(): the client side of the executor protocol (docs/protocol.md). A RemoteExecutor has
-// the native executor's methods; its requests travel to a daemon over one WebSocket, and the
-// daemon's tool calls and routed fetches come back over it to run here, in the caller's process,
-// through the same executor core as IsolateExecutor's (lib/executor-core.js).
+// the native executor's methods; its requests travel to a daemon over WebSocket channels, and
+// the daemon's tool calls and routed fetches come back over them to run here, in the caller's
+// process, through the same executor core as IsolateExecutor's (lib/executor-core.js).
+//
+// Channels: executions go over the primary channel, opened again on the next request after it
+// is lost (behind a load balancer that reaches a surviving daemon). An invocation goes to the
+// daemon that holds the execution: the primary when it is that daemon, else a channel pinned to
+// it through `?daemon=<id>`, the routing key a load balancer sticks on (docs/deployment.md).
 
 const { ExecutorError, fault } = require('./errors');
 const { ExecutorCore } = require('./executor-core');
@@ -14,6 +19,7 @@ const validate = require('./validate');
  * @typedef {import('../index').ConnectOptions} ConnectOptions
  * @typedef {import('../index').RemoteStats} RemoteStats
  * @typedef {import('../native').NativeCompletion} NativeCompletion
+ * @typedef {import('./validate').ValidConnect} ValidConnect
  *
  * The part of the WHATWG WebSocket interface the client uses (the `ws` package has it too).
  * @typedef {object} Socket
@@ -24,7 +30,7 @@ const validate = require('./validate');
  * @property {(type: string, listener: (event: any) => void) => void} addEventListener
  *
  * A request waiting for its final answer, by wire id.
- * @typedef {{ kind: 'run' } | { kind: 'invoke', token: number } | { kind: 'close' | 'stats', resolve: (value: any) => void, reject: (error: unknown) => void }} Pending
+ * @typedef {{ kind: 'run' } | { kind: 'invoke', token: number, executionId: string } | { kind: 'close', executionId: string, resolve: (value: any) => void, reject: (error: unknown) => void } | { kind: 'stats', resolve: (value: any) => void, reject: (error: unknown) => void }} Pending
  *
  * One message as received: its JSON, and the payload of a binary message.
  * @typedef {{ msg: Record<string, any>, payload: Buffer | undefined }} Received
@@ -34,6 +40,21 @@ const SUBPROTOCOL = 'codemode-executor';
 const TOKEN_SUBPROTOCOL = 'codemode-executor.token.';
 const OPEN = 1;
 const MAX_ID = 0xffff_ffff;
+/** Executions whose holding daemon this process remembers (the oldest are forgotten first). */
+const HOLDERS_BOUND = 65_536;
+
+/** executionId -> id of the daemon that holds it, for every grant this process received. */
+const holders = new Map();
+
+/**
+ * @param {string} executionId
+ * @param {string} daemon
+ */
+function remember(executionId, daemon) {
+  holders.delete(executionId);
+  holders.set(executionId, daemon);
+  if (holders.size > HOLDERS_BOUND) holders.delete(holders.keys().next().value);
+}
 
 /** The protocol version this client speaks (the daemon crate's `PROTOCOL`, through the addon). */
 function protocolVersion() {
@@ -92,23 +113,107 @@ function tokenProtocol(token) {
 }
 
 /**
- * Opens a connection to a daemon and resolves once it has welcomed this client.
- * @param {string} url
- * @param {ConnectOptions} [options]
- * @returns {Promise<RemoteExecutor>}
+ * @param {{ code?: number, reason?: string } | undefined} event
+ * @param {string} fallback
  */
-function connect(url, options) {
-  let opts;
-  try {
-    opts = validate.connectOptions(url, options);
-  } catch (e) {
-    return Promise.reject(e);
+function closeDetail(event, fallback) {
+  const code = event?.code;
+  const reason = event?.reason;
+  if (code === undefined || code === 1005 || code === 1006) return fallback;
+  return reason ? `close code ${code}: ${reason}` : `close code ${code}`;
+}
+
+/**
+ * `url` with the routing key that pins a connection to daemon `daemon`.
+ * @param {string} url
+ * @param {string} daemon
+ */
+function pinnedUrl(url, daemon) {
+  const u = new URL(url);
+  u.searchParams.set('daemon', daemon);
+  return u.toString();
+}
+
+/** One WebSocket to one daemon, welcomed. */
+class Channel {
+  /** @type {Map<number, Pending>} wire id -> request waiting for its answer */
+  pending = new Map();
+  /** @type {string | null} why the socket is gone, once it is */
+  lost = null;
+  #socket;
+  #nextId = 1;
+  /** @type {() => void} */
+  #onClosed = () => {};
+
+  /**
+   * @param {Socket} socket
+   * @param {Record<string, any>} welcome
+   */
+  constructor(socket, welcome) {
+    this.#socket = socket;
+    this.daemon = String(welcome.daemon);
+    this.name = String(welcome.name);
+    this.limits = welcome.limits ?? {};
   }
+
+  /**
+   * Delivers this channel's messages and its loss.
+   * @param {(channel: Channel, data: unknown) => void} onMessage
+   * @param {(channel: Channel, detail: string) => void} onGone
+   */
+  listen(onMessage, onGone) {
+    this.#socket.addEventListener('message', (event) => onMessage(this, event.data));
+    this.#socket.addEventListener('close', (event) => {
+      if (this.lost) return;
+      this.lost = closeDetail(event, 'the connection dropped');
+      onGone(this, this.lost);
+      this.#onClosed();
+    });
+  }
+
+  /**
+   * Registers a request and returns its wire id: never one in flight, nor one `inUse` claims.
+   * @param {Pending} pending
+   * @param {(id: number) => boolean} inUse
+   */
+  request(pending, inUse) {
+    let id = this.#nextId;
+    while (this.pending.has(id) || inUse(id)) id = id >= MAX_ID ? 1 : id + 1;
+    this.#nextId = id >= MAX_ID ? 1 : id + 1;
+    this.pending.set(id, pending);
+    return id;
+  }
+
+  /**
+   * @param {Record<string, unknown>} header
+   * @param {Uint8Array} [payload]
+   */
+  send(header, payload) {
+    if (this.lost || this.#socket.readyState !== OPEN) return;
+    this.#socket.send(frame(header, payload));
+  }
+
+  /** Closes the socket; resolves once it has closed. */
+  close() {
+    if (this.lost) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#onClosed = () => resolve(undefined);
+      this.#socket.close(1000, 'closed by the client');
+    });
+  }
+}
+
+/**
+ * Opens one channel: resolves once the daemon has welcomed it.
+ * @param {string} url
+ * @param {ValidConnect} opts
+ * @returns {Promise<Channel>}
+ */
+function open(url, opts) {
   const { WebSocketClass, token, connectTimeout } = opts;
-  url = opts.url;
   return new Promise((resolve, reject) => {
     /** @param {string} detail */
-    const unreachable = (detail) => fault('DAEMON_UNREACHABLE', { url, detail });
+    const unreachable = (detail) => fault('DAEMON_UNREACHABLE', { url: opts.url, detail });
     /** @type {Socket} */
     let socket;
     try {
@@ -149,7 +254,7 @@ function connect(url, options) {
       if (msg.type === 'welcome') {
         settled = true;
         clearTimeout(timer);
-        resolve(new RemoteExecutor(socket, opts, msg));
+        resolve(new Channel(socket, msg));
       } else if (msg.type === 'refused' || msg.type === 'error') {
         refusal = new ExecutorError(String(msg.code), String(msg.message));
       } else {
@@ -158,113 +263,107 @@ function connect(url, options) {
     });
     socket.addEventListener('close', (event) => {
       if (refusal) return fail(refusal);
-      const why = closeDetail(event, errorDetail || 'the connection closed during the handshake');
-      fail(unreachable(why));
+      fail(unreachable(closeDetail(event, errorDetail || 'the connection closed during the handshake')));
     });
   });
 }
 
 /**
- * @param {{ code?: number, reason?: string } | undefined} event
- * @param {string} fallback
+ * Opens a connection to a daemon and resolves once it has welcomed this client.
+ * @param {string} url
+ * @param {ConnectOptions} [options]
+ * @returns {Promise<RemoteExecutor>}
  */
-function closeDetail(event, fallback) {
-  const code = event?.code;
-  const reason = event?.reason;
-  if (code === undefined || code === 1005 || code === 1006) return fallback;
-  return reason ? `close code ${code}: ${reason}` : `close code ${code}`;
+async function connect(url, options) {
+  const opts = validate.connectOptions(url, options);
+  const channel = await open(opts.url, opts);
+  return new RemoteExecutor(channel, opts);
 }
 
 class RemoteExecutor {
-  /** @type {Socket} */
-  #socket;
-  #url;
+  #opts;
   /** @type {ExecutorCore} */
   #core;
-  /** @type {Map<number, Pending>} wire id -> request waiting for its answer */
-  #pending = new Map();
-  #nextId = 1;
-  /** @type {ExecutorError | null} set once the connection is gone: what later calls reject with */
-  #lost = null;
+  /** @type {Channel} the channel executions go over (the last one opened) */
+  #primary;
+  /** @type {Promise<Channel> | null} the primary being opened again */
+  #reopening = null;
+  /** @type {Map<string, Promise<Channel>>} daemon id -> a channel pinned to it, for invocations */
+  #pinned = new Map();
+  /** @type {Map<string, Channel>} daemon id -> pinned channel, once open */
+  #pinnedNow = new Map();
+  /** @type {WeakMap<object, Channel>} a tool call or fetch -> the channel it came over */
+  #via = new WeakMap();
   #closed = false;
   /** @type {Promise<void> | null} */
   #closing = null;
-  /** @type {() => void} */
-  #onClosed = () => {};
-  #daemon;
-  #name;
-  #limits;
-  /** @type {import('../index').OutboundPolicy | null | undefined} */
-  #outbound;
 
   /**
    * Use `connect()`.
-   * @param {Socket} socket an open socket the daemon has welcomed
-   * @param {import('./validate').ValidConnect} opts
-   * @param {Record<string, any>} welcome
+   * @param {Channel} channel the first primary channel, welcomed
+   * @param {ValidConnect} opts
    */
-  constructor(socket, opts, welcome) {
-    this.#socket = socket;
-    this.#url = opts.url;
-    this.#outbound = opts.outbound;
-    this.#daemon = String(welcome.daemon);
-    this.#name = String(welcome.name);
-    this.#limits = welcome.limits ?? {};
-    const send = this.#send.bind(this);
+  constructor(channel, opts) {
+    this.#opts = opts;
+    this.#primary = channel;
+    /**
+     * @param {object} call
+     * @param {Record<string, unknown>} header
+     * @param {Uint8Array} [payload]
+     */
+    const answer = (call, header, payload) => this.#via.get(call)?.send(header, payload);
     this.#core = new ExecutorCore(
       {
         execute: (request) => {
-          const id = this.#request({ kind: 'run' });
+          const primary = this.#usable(this.#primary);
+          const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
           const providers = request.providers.map((p) => ({ name: p.name, tools: p.tools ?? null }));
           const { code, modules, timeout, memoryLimit, outbound, retainHandles } = request;
-          send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound, retainHandles });
+          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound, retainHandles });
           return id;
         },
         invokeHandle: (executionId, handle, req, token) => {
-          const id = this.#request({ kind: 'invoke', token });
-          send({ type: 'invoke', id, executionId, handle, method: req.method, url: req.url, headers: req.headers, hasBody: Boolean(req.body) }, req.body);
+          const channel = this.#usable(this.#route(executionId));
+          const id = channel.request({ kind: 'invoke', token, executionId }, () => false);
+          channel.send({ type: 'invoke', id, executionId, handle, method: req.method, url: req.url, headers: req.headers, hasBody: Boolean(req.body) }, req.body);
         },
         closeHandles: (executionId) =>
           new Promise((resolve, reject) => {
-            const id = this.#request({ kind: 'close', resolve, reject });
-            send({ type: 'closeHandles', id, executionId });
+            const channel = this.#usable(this.#route(executionId));
+            const id = channel.request({ kind: 'close', executionId, resolve, reject }, () => false);
+            channel.send({ type: 'closeHandles', id, executionId });
           }),
-        resolveToolCall: (id, callId, value) => send({ type: 'toolResult', id, callId, ok: true }, value),
-        rejectToolCall: (id, callId, message) => send({ type: 'toolResult', id, callId, ok: false, message }),
-        resolveFetch: (id, callId, r) => send({ type: 'fetchResult', id, callId, ok: true, status: r.status, statusText: r.statusText, headers: r.headers, hasBody: Boolean(r.body) }, r.body),
-        rejectFetch: (id, callId, message) => send({ type: 'fetchResult', id, callId, ok: false, message }),
+        resolveToolCall: (call, value) => answer(call, { type: 'toolResult', id: call.id, callId: call.callId, ok: true }, value),
+        rejectToolCall: (call, message) => answer(call, { type: 'toolResult', id: call.id, callId: call.callId, ok: false, message }),
+        resolveFetch: (call, r) =>
+          answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: true, status: r.status, statusText: r.statusText, headers: r.headers, hasBody: Boolean(r.body) }, r.body),
+        rejectFetch: (call, message) => answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: false, message }),
       },
-      Number(this.#limits.toolPayloadBytes),
+      Number(channel.limits.toolPayloadBytes),
       opts.onHandlesClosed,
     );
-    socket.addEventListener('message', (event) => this.#receive(event.data));
-    socket.addEventListener('close', (event) => this.#gone(closeDetail(event, 'the connection dropped')));
+    this.#attach(channel);
   }
 
-  /** The id of the daemon this connection reached (stable for the daemon's lifetime). */
+  /** The id of the daemon the primary channel reached (stable for that daemon's lifetime). */
   get daemon() {
-    return this.#daemon;
+    return this.#primary.daemon;
   }
 
-  /** The name the daemon's onConnection hook gave this connection. */
+  /** The name the daemon's onConnection hook gave the primary channel. */
   get name() {
-    return this.#name;
+    return this.#primary.name;
   }
 
   /**
    * @param {import('../index').ExecuteRequest} request
    * @returns {Promise<import('../index').Outcome>}
    */
-  execute(request) {
-    const refused = this.#refusal();
-    if (refused) return Promise.reject(refused);
-    let checked;
-    try {
-      // Omitted here too, outbound means native: the daemon performs the request.
-      checked = validate.request(request, this.#outbound);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  async execute(request) {
+    if (this.#closed) throw fault('CLOSED');
+    // Omitted here too, outbound means native: the daemon performs the request.
+    const checked = validate.request(request, this.#opts.outbound);
+    await this.#ensurePrimary();
     return this.#core.execute(checked);
   }
 
@@ -274,17 +373,12 @@ class RemoteExecutor {
    * @param {import('../index').WireRequest} request
    * @returns {Promise<import('../index').WireResponse>}
    */
-  invokeHandle(executionId, name, request) {
-    let wire;
-    try {
-      executionId = validate.executionId(executionId);
-      name = validate.handleName(name);
-      wire = validate.wireRequest(request);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const refused = this.#refusal();
-    if (refused) return Promise.reject(refused);
+  async invokeHandle(executionId, name, request) {
+    executionId = validate.executionId(executionId);
+    name = validate.handleName(name);
+    const wire = validate.wireRequest(request);
+    if (this.#closed) throw fault('CLOSED');
+    await this.#reach(executionId);
     return this.#core.invokeHandle(executionId, name, wire);
   }
 
@@ -292,117 +386,180 @@ class RemoteExecutor {
    * @param {string} executionId
    * @returns {Promise<void>}
    */
-  closeHandles(executionId) {
-    try {
-      executionId = validate.executionId(executionId);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const refused = this.#refusal();
-    if (refused) return Promise.reject(refused);
+  async closeHandles(executionId) {
+    executionId = validate.executionId(executionId);
+    if (this.#closed) throw fault('CLOSED');
+    await this.#reach(executionId);
     return this.#core.closeHandles(executionId);
   }
 
   /** @returns {Promise<RemoteStats>} */
-  stats() {
-    const refused = this.#refusal();
-    if (refused) return Promise.reject(refused);
+  async stats() {
+    if (this.#closed) throw fault('CLOSED');
+    const primary = await this.#ensurePrimary();
     return new Promise((resolve, reject) => {
-      const id = this.#request({ kind: 'stats', resolve, reject });
-      this.#send({ type: 'stats', id });
+      const id = primary.request({ kind: 'stats', resolve, reject }, () => false);
+      primary.send({ type: 'stats', id });
     });
   }
 
-  /** Lets the requests in flight finish, then closes the connection. Idempotent. */
+  /** Lets the requests in flight finish, then closes every channel. Idempotent. */
   close() {
     if (this.#closing) return this.#closing;
     this.#closed = true;
-    this.#closing = this.#core.settled().then(
-      () =>
-        new Promise((resolve) => {
-          if (this.#lost) return resolve();
-          this.#onClosed = resolve;
-          this.#socket.close(1000, 'closed by the client');
-        }),
-    );
+    this.#closing = this.#core.settled().then(async () => {
+      const pinned = await Promise.allSettled([...this.#pinned.values()]);
+      const channels = [this.#primary, ...pinned.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []))];
+      await Promise.all(channels.map((c) => c.close()));
+    });
     return this.#closing;
   }
 
-  /** Why a new request cannot be sent, if it cannot. */
-  #refusal() {
-    if (this.#lost) return this.#lost;
-    if (this.#closed) return fault('CLOSED');
-    return null;
+  /**
+   * The channel, or the CONNECTION_LOST fault when it is gone.
+   * @param {Channel} channel
+   */
+  #usable(channel) {
+    if (channel.lost) throw fault('CONNECTION_LOST', { url: this.#opts.url, detail: channel.lost });
+    return channel;
+  }
+
+  /** The primary channel, opened again when it was lost. */
+  async #ensurePrimary() {
+    if (!this.#primary.lost) return this.#primary;
+    if (!this.#reopening) {
+      this.#reopening = open(this.#opts.url, this.#opts).then(
+        (channel) => {
+          this.#reopening = null;
+          if (this.#closed) {
+            channel.close();
+            throw fault('CLOSED');
+          }
+          this.#primary = channel;
+          this.#attach(channel);
+          return channel;
+        },
+        (e) => {
+          this.#reopening = null;
+          throw e;
+        },
+      );
+    }
+    return this.#reopening;
   }
 
   /**
-   * Registers a request and returns its wire id: never one in flight or one a retained
-   * execution still goes by.
-   * @param {Pending} pending
+   * The open channel an execution's requests go to (see #reach).
+   * @param {string} executionId
    */
-  #request(pending) {
-    let id = this.#nextId;
-    while (this.#pending.has(id) || this.#core.holds(id)) id = id >= MAX_ID ? 1 : id + 1;
-    this.#nextId = id >= MAX_ID ? 1 : id + 1;
-    this.#pending.set(id, pending);
-    return id;
+  #route(executionId) {
+    const holder = holders.get(executionId);
+    if (holder === undefined || holder === this.#primary.daemon) return this.#primary;
+    return this.#pinnedNow.get(holder) ?? this.#primary;
   }
 
   /**
-   * @param {Record<string, unknown>} header
-   * @param {Uint8Array} [payload]
+   * Makes sure the daemon that holds `executionId` is reachable: the primary when it is that
+   * daemon (or the holder is unknown here), else a channel pinned to it. A pinned channel the
+   * balancer could not bring to that daemon means the daemon is gone, and so are its handles.
+   * @param {string} executionId
    */
-  #send(header, payload) {
-    if (this.#lost || this.#socket.readyState !== OPEN) return;
-    this.#socket.send(frame(header, payload));
+  async #reach(executionId) {
+    const holder = holders.get(executionId);
+    const primary = await this.#ensurePrimary();
+    if (holder === undefined || holder === primary.daemon) return;
+    let pinned = this.#pinned.get(holder);
+    if (!pinned) {
+      pinned = open(pinnedUrl(this.#opts.url, holder), this.#opts).then((channel) => {
+        if (channel.daemon !== holder) {
+          channel.close();
+          throw fault('HANDLES_CLOSED', { id: executionId });
+        }
+        this.#pinnedNow.set(holder, channel);
+        this.#attach(channel);
+        return channel;
+      });
+      this.#pinned.set(holder, pinned);
+      // A failed open is not kept: the next request to that daemon tries again.
+      pinned.catch(() => this.#pinned.delete(holder));
+    }
+    try {
+      await pinned;
+    } catch (e) {
+      if (e instanceof ExecutorError && e.code === 'HANDLES_CLOSED') holders.delete(executionId);
+      throw e;
+    }
   }
 
-  /** @param {unknown} data */
-  #receive(data) {
+  /** @param {Channel} channel */
+  #attach(channel) {
+    channel.listen(
+      (c, data) => this.#receive(c, data),
+      (c, detail) => this.#gone(c, detail),
+    );
+  }
+
+  /**
+   * @param {Channel} channel
+   * @param {unknown} data
+   */
+  #receive(channel, data) {
     const received = unframe(data);
     if (typeof received === 'string') return; // nothing can be answered to it; the daemon never sends one
     const { msg, payload } = received;
     const id = Number(msg.id);
     const core = this.#core;
     switch (msg.type) {
-      case 'toolCall':
-        return core.onToolCall({ id, callId: msg.callId, provider: msg.provider, tool: msg.tool, args: payload ?? Buffer.alloc(0) });
-      case 'fetch':
+      case 'toolCall': {
+        const call = { id, callId: msg.callId, provider: msg.provider, tool: msg.tool, args: payload ?? Buffer.alloc(0) };
+        this.#via.set(call, channel);
+        return core.onToolCall(call);
+      }
+      case 'fetch': {
         // A retained execution's fetch names the id of the execute that granted it: this client
-        // never reuses such an id while the execution is retained (#request), so the core finds
-        // the grant's outbound policy by it, and the answer names it as the daemon expects.
-        return core.onFetch({ id, callId: msg.callId, method: msg.method, url: msg.url, headers: msg.headers, body: msg.hasBody ? payload : undefined });
+        // never reuses such an id while the execution is retained (Channel#request with
+        // core.holds), so the core finds the grant's outbound policy by it.
+        const call = { id, callId: msg.callId, method: msg.method, url: msg.url, headers: msg.headers, body: msg.hasBody ? payload : undefined };
+        this.#via.set(call, channel);
+        return core.onFetch(call);
+      }
       case 'handlesClosed':
+        holders.delete(msg.executionId);
         return core.onDone(completion({ id: 0, closed: { executionId: msg.executionId, reason: msg.reason } }));
       case 'done': {
-        if (this.#pending.get(id)?.kind !== 'run') return;
-        this.#pending.delete(id);
+        if (channel.pending.get(id)?.kind !== 'run') return;
+        channel.pending.delete(id);
+        if (msg.grant) remember(msg.grant.executionId, channel.daemon);
         const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant };
         return core.onDone(completion({ id, outcome }));
       }
       case 'invoked': {
-        const pending = this.#pending.get(id);
+        const pending = channel.pending.get(id);
         if (pending?.kind !== 'invoke') return;
-        this.#pending.delete(id);
+        channel.pending.delete(id);
         const response = { status: msg.status, statusText: msg.statusText, headers: msg.headers, body: msg.hasBody ? payload : undefined };
         return core.onDone(completion({ id: 0, invocation: pending.token, response }));
       }
       case 'ack':
       case 'stats': {
-        const pending = this.#pending.get(id);
+        const pending = channel.pending.get(id);
         if (!pending || (pending.kind !== 'close' && pending.kind !== 'stats')) return;
-        this.#pending.delete(id);
-        if (pending.kind === 'close') return pending.resolve(undefined);
+        channel.pending.delete(id);
+        if (pending.kind === 'close') {
+          holders.delete(pending.executionId);
+          return pending.resolve(undefined);
+        }
         const { workers, idle, running, queued, retained, connections } = msg;
         return pending.resolve({ workers, idle, running, queued, retained, connections });
       }
       case 'failed':
       case 'error': {
-        const pending = this.#pending.get(id);
+        const pending = channel.pending.get(id);
         if (!pending) return;
-        this.#pending.delete(id);
+        channel.pending.delete(id);
         const f = { code: String(msg.code), message: String(msg.message) };
         if (pending.kind === 'run') return core.onDone(completion({ id, fault: f }));
+        if (f.code === 'HANDLES_CLOSED' && pending.kind !== 'stats') holders.delete(pending.executionId);
         if (pending.kind === 'invoke') return core.onDone(completion({ id: 0, invocation: pending.token, fault: f }));
         return pending.reject(new ExecutorError(f.code, f.message, typeof msg.retryable === 'boolean' ? msg.retryable : undefined));
       }
@@ -412,21 +569,27 @@ class RemoteExecutor {
   }
 
   /**
-   * The connection is gone: everything in flight rejects with CONNECTION_LOST (retryable), and
-   * so does every later request. Retained executions stay with the daemon; a new connection may
-   * invoke them, so none is published as closed.
+   * A channel is gone: what was waiting on it rejects with CONNECTION_LOST (retryable). The
+   * next request opens the primary again; retained executions stay with their daemon, reachable
+   * from a new channel, so none is published as closed.
+   * @param {Channel} channel
    * @param {string} detail
    */
-  #gone(detail) {
-    if (this.#lost) return;
-    const lost = () => fault('CONNECTION_LOST', { url: this.#url, detail });
-    this.#lost = this.#closed ? fault('CLOSED') : lost();
-    for (const [id, pending] of this.#pending) {
-      this.#pending.delete(id);
-      if (pending.kind === 'close' || pending.kind === 'stats') pending.reject(lost());
+  #gone(channel, detail) {
+    const lost = () => fault('CONNECTION_LOST', { url: this.#opts.url, detail });
+    for (const [id, pending] of channel.pending) {
+      channel.pending.delete(id);
+      if (pending.kind === 'run') this.#core.onDone(completion({ id, fault: lost() }));
+      else if (pending.kind === 'invoke') this.#core.onDone(completion({ id: 0, invocation: pending.token, fault: lost() }));
+      else pending.reject(lost());
     }
-    this.#core.abandonAll(lost, null);
-    this.#onClosed();
+    if (channel === this.#primary) this.#core.forgetRetained();
+    for (const [daemon, pinned] of this.#pinnedNow) {
+      if (pinned === channel) {
+        this.#pinnedNow.delete(daemon);
+        this.#pinned.delete(daemon);
+      }
+    }
   }
 }
 

@@ -29,10 +29,10 @@ const { serialize, deserialize } = require('./clone');
  * @property {(request: NativeRequest) => number} execute submits a run; returns its id
  * @property {(executionId: string, name: string, request: NativeWireRequest, token: number) => void} invokeHandle
  * @property {(executionId: string) => void | Promise<void>} closeHandles
- * @property {(id: number, callId: number, value: Buffer) => void} resolveToolCall
- * @property {(id: number, callId: number, message: string) => void} rejectToolCall
- * @property {(id: number, callId: number, response: NativeWireResponse) => void} resolveFetch
- * @property {(id: number, callId: number, message: string) => void} rejectFetch
+ * @property {(call: NativeToolCall, value: Buffer) => void} resolveToolCall answers the call as it came
+ * @property {(call: NativeToolCall, message: string) => void} rejectToolCall
+ * @property {(call: NativeFetchCall, response: NativeWireResponse) => void} resolveFetch
+ * @property {(call: NativeFetchCall, message: string) => void} rejectFetch
  *
  * An execution in flight.
  * @typedef {object} Run
@@ -189,6 +189,11 @@ class ExecutorCore {
     }
   }
 
+  /** Forgets every retained execution without a notice (their carrier is gone; they live on). */
+  forgetRetained() {
+    for (const executionId of [...this.#retained.keys()]) this.#forget(executionId);
+  }
+
   /** @param {string} executionId */
   #forget(executionId) {
     const held = this.#retained.get(executionId);
@@ -232,7 +237,7 @@ class ExecutorCore {
     if (!run) return;
     const transport = this.#transport;
     /** @param {unknown} e */
-    const fail = (e) => transport.rejectToolCall(call.id, call.callId, e instanceof Error ? e.message : String(e));
+    const fail = (e) => transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
     /** @param {unknown} value */
     const succeed = (value) => {
       let bytes;
@@ -246,7 +251,7 @@ class ExecutorCore {
         const text = render('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: call.provider, tool: call.tool, size: bytes.length, limit: this.#toolPayloadBytes });
         return fail(text);
       }
-      transport.resolveToolCall(call.id, call.callId, bytes);
+      transport.resolveToolCall(call, bytes);
     };
     let returned;
     try {
@@ -274,7 +279,7 @@ class ExecutorCore {
     if (!run) return;
     const transport = this.#transport;
     /** @param {string} message */
-    const reject = (message) => transport.rejectFetch(call.id, call.callId, message);
+    const reject = (message) => transport.rejectFetch(call, message);
     const route = /** @type {OutboundPolicy} */ (run.route);
     const request = { method: call.method, url: call.url, headers: call.headers, body: call.body ? ownBuffer(call.body) : null };
     Promise.resolve()
@@ -285,7 +290,7 @@ class ExecutorCore {
           if (typeof checked === 'string') {
             return reject(render('OUTBOUND_INVALID_RESPONSE', { url: call.url, detail: checked }));
           }
-          transport.resolveFetch(call.id, call.callId, checked);
+          transport.resolveFetch(call, checked);
         },
         (e) => reject(e instanceof Error ? e.message : String(e)),
       );

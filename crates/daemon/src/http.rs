@@ -216,15 +216,20 @@ pub fn response(status: u16, reason: &str, content_type: &str, body: &str) -> Ve
     .into_bytes()
 }
 
-/// The `101` that completes the upgrade.
-pub fn switching(key: &str, offered: bool) -> Vec<u8> {
+/// The header by which the daemon names itself in the `101`, so a load balancer can learn which
+/// server holds which daemon id and route a `?daemon=<id>` upgrade back to it
+/// (docs/deployment.md).
+pub const DAEMON_HEADER: &str = "X-Codemode-Daemon";
+
+/// The `101` that completes the upgrade, naming the daemon `daemon`.
+pub fn switching(key: &str, offered: bool, daemon: &str) -> Vec<u8> {
     let protocol = if offered {
         format!("Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n")
     } else {
         String::new()
     };
     format!(
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n{protocol}\r\n",
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n{protocol}{DAEMON_HEADER}: {daemon}\r\n\r\n",
         derive_accept_key(key.as_bytes())
     )
     .into_bytes()
@@ -295,7 +300,8 @@ mod tests {
             &(UPGRADE.replace("Sec-WebSocket-Key", "X-Key") + "\r\n"),
         ));
         assert!(matches!(bad, Route::BadUpgrade(_)));
-        let s = String::from_utf8(switching("dGhlIHNhbXBsZSBub25jZQ==", true)).unwrap();
+        let s = String::from_utf8(switching("dGhlIHNhbXBsZSBub25jZQ==", true, "d-1")).unwrap();
+        assert!(s.contains("X-Codemode-Daemon: d-1\r\n"));
         assert!(
             s.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"),
             "{s}"

@@ -365,7 +365,7 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
         }
         http::Route::Upgrade { key, offered } => {
             if stream
-                .write_all(&http::switching(&key, offered))
+                .write_all(&http::switching(&key, offered, &shared.daemon_id))
                 .await
                 .is_err()
             {
