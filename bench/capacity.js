@@ -12,10 +12,13 @@ const { IsolateExecutor } = require('..');
 const CORES = os.availableParallelism();
 const SECONDS = 5;
 
-/** @param {number} pid */
-function rssMiB(pid) {
+/**
+ * @param {number} pid
+ * @param {'VmRSS' | 'VmHWM'} field the resident set now, or its peak over the process's life
+ */
+function rssMiB(pid, field = 'VmRSS') {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN);
+  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN);
   return kb / 1024;
 }
 
@@ -41,21 +44,23 @@ async function main() {
   try {
     await executor.execute({ code: 'async () => 1' });
     await new Promise((r) => setTimeout(r, 500));
-    const idle = executor.workerPids().map(rssMiB);
+    const idle = executor.workerPids().map((p) => rssMiB(p));
     const small = await throughput(executor, workers * 4, 'async () => 1');
     const json = await throughput(executor, workers * 4, 'async () => { const rows = Array.from({ length: 2000 }, (_, i) => ({ i, s: "row " + i })); return JSON.stringify(rows).length }');
     const rows = [];
     for (const limit of [64, 128, 256]) {
       const fill = Math.floor(limit * 0.6);
-      const code = `async () => { const keep = []; for (let i = 0; i < ${fill}; i++) keep.push(new Array(1024 * 128 / 8).fill(i)); return keep.length }`;
+      // ~1 MiB a step: 131,072 elements of 8 bytes.
+      const code = `async () => { const keep = []; for (let i = 0; i < ${fill}; i++) keep.push(new Array(131072).fill(i)); return keep.length }`;
       const peaks = [];
       for (let i = 0; i < 3; i++) {
         const outcome = await executor.execute({ code, memoryLimit: limit });
         if (outcome.error) throw new Error(`${limit} MiB run failed: ${outcome.error.message}`);
         peaks.push(outcome.stats.heapPeakBytes / 1048576);
       }
-      const after = executor.workerPids().map(rssMiB);
-      rows.push({ limit, heapPeak: median(peaks), rssAfter: Math.max(...after) });
+      const pids = executor.workerPids();
+      // Limits rise, so each worker's lifetime peak is this limit's peak.
+      rows.push({ limit, heapPeak: median(peaks), peak: Math.max(...pids.map((p) => rssMiB(p, 'VmHWM'))), after: Math.max(...pids.map((p) => rssMiB(p))) });
     }
     console.log(`capacity: ${CORES} cores, ${workers} workers, Node ${process.version}`);
     console.log(`| figure | value |`);
@@ -64,7 +69,7 @@ async function main() {
     console.log(`| exec/s, build and serialize 2,000 rows, pool busy | ${json.toFixed(0)} (${(json / CORES).toFixed(0)} per core) |`);
     console.log(`| idle RSS per worker (a prepared isolate) | ${median(idle).toFixed(1)} MiB |`);
     for (const r of rows) {
-      console.log(`| worker RSS after runs filling 60% of memoryLimit ${r.limit} MiB (heap peak ${r.heapPeak.toFixed(0)} MiB) | ${r.rssAfter.toFixed(1)} MiB |`);
+      console.log(`| worker peak RSS, runs filling 60% of memoryLimit ${r.limit} MiB (heap peak ${r.heapPeak.toFixed(0)} MiB); RSS after | ${r.peak.toFixed(1)} MiB; ${r.after.toFixed(1)} MiB |`);
     }
   } finally {
     await executor.close();
