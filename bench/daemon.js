@@ -17,25 +17,9 @@ const CALLS = 50;
 const GAP_MS = 2;
 const WORKERS = Math.max(2, os.availableParallelism());
 
-const now = () => process.hrtime.bigint();
-const pause = (ms) => new Promise((r) => setTimeout(r, ms));
-function stats(samples) {
-  const s = [...samples].sort((a, b) => a - b);
-  const at = (p) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-  return { p50: at(50), p99: at(99) };
-}
+const { stats, measure: sample } = require('./measure');
 
-async function measure(once, n = N) {
-  for (let i = 0; i < Math.min(200, n / 4); i++) await once(i);
-  const samples = [];
-  for (let i = 0; i < n; i++) {
-    await pause(GAP_MS);
-    const t0 = now();
-    await once(i);
-    samples.push(Number(now() - t0) / 1e6);
-  }
-  return stats(samples);
-}
+const measure = (once, n = N) => sample(once, n, GAP_MS);
 
 // Execute: the smallest program. Tool call: one run making CALLS sequential calls, per call.
 async function figures(executor) {

@@ -216,8 +216,8 @@ pub struct StatsMsg {
 impl From<RunStats> for StatsMsg {
     fn from(s: RunStats) -> Self {
         StatsMsg {
-            wall_ms: s.wall_us as f64 / 1000.0,
-            cpu_ms: s.cpu_us as f64 / 1000.0,
+            wall_ms: s.wall_ms(),
+            cpu_ms: s.cpu_ms(),
             heap_peak_bytes: s.heap_peak as f64,
             buffers_peak_bytes: s.buffers_peak as f64,
             tool_calls: s.tool_calls,

@@ -166,6 +166,18 @@ pub struct RunStats {
     pub tool_calls: u32,
 }
 
+impl RunStats {
+    /// Wall time in milliseconds, the unit the public `RunStats` reports (index.d.ts).
+    pub fn wall_ms(&self) -> f64 {
+        self.wall_us as f64 / 1000.0
+    }
+
+    /// CPU time in milliseconds, the unit the public `RunStats` reports.
+    pub fn cpu_ms(&self) -> f64 {
+        self.cpu_us as f64 / 1000.0
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RunOutcome {
     /// The V8-serialized result; absent when the run failed.
