@@ -147,6 +147,10 @@ export async function main(argv) {
   try {
     reference = await startReference({ tools, refDir: referenceDir(version, { installed: tools.installed, cacheDir }) });
     records = await replay({ cases, carriers: [carrier('CodemodeExecutor', native)], reference });
+  } catch (e) {
+    // The registry, esbuild or workerd failed: no comparison happened.
+    process.stderr.write(`codemode-executor testbed: ${String(e?.message ?? e).replace(/^testbed: /, '')}\n`);
+    return 1;
   } finally {
     reference?.stop();
     await native.close();

@@ -80,7 +80,12 @@ export function referenceDir(version, { installed, cacheDir }) {
   const prefix = path.join(cacheDir, version);
   const dir = path.join(prefix, 'node_modules', '@cloudflare', 'codemode');
   if (!existsSync(path.join(dir, 'package.json'))) {
-    npm(['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', `@cloudflare/codemode@${version}`]);
+    try {
+      npm(['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', `@cloudflare/codemode@${version}`]);
+    } catch (e) {
+      rmSync(prefix, { recursive: true, force: true }); // no half-installed copy for the next run to trust
+      throw e;
+    }
   }
   return dir;
 }
