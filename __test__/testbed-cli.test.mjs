@@ -31,7 +31,7 @@ describe('codemode-executor testbed', () => {
     const run = testbed(['--cases', 'examples/testbed-cases.mjs']);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain(`@cloudflare/codemode ${installed} (DynamicWorkerExecutor in workerd) vs CodemodeExecutor');
+    expect(run.stdout).toContain(`@cloudflare/codemode ${installed} (DynamicWorkerExecutor in workerd) vs CodemodeExecutor`);
     expect(run.stdout).toMatch(/^ {2}identical +totals-without-tools$/m);
     expect(run.stdout).toMatch(/^ {2}identical +invoices-through-a-tool$/m);
     expect(run.stdout).toMatch(/^ {2}accepted +thrown-string: a thrown string is an error here/m);
