@@ -3,12 +3,14 @@
 'use strict';
 // The package's command line: `codemode-executor serve` runs the daemon (docs/protocol.md) in
 // this process, prints one line when it listens, logs to stderr, and drains on SIGTERM or
-// SIGINT, then exits 0.
+// SIGINT, then exits 0. `codemode-executor testbed` replays a host's own cases through both
+// executors (lib/testbed/cli.mjs, docs/testbed.md).
 
 const fs = require('node:fs');
 const { parseArgs } = require('node:util');
 const { serve } = require('../lib/serve');
 const { ExecutorError } = require('../lib/errors');
+const { TESTBED_USAGE } = require('../lib/testbed/usage');
 
 const USAGE = `Usage: codemode-executor serve [options]
 
@@ -27,7 +29,8 @@ Options:
   --quiet                      log nothing but errors to stderr
   -h, --help                   show this text
   -v, --version                print the version
-`;
+
+${TESTBED_USAGE}`;
 
 /** Flag -> the serve() option it sets, for the integer flags. */
 const INTEGER_FLAGS = {
@@ -52,6 +55,11 @@ function log(line) {
 }
 
 async function main() {
+  if (process.argv[2] === 'testbed') {
+    const { main: testbed } = await import('../lib/testbed/cli.mjs');
+    process.exitCode = await testbed(process.argv.slice(3));
+    return;
+  }
   let parsed;
   try {
     parsed = parseArgs({

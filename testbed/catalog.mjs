@@ -1,9 +1,10 @@
-// The provider functions and connector bindings every testbed case draws from. The same module
-// runs inside the workerd host worker (for DynamicWorkerExecutor) and in Node (for
-// CodemodeExecutor), so both executors call identical host code.
+// The project's testbed catalog: the provider function sets its cases name with `from` (and
+// `legacy`), and the connector binding a bare `{ name }` connector gets. The engine
+// (lib/testbed/engine.mjs) bundles it into the workerd host worker (for DynamicWorkerExecutor)
+// and imports it in Node (for CodemodeExecutor), so both executors call identical host code.
 import { RpcTarget } from 'cloudflare:workers';
 
-const fns = {
+export const fns = {
   tools: {
     echo: async (...args) => args,
     add: async (a, b) => a + b,
@@ -53,22 +54,7 @@ class TestConnector extends RpcTarget {
   }
 }
 
-/** Providers as a case describes them: [{ name, from, prelude? }], or a legacy record. */
-export function buildProviders(spec) {
-  if (spec.legacy) return { ...fns[spec.legacy] };
-  return (spec.providers ?? []).map((p) => ({ name: p.name, fns: { ...fns[p.from] }, ...(p.prelude ? { prelude: p.prelude } : {}) }));
-}
-
-/** The outbound service a case names as `globalOutbound: 'echo'`: answers with what it was sent. */
-export async function echoFetch(request) {
-  const body = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
-  const seen = { method: request.method, url: request.url, k: request.headers.get('x-k'), body };
-  return new Response(JSON.stringify(seen), { status: 201, headers: { 'x-echo': 'yes', 'content-type': 'application/json' } });
-}
-
-/** The host an echo request goes to. */
-export const ECHO_HOST = 'echo.test';
-
-export function buildConnectors(spec) {
-  return (spec.connectors ?? []).map((c) => ({ name: c.name, binding: new TestConnector() }));
+/** The binding of a connector a case names without `tools`. */
+export function connector() {
+  return new TestConnector();
 }

@@ -1,6 +1,11 @@
-// The workerd side of the testbed: the real DynamicWorkerExecutor, driven over HTTP by run.mjs.
+// The workerd side of the testbed: the real DynamicWorkerExecutor, driven over HTTP by the
+// engine (engine.mjs), which bundles this file with esbuild: `@cloudflare/codemode` is the
+// reference under test, `codemode-testbed:catalog` the catalog of host functions the cases may
+// name (no-catalog.mjs unless the runner gives one).
+import { RpcTarget } from 'cloudflare:workers';
 import { DynamicWorkerExecutor } from '@cloudflare/codemode';
-import { ECHO_HOST, buildConnectors, buildProviders, echoFetch } from './catalog.mjs';
+import * as catalog from 'codemode-testbed:catalog';
+import { ECHO_HOST, buildConnectors, buildProviders, echoFetch } from './answers.mjs';
 import { encodeOutcome } from './codec.mjs';
 
 export default {
@@ -15,8 +20,8 @@ export default {
       ...(spec.globalOutbound === 'echo' ? { globalOutbound: env.SELF } : {}),
     });
     try {
-      const options = spec.connectors ? { connectors: buildConnectors(spec) } : undefined;
-      const result = await executor.execute(spec.code, buildProviders(spec), options);
+      const options = spec.connectors ? { connectors: buildConnectors(spec, catalog, RpcTarget) } : undefined;
+      const result = await executor.execute(spec.code, buildProviders(spec, catalog), options);
       return Response.json({ outcome: encodeOutcome(result) });
     } catch (e) {
       return Response.json({ rejected: String(e?.message ?? e) });
