@@ -6,6 +6,7 @@
 // Usage: node --expose-gc scripts/soak.mjs [--runs 10000]   (npm run soak; npm test runs 1,000)
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import v8 from 'node:v8';
 
 const require = createRequire(import.meta.url);
 const { IsolateExecutor } = require('../index.js');
@@ -101,8 +102,11 @@ function sample(executor) {
   globalThis.gc?.();
   const self = status('self');
   const pids = executor.workerPids();
+  const rss = field(self, 'VmRSS') / 1024;
   return {
-    hostRssMiB: field(self, 'VmRSS') / 1024,
+    hostRssMiB: rss,
+    hostHeapUsedMiB: process.memoryUsage().heapUsed / 1048576,
+    hostNativeMiB: rss - v8.getHeapStatistics().total_physical_size / 1048576,
     hostFds: fds('self'),
     hostThreads: field(self, 'Threads'),
     workerRssMiB: pids.reduce((n, pid) => n + field(status(pid), 'VmRSS') / 1024, 0),
@@ -166,7 +170,7 @@ async function main() {
 
   series.push(end);
   const trends = [];
-  for (const key of ['hostRssMiB', 'hostFds', 'hostThreads', 'workerRssMiB', 'workerFds']) {
+  for (const key of ['hostHeapUsedMiB', 'hostNativeMiB', 'hostFds', 'hostThreads', 'workerRssMiB', 'workerFds']) {
     const values = series.map((x) => x[key]);
     const growth = trend(values);
     trends.push(`${key} ${(growth * 100).toFixed(1)}% (${fmt(Math.min(...values))}-${fmt(Math.max(...values))})`);

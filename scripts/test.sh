@@ -2,7 +2,8 @@
 # Every test: the type check of the JS host library against the addon's declarations (tsc, with
 # native.d.ts from the build), the Rust unit tests (protocol, pool, worker), the vitest suites,
 # which drive real worker processes through the built addon, and the differential testbed
-# against the real DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test does).
+# against the real DynamicWorkerExecutor in workerd, and a short soak. Run after scripts/build.sh
+# (npm test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -10,4 +11,6 @@ npx tsc -p tsconfig.check.json
 # The addon crate is a cdylib that only links inside Node, so its logic is tested from vitest.
 cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker -p codemode-daemon
 npx vitest run
+# The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
+node --expose-gc scripts/soak.mjs --runs 1000
 npm run --silent testbed
