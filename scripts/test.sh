@@ -12,5 +12,5 @@ npx tsc -p tsconfig.check.json
 cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker -p codemode-daemon
 npx vitest run
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
-node --expose-gc scripts/soak.mjs --runs 1000
+node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24
 npm run --silent testbed
