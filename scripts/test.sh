@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: the type check of the JS host library against the addon's declarations (tsc, with
 # native.d.ts from the build), the Rust unit tests (protocol, pool, worker), the vitest suites,
-# which drive real worker processes through the built addon, and the differential testbed
+# which drive real worker processes through the built addon, the install test
+# (scripts/test-install.mjs), and the differential testbed
 # against the real DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,4 +11,7 @@ npx tsc -p tsconfig.check.json
 # The addon crate is a cdylib that only links inside Node, so its logic is tested from vitest.
 cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker -p codemode-daemon
 npx vitest run
+# The packed packages installed into an empty project, under Node 20, 22 and 24 (fetched from the
+# npm registry into ~/.cache/codemode-executor once).
+node scripts/test-install.mjs
 npm run --silent testbed
