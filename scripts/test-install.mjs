@@ -53,12 +53,18 @@ function run(what, cmd, argv, { cwd, env = process.env, timeout = 120_000 }) {
   return r.stdout;
 }
 
-/** The staged platform packages (npm/<target> folders with their binaries) and the rest. */
+/** The root, the facade, and the platform package of this machine (npm would refuse the others). */
 function packages() {
   const dirs = [checkout];
   for (const name of fs.readdirSync(path.join(checkout, 'npm')).sort()) {
     const dir = path.join(checkout, 'npm', name);
-    if (fs.existsSync(path.join(dir, 'package.json'))) dirs.push(dir);
+    if (!fs.existsSync(path.join(dir, 'package.json'))) continue;
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    if ((pkg.os && !pkg.os.includes(process.platform)) || (pkg.cpu && !pkg.cpu.includes(process.arch))) {
+      say(`not packed: ${pkg.name} (for ${pkg.os} ${pkg.cpu}, not this machine)`);
+      continue;
+    }
+    dirs.push(dir);
   }
   return dirs;
 }
