@@ -51,7 +51,7 @@ describe('the value-serializer format', () => {
     expect(remote.code).toBe('VALUE_FORMAT_UNSUPPORTED');
   });
 
-  it('an older format is refused too: the worker's results would not read on this Node', () => {
+  it("an older format is refused too: the worker's results would not read on this Node", () => {
     pretendFormat(supported - 1);
     expect(() => new IsolateExecutor({ workers: 1 })).toThrow(/format 14, and the codemode-worker speaks format 15/);
   });
