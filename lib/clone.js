@@ -5,6 +5,8 @@
 // instead of as Node host objects, so the worker's V8 reads them without Node.
 
 const { Serializer, Deserializer } = require('node:v8');
+const { loadNative } = require('./native');
+const { fault } = require('./errors');
 
 /**
  * @param {unknown} value
@@ -27,4 +29,33 @@ function deserialize(buffer) {
   return d.readValue();
 }
 
-module.exports = { serialize, deserialize };
+/**
+ * The value-serializer format this Node writes: the varint after the header's 0xFF tag.
+ * @returns {number}
+ */
+function nodeValueFormat() {
+  const s = new Serializer();
+  s.writeHeader();
+  const bytes = s.releaseBuffer();
+  let version = 0;
+  for (let i = 1, shift = 0; i < bytes.length; i++, shift += 7) {
+    version += (bytes[i] & 0x7f) * 2 ** shift;
+    if (bytes[i] < 0x80) break;
+  }
+  return bytes[0] === 0xff ? version : -1;
+}
+
+/**
+ * Tool answers cross to the worker in this Node's format, arguments and results come back in the
+ * worker's, and each V8 refuses a format newer than its own (it never misreads one). So an
+ * executor refuses to start unless this Node writes the worker's format: ExecutorError
+ * VALUE_FORMAT_UNSUPPORTED, before any value crosses.
+ */
+function checkValueFormat() {
+  const written = nodeValueFormat();
+  const supported = loadNative().binding.valueFormatVersion();
+  if (written === supported) return;
+  throw fault('VALUE_FORMAT_UNSUPPORTED', { node: process.version, v8: process.versions.v8, written, supported });
+}
+
+module.exports = { serialize, deserialize, checkValueFormat, nodeValueFormat };

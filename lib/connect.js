@@ -14,6 +14,7 @@ const { ExecutorError, fault } = require('./errors');
 const { ExecutorCore } = require('./executor-core');
 const { loadNative } = require('./native');
 const validate = require('./validate');
+const { checkValueFormat } = require('./clone');
 
 /**
  * @typedef {import('../index').ConnectOptions} ConnectOptions
@@ -276,6 +277,7 @@ function open(url, opts) {
  */
 async function connect(url, options) {
   const opts = validate.connectOptions(url, options);
+  checkValueFormat();
   const channel = await open(opts.url, opts);
   return new RemoteExecutor(channel, opts);
 }

@@ -11,6 +11,7 @@ const { loadNative } = require('./native');
 const { fault, fromNative } = require('./errors');
 const { ExecutorCore } = require('./executor-core');
 const validate = require('./validate');
+const { checkValueFormat } = require('./clone');
 
 /** @typedef {import('../native').NativePool} NativePool */
 
@@ -46,6 +47,7 @@ class IsolateExecutor {
     const { binding, dir } = loadNative();
     const opts = validate.options(options, path.join(dir, 'codemode-worker'));
     if (!fs.existsSync(opts.workerPath)) throw fault('WORKER_NOT_FOUND', { path: opts.workerPath });
+    checkValueFormat();
     this.#options = opts;
     const pool = native(
       () =>

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every test: the type check of the JS host library against the addon's declarations (tsc, with
 # native.d.ts from the build), the Rust unit tests (protocol, pool, worker), the vitest suites,
-# which drive real worker processes through the built addon, and the differential testbed
-# against the real DynamicWorkerExecutor in workerd, and a short soak. Run after scripts/build.sh
-# (npm test does).
+# which drive real worker processes through the built addon, a short soak, the install test
+# (scripts/test-install.mjs), and the differential testbed against the real
+# DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -13,4 +13,7 @@ cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-
 npx vitest run
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
 node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24
+# The packed packages installed into an empty project, under Node 20, 22 and 24 (fetched from the
+# npm registry into ~/.cache/codemode-executor once).
+node scripts/test-install.mjs
 npm run --silent testbed

@@ -197,3 +197,9 @@ impl NativeServer {
 pub fn executor_protocol() -> u32 {
     codemode_daemon::wire::PROTOCOL
 }
+
+/// The V8 value-serializer format the worker speaks (lib/clone.js checks Node's against it).
+#[napi]
+pub fn value_format_version() -> u32 {
+    codemode_protocol::VALUE_FORMAT_VERSION
+}

@@ -24,6 +24,13 @@ pub use messages::{
 /// Invoked); 4: `Started` (the worker acknowledges an Execute before running it).
 pub const PROTOCOL_VERSION: u32 = 4;
 
+/// The V8 value-serializer format the worker writes, and the newest it reads (the version after
+/// the 0xFF header tag). Values cross both ways (tool answers in, arguments and results out) and
+/// V8 refuses a format newer than its own (it never guesses), so the host requires its Node to
+/// write exactly this one when an executor is built (`VALUE_FORMAT_UNSUPPORTED`). The worker's
+/// tests pin it to its V8.
+pub const VALUE_FORMAT_VERSION: u32 = 15;
+
 /// The worker's descriptor for the control pipe: the pool maps the pipe's read end here, and
 /// the worker's cancel thread reads `Cancel` frames from it.
 pub const CONTROL_FD: i32 = 3;

@@ -20,6 +20,7 @@ use crate::{clone, run};
 mod handles;
 mod natives;
 mod run_loop;
+mod value_format;
 
 type Job = Box<dyn FnOnce() + Send>;
 

@@ -1,0 +1,79 @@
+// Values cross to the worker in this Node's V8 serializer format. A Node whose V8 writes a newer
+// format than the worker's V8 reads must be refused with a typed error before any value crosses,
+// and a value in a newer format that reaches the worker anyway must be refused, never misread.
+// A newer Node is simulated by a Serializer whose header claims the next format.
+import { createRequire } from 'node:module';
+import { afterEach, describe, expect, it } from 'vitest';
+import { executor, ExecutorError, IsolateExecutor, rejection } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const { Serializer } = require('node:v8');
+const { connect } = require('../index.js');
+const { nodeValueFormat } = require('../lib/clone.js');
+const { loadNative } = require('../lib/native.js');
+
+const supported = loadNative().binding.valueFormatVersion();
+const realWriteHeader = Serializer.prototype.writeHeader;
+
+/** Makes this Node write headers claiming format `version` (as a newer Node's V8 would). */
+function pretendFormat(version) {
+  Serializer.prototype.writeHeader = function writeHeader() {
+    this.writeRawBytes(Buffer.from([0xff, version]));
+  };
+}
+
+afterEach(() => {
+  Serializer.prototype.writeHeader = realWriteHeader;
+});
+
+describe('the value-serializer format', () => {
+  it('this Node writes the format the worker speaks', () => {
+    expect(supported).toBe(15);
+    expect(nodeValueFormat()).toBe(supported);
+  });
+
+  it('a newer format refuses the executor with VALUE_FORMAT_UNSUPPORTED, before a worker starts', async () => {
+    pretendFormat(supported + 1);
+    let err;
+    try {
+      new IsolateExecutor({ workers: 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ExecutorError);
+    expect(err.code).toBe('VALUE_FORMAT_UNSUPPORTED');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toContain(`format ${supported + 1}`);
+    expect(err.message).toContain(`speaks format ${supported}`);
+    expect(err.message).toContain(process.version);
+    const remote = await rejection(connect('ws://127.0.0.1:9', { websocket: require('ws') }));
+    expect(remote).toBeInstanceOf(ExecutorError);
+    expect(remote.code).toBe('VALUE_FORMAT_UNSUPPORTED');
+  });
+
+  it("an older format is refused too: the worker's results would not read on this Node", () => {
+    pretendFormat(supported - 1);
+    expect(() => new IsolateExecutor({ workers: 1 })).toThrow(/format 14, and the codemode-worker speaks format 15/);
+  });
+
+  it('a tool answer in a newer format is refused inside the sandbox, never misread', async () => {
+    const ex = executor({ workers: 1 });
+    let calls = 0;
+    const newer = await ex.execute({
+      code: `async () => {
+        const same = await t.answer();
+        try { return [same, await t.answer()] } catch (e) { return [same, 'rejected: ' + e.message] }
+      }`,
+      providers: [{ name: 't', tools: ['answer'] }],
+      dispatch: () => {
+        calls += 1;
+        if (calls === 2) pretendFormat(supported + 1);
+        return { n: calls };
+      },
+    });
+    Serializer.prototype.writeHeader = realWriteHeader;
+    expect(newer.error).toBeUndefined();
+    expect(newer.result[0]).toEqual({ n: 1 });
+    expect(newer.result[1]).toMatch(/^rejected: The tool's answer could not be read/);
+  });
+});

