@@ -143,7 +143,20 @@ async function checkNode(project, node) {
   if (!help.includes('Usage: codemode-executor')) fail(`codemode-executor --help printed no usage:\n${help}`);
   say(`${version}: codemode-executor serve + connect`);
   await serveAndConnect(project, bin, node, env);
-  // TESTBED: `codemode-executor testbed --cases <a three-case corpus>` from this project goes here.
+}
+
+/**
+ * A host's own corpus through both executors: the installed CLI's `testbed` on the three-case
+ * example corpus (examples/testbed-cases.mjs), from the project, with the reference in workerd.
+ * Once, under this Node: the replay does not depend on the Node version the checks above cover.
+ * @param {string} project
+ */
+async function replayCorpus(project) {
+  fs.copyFileSync(path.join(checkout, 'examples', 'testbed-cases.mjs'), path.join(project, 'my-cases.mjs'));
+  say('codemode-executor testbed --cases ./my-cases.mjs (the reference in workerd, ours in process)');
+  const bin = path.join(project, 'node_modules', '.bin', 'codemode-executor');
+  const out = run('codemode-executor testbed', bin, ['testbed', '--cases', './my-cases.mjs'], { cwd: project, timeout: 120_000 });
+  if (!/3 cases/.test(out)) fail(`codemode-executor testbed printed no summary of 3 cases:\n${out}`);
 }
 
 /**
@@ -207,12 +220,14 @@ async function main() {
     for (const file of fs.readdirSync(checksDir)) fs.copyFileSync(path.join(checksDir, file), path.join(project, file));
     // The registry packages at the ranges the checkout develops against.
     const dev = root.devDependencies;
-    const fromRegistry = ['@cloudflare/codemode', 'ai', 'zod', 'ws', 'typescript', '@types/node'].map((n) => `${n}@${dev[n]}`);
+    // workerd and esbuild: what a host installs to replay its own corpus (`codemode-executor testbed`).
+    const fromRegistry = ['@cloudflare/codemode', 'ai', 'zod', 'ws', 'typescript', '@types/node', 'workerd', 'esbuild'].map((n) => `${n}@${dev[n]}`);
     say(`npm install of ${packed.length} tarballs and ${fromRegistry.join(' ')}`);
     run('npm install into the empty project', 'npm', ['install', '--no-audit', '--no-fund', ...packed, ...fromRegistry], { cwd: project, timeout: 300_000 });
     say('tsc --noEmit --strict of a host file using every exported type');
     run('the type check of types.mts', process.execPath, [path.join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', '--strict'], { cwd: project });
     for (const { bin } of nodes) await checkNode(project, bin);
+    await replayCorpus(project);
     const sizes = packageSizes(project);
     say(`installed: ${sizes}`);
   } finally {
