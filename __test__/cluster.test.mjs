@@ -5,11 +5,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutorError, WebSocket, connect, httpGet, startDaemon } from './daemon-helpers.mjs';
 import { sleep, until } from './helpers.mjs';
+import { freePort } from '../lib/testbed/engine.mjs';
 
 const CONFIG = fileURLToPath(new URL('../deploy/haproxy.cfg', import.meta.url));
 const dec = new TextDecoder();
@@ -22,16 +22,6 @@ function haproxyBinary() {
   throw new Error('HAProxy is not installed: `apt-get install -y haproxy` (.ci/run does it)');
 }
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 let daemons = [];
 let lb;
@@ -61,6 +51,21 @@ afterAll(() => {
 
 /** A caller: its own connection through the balancer. */
 const caller = () => connect(lbUrl, { websocket: WebSocket });
+
+/** A caller whose connection the balancer sent to daemon `id` (round robin: a few tries). */
+async function callerOn(id) {
+  const spare = [];
+  try {
+    for (let i = 0; i < 12; i++) {
+      const c = await caller();
+      if (c.daemon === id) return c;
+      spare.push(c);
+    }
+    throw new Error(`no connection reached daemon ${id} in 12 tries`);
+  } finally {
+    await Promise.all(spare.map((c) => c.close()));
+  }
+}
 
 /**
  * Runs `count` executions on `executor`, retrying a retryable failure (at most 5 tries each);
@@ -145,15 +150,7 @@ describe('three daemons behind HAProxy', () => {
     // A handle on the daemon about to die: find a caller that landed there.
     const victim = daemons[1];
     const victimId = (await httpGet(victim.port, '/healthz')).body.daemon;
-    let holderConn;
-    const spare = [];
-    for (let i = 0; i < 12 && !holderConn; i++) {
-      const c = await caller();
-      if (c.daemon === victimId) holderConn = c;
-      else spare.push(c);
-    }
-    await Promise.all(spare.map((c) => c.close()));
-    expect(holderConn, 'no connection reached the victim in 12 tries').toBeTruthy();
+    const holderConn = await callerOn(victimId);
     const granted = await holderConn.execute({ code: 'async () => ({ fetch: async () => new Response("alive") })', retainHandles: true });
     const callers = await Promise.all(Array.from({ length: 20 }, caller));
     const started = Date.now();
@@ -188,15 +185,7 @@ describe('three daemons behind HAProxy', () => {
     const draining = daemons[2];
     const drainingId = (await httpGet(draining.port, '/healthz')).body.daemon;
     // Keep it busy so its drain lasts: a run of 3 s on a connection that reached it.
-    let busy;
-    const spare = [];
-    for (let i = 0; i < 12 && !busy; i++) {
-      const c = await caller();
-      if (c.daemon === drainingId) busy = c;
-      else spare.push(c);
-    }
-    await Promise.all(spare.map((c) => c.close()));
-    expect(busy, 'no connection reached the daemon in 12 tries').toBeTruthy();
+    const busy = await callerOn(drainingId);
     const long = busy.execute({ code: 'async () => { await new Promise((r) => setTimeout(r, 3000)); return "drained" }' });
     await sleep(100);
     draining.child.kill('SIGTERM');

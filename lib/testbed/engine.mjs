@@ -90,7 +90,8 @@ export function referenceDir(version, { installed, cacheDir }) {
   return dir;
 }
 
-async function freePort() {
+/** A free TCP port on 127.0.0.1 (the reference's workerd listens there). */
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.listen(0, '127.0.0.1', () => {
