@@ -34,15 +34,19 @@ fn main() {
     io::die_with_parent();
     jail::close_inherited_fds();
 
+    let started = std::time::Instant::now();
     isolate::init_v8();
+    let v8_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     let default_limit = std::env::var("CODEMODE_MEMORY_LIMIT_MIB")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(128);
+    let snapshot_started = std::time::Instant::now();
     isolate::init_snapshot();
     if let Some(n) = bench_runs {
-        bench::prepare(n);
+        let snapshot_ms = snapshot_started.elapsed().as_secs_f64() * 1000.0;
+        bench::prepare(n, bench::Startup { v8_ms, snapshot_ms });
         return;
     }
     let current = io::CurrentRun::default();
