@@ -6,11 +6,14 @@
 use std::time::Instant;
 
 use crate::isolate::Prepared;
+use crate::snapshot::Origin;
 
 /// What the process spent before its first isolate, in milliseconds.
 pub struct Startup {
     pub v8_ms: f64,
+    /// Loading the embedded snapshot, or building it when there is none.
     pub snapshot_ms: f64,
+    pub origin: Origin,
 }
 
 pub fn prepare(n: usize, startup: Startup) {
@@ -30,7 +33,7 @@ pub fn prepare(n: usize, startup: Startup) {
         }
         bare.push(t.elapsed().as_secs_f64() * 1000.0);
         let t = Instant::now();
-        drop(Prepared::build(128, false));
+        drop(Prepared::build(128, None));
         bootstrap.push(t.elapsed().as_secs_f64() * 1000.0);
         let t = Instant::now();
         let p = Prepared::new(128);
@@ -44,12 +47,13 @@ pub fn prepare(n: usize, startup: Startup) {
         v[v.len() / 2]
     };
     println!(
-        "{{\"runs\":{n},\"initV8Ms\":{:.3},\"buildSnapshotMs\":{:.3},\"bareIsolateAndContextMs\":{:.3},\"runtimeByBootstrapMs\":{:.3},\"runtimeFromSnapshotMs\":{:.3},\"disposeMs\":{:.3}}}",
+        "{{\"runs\":{n},\"initV8Ms\":{:.3},\"buildSnapshotMs\":{:.3},\"bareIsolateAndContextMs\":{:.3},\"runtimeByBootstrapMs\":{:.3},\"runtimeFromSnapshotMs\":{:.3},\"disposeMs\":{:.3},\"snapshotEmbedded\":{}}}",
         startup.v8_ms,
         startup.snapshot_ms,
         p50(&mut bare),
         p50(&mut bootstrap),
         p50(&mut full),
-        p50(&mut dispose)
+        p50(&mut dispose),
+        startup.origin == Origin::Embedded
     );
 }

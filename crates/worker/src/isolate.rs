@@ -1,6 +1,7 @@
 //! A fresh isolate and context with the runtime installed, ready for one program.
 
 use crate::helpers::Helpers;
+use crate::snapshot::{self, Snapshot};
 use crate::{memory, natives, runtime_js};
 
 pub struct Prepared {
@@ -11,81 +12,30 @@ pub struct Prepared {
     pub memory_limit_mib: u32,
 }
 
-/// The runtime built once per worker into a V8 startup snapshot: each isolate then deserializes
-/// a context with every global already installed instead of running the bootstrap again.
-struct Snapshot {
-    blob: &'static [u8],
-    refs: &'static v8::ExternalReferences,
-    /// Where the helpers object sits in the snapshot's context data.
-    helpers_index: usize,
-}
-
-static SNAPSHOT: std::sync::OnceLock<Option<Snapshot>> = std::sync::OnceLock::new();
-
-/// Every native the runtime binds: V8 records them by address in the snapshot.
-fn external_references() -> &'static v8::ExternalReferences {
-    let refs = natives::external_references();
-    Box::leak(Box::new(v8::ExternalReferences::new(&refs)))
-}
+/// The flags V8 runs with, here and when the snapshot is built (a snapshot is only valid with
+/// the flags it was made with; its fingerprint covers them).
+/// V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
+/// Turboshaft's loop unrolling removed; this flag keeps termination reliable.
+pub const V8_FLAGS: &str = "--no-turboshaft-loop-unrolling";
 
 /// Starts V8 (once per process, before anything else touches it).
 pub fn init_v8() {
-    // V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
-    // Turboshaft's loop unrolling removed; this flag keeps termination reliable.
-    v8::V8::set_flags_from_string("--no-turboshaft-loop-unrolling");
+    v8::V8::set_flags_from_string(V8_FLAGS);
     let platform = v8::new_default_platform(0, false).make_shared();
     v8::V8::initialize_platform(platform);
     v8::V8::initialize();
 }
 
-/// Builds the snapshot (call once, on the main thread, before the first `Prepared::new`). On
-/// failure the worker falls back to running the bootstrap in every isolate, and says so.
-pub fn init_snapshot() {
-    SNAPSHOT.get_or_init(|| {
-        let refs = external_references();
-        let mut creator = v8::Isolate::snapshot_creator(Some(refs), None);
-        let helpers_index = {
-            let scope = &mut v8::HandleScope::new(&mut creator);
-            let context = v8::Context::new(scope, Default::default());
-            let scope = &mut v8::ContextScope::new(scope, context);
-            let helpers = install_runtime(scope);
-            warm_up(scope, helpers);
-            scope.set_default_context(context);
-            scope.add_context_data(context, helpers)
-        };
-        match creator.create_blob(v8::FunctionCodeHandling::Keep) {
-            Some(blob) => Some(Snapshot {
-                blob: Box::leak(blob.to_vec().into_boxed_slice()),
-                refs,
-                helpers_index,
-            }),
-            None => {
-                eprintln!("codemode-worker: the runtime snapshot could not be built; isolates will run the bootstrap instead");
-                None
-            }
-        }
-    });
-}
-
-/// Whether the snapshot was built (isolates then deserialize the runtime).
-#[cfg(test)]
-pub fn snapshot_ready() -> bool {
-    SNAPSHOT.get().is_some_and(Option::is_some)
-}
-
 impl Prepared {
+    /// An isolate from the process's snapshot (snapshot.rs), if it has one.
     pub fn new(memory_limit_mib: u32) -> Prepared {
-        Self::build(memory_limit_mib, true)
+        Self::build(memory_limit_mib, snapshot::current())
     }
 
-    /// `use_snapshot: false` runs the bootstrap in the new isolate (the fallback, and bench/'s
-    /// point of comparison).
-    pub fn build(memory_limit_mib: u32, use_snapshot: bool) -> Prepared {
+    /// `snapshot: None` runs the bootstrap in the new isolate (the fallback, and bench/'s point
+    /// of comparison).
+    pub fn build(memory_limit_mib: u32, snapshot: Option<&Snapshot>) -> Prepared {
         let limit = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
-        let snapshot = SNAPSHOT
-            .get()
-            .and_then(Option::as_ref)
-            .filter(|_| use_snapshot);
         let mut params = v8::CreateParams::default()
             .heap_limits(0, limit)
             .array_buffer_allocator(memory::allocator());
@@ -152,7 +102,7 @@ fn resolve_helpers(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) 
 /// Calls the helpers every run calls, so their bytecode is compiled into the snapshot: a lazily
 /// compiled function would otherwise be parsed and compiled again in every fresh isolate, on the
 /// run's critical path (~70 µs for beginRun and runTimers together).
-fn warm_up(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) {
+pub fn warm_up(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) {
     let helpers = resolve_helpers(scope, helpers);
     let tc = &mut v8::TryCatch::new(scope);
     let empty = v8::Array::new(tc, 0).into();
@@ -181,7 +131,7 @@ fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8
 
 /// Evaluates the runtime (runtime_js.rs) with the native bindings. The runtime is part of the
 /// worker binary: if it fails, the binary is broken, and the worker must not pretend to be usable.
-fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Object> {
+pub fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Object> {
     let tc = &mut v8::TryCatch::new(scope);
     let helpers = (|| {
         let bindings = v8::Object::new(tc);

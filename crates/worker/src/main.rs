@@ -17,6 +17,7 @@ mod natives;
 mod retained;
 mod run;
 mod runtime_js;
+mod snapshot;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -27,6 +28,9 @@ use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let selftest = args.first().map(String::as_str) == Some("--jail-selftest");
+    if args.first().map(String::as_str) == Some("--write-snapshot") {
+        write_snapshot(args.get(1));
+    }
     let bench_runs = match args.first().map(String::as_str) {
         Some("--bench-prepare") => Some(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(200)),
         _ => None,
@@ -43,10 +47,15 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(128);
     let snapshot_started = std::time::Instant::now();
-    isolate::init_snapshot();
+    let origin = snapshot::init();
     if let Some(n) = bench_runs {
         let snapshot_ms = snapshot_started.elapsed().as_secs_f64() * 1000.0;
-        bench::prepare(n, bench::Startup { v8_ms, snapshot_ms });
+        let startup = bench::Startup {
+            v8_ms,
+            snapshot_ms,
+            origin,
+        };
+        bench::prepare(n, startup);
         return;
     }
     let current = io::CurrentRun::default();
@@ -115,4 +124,24 @@ fn main() {
         }
     }
     // The host closed our stdin: it is gone or closing the pool.
+}
+
+/// `--write-snapshot <path>` (scripts/build.sh): writes the runtime snapshot's file for the next
+/// build to embed, then exits.
+fn write_snapshot(path: Option<&String>) -> ! {
+    let Some(path) = path else {
+        eprintln!("usage: codemode-worker --write-snapshot <path>");
+        std::process::exit(2);
+    };
+    isolate::init_v8();
+    match snapshot::write(path) {
+        Ok(what) => {
+            eprintln!("codemode-worker: runtime snapshot {path}: {what}");
+            std::process::exit(0);
+        }
+        Err(e) => {
+            eprintln!("codemode-worker: cannot write the runtime snapshot: {e}");
+            std::process::exit(1);
+        }
+    }
 }

@@ -20,6 +20,7 @@ use crate::{clone, run};
 mod handles;
 mod natives;
 mod run_loop;
+mod snapshot;
 mod value_format;
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -35,7 +36,7 @@ pub fn on_v8_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -
         let (tx, rx) = channel::<Job>();
         std::thread::spawn(move || {
             isolate::init_v8();
-            isolate::init_snapshot();
+            crate::snapshot::init();
             for job in rx {
                 job();
             }
