@@ -99,13 +99,8 @@ class ExecutorCore {
     } catch (e) {
       return Promise.reject(e);
     }
-    let resolve = /** @type {Run['resolve']} */ (noop);
-    let reject = /** @type {Run['reject']} */ (noop);
-    /** @type {Promise<Outcome>} */
-    const promise = new Promise((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
+    /** @type {Deferred<Outcome>} */
+    const { resolve, reject, promise } = deferred();
     this.#runs.set(id, { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise });
     this.#holdLoop();
     return promise;
@@ -125,13 +120,8 @@ class ExecutorCore {
     } catch (e) {
       return Promise.reject(e);
     }
-    let resolve = /** @type {Invocation['resolve']} */ (noop);
-    let reject = /** @type {Invocation['reject']} */ (noop);
-    /** @type {Promise<import('../index').WireResponse>} */
-    const promise = new Promise((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
+    /** @type {Deferred<import('../index').WireResponse>} */
+    const { resolve, reject, promise } = deferred();
     this.#invocations.set(token, { resolve, reject, promise });
     this.#holdLoop();
     return promise;
@@ -355,6 +345,27 @@ class ExecutorCore {
     // Exactly the four wire fields; the body as an ArrayBuffer of its own.
     invocation.resolve({ status: r.status, statusText: r.statusText, headers: r.headers, body: r.body ? ownBuffer(r.body) : null });
   }
+}
+
+/**
+ * A promise with its settle functions.
+ * @template T
+ * @typedef {{ promise: Promise<T>, resolve: (value: T) => void, reject: (error: unknown) => void }} Deferred
+ */
+
+/**
+ * @template T
+ * @returns {Deferred<T>}
+ */
+function deferred() {
+  let resolve = /** @type {(value: T) => void} */ (noop);
+  let reject = /** @type {(error: unknown) => void} */ (noop);
+  /** @type {Promise<T>} */
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 /**

@@ -175,14 +175,13 @@ impl NativeServer {
     #[napi]
     pub fn stats(&self) -> NativeServerStats {
         let s = self.server.stats();
-        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
         NativeServerStats {
-            workers: n(s.pool.workers),
-            idle: n(s.pool.idle),
-            running: n(s.pool.running),
-            queued: n(s.pool.queued),
-            retained: n(s.pool.retained),
-            connections: n(s.connections),
+            workers: s.workers,
+            idle: s.idle,
+            running: s.running,
+            queued: s.queued,
+            retained: s.retained,
+            connections: s.connections,
         }
     }
 

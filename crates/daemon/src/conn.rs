@@ -547,6 +547,18 @@ impl Conn<'_> {
         id
     }
 
+    /// Remembers call `call_id` (the pool's `pool_call` of run `exec_id`, request `id`) until
+    /// the client answers it.
+    fn wait(&mut self, call_id: u32, id: u32, exec_id: u64, pool_call: u32, what: Waiting) {
+        let pending = Pending {
+            id,
+            exec_id,
+            call_id: pool_call,
+            what,
+        };
+        self.pending.insert(call_id, pending);
+    }
+
     /// Something the pool reported for this connection.
     fn event(&mut self, ev: ConnEvent) {
         match ev {
@@ -559,18 +571,11 @@ impl Conn<'_> {
                     tool: call.tool.clone(),
                 };
                 self.send(msg, Some(&call.args));
-                self.pending.insert(
-                    call_id,
-                    Pending {
-                        id,
-                        exec_id: call.exec_id,
-                        call_id: call.call_id,
-                        what: Waiting::Tool {
-                            provider: call.provider,
-                            tool: call.tool,
-                        },
-                    },
-                );
+                let what = Waiting::Tool {
+                    provider: call.provider,
+                    tool: call.tool,
+                };
+                self.wait(call_id, id, call.exec_id, call.call_id, what);
             }
             ConnEvent::Fetch { id, call } => {
                 let call_id = self.call_id();
@@ -585,15 +590,8 @@ impl Conn<'_> {
                     has_body: r.body.is_some(),
                 };
                 self.send(msg, r.body.as_deref());
-                self.pending.insert(
-                    call_id,
-                    Pending {
-                        id,
-                        exec_id: call.exec_id,
-                        call_id: call.call_id,
-                        what: Waiting::Fetch { url: r.url },
-                    },
-                );
+                let what = Waiting::Fetch { url: r.url };
+                self.wait(call_id, id, call.exec_id, call.call_id, what);
             }
             ConnEvent::Done {
                 id,

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use codemode_pool::protocol::{Failure, FailureCode};
-use codemode_pool::{Pool, PoolOptions, PoolStats};
+use codemode_pool::{Pool, PoolOptions};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, Notify};
@@ -75,13 +75,6 @@ pub type Events = Box<dyn Fn(Event) + Send + Sync + 'static>;
 
 /// The answer to a connection: admitted under a name, or refused with a reason.
 type Admission = Result<Option<String>, String>;
-
-/// What the pool's counts plus the open connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ServerStats {
-    pub pool: PoolStats,
-    pub connections: usize,
-}
 
 pub(crate) struct Registry {
     /// Set once the drain closes connections: a connection admitted later closes at once.
@@ -240,11 +233,9 @@ impl Server {
         self.runtime.spawn(drain(self.shared.clone(), grace));
     }
 
-    pub fn stats(&self) -> ServerStats {
-        ServerStats {
-            pool: self.shared.pool.stats(),
-            connections: self.shared.connections.load(Ordering::Relaxed),
-        }
+    /// The pool's counts and the open connections (as `stats` and `/healthz` report them).
+    pub fn stats(&self) -> wire::Counts {
+        self.shared.counts()
     }
 
     pub fn worker_pids(&self) -> Vec<u32> {
@@ -328,16 +319,12 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
     let draining = shared.draining.load(Ordering::SeqCst);
     match http::route(&head) {
         http::Route::Health => {
-            let mut body = serde_json::json!({
-                "status": if draining { "draining" } else { "ok" },
-                "daemon": shared.daemon_id,
-                "protocol": wire::PROTOCOL,
-            });
-            if let (Some(map), Ok(serde_json::Value::Object(counts))) =
-                (body.as_object_mut(), serde_json::to_value(shared.counts()))
-            {
-                map.extend(counts);
-            }
+            let body = wire::Health {
+                status: if draining { "draining" } else { "ok" },
+                daemon: &shared.daemon_id,
+                protocol: wire::PROTOCOL,
+                counts: shared.counts(),
+            };
             let (status, reason) = if draining {
                 (503, "Service Unavailable")
             } else {
@@ -346,7 +333,8 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
             let body = if head.method == "HEAD" {
                 String::new()
             } else {
-                body.to_string()
+                // Plain strings and integers: serializing cannot fail.
+                serde_json::to_string(&body).unwrap_or_default()
             };
             let bytes = http::response(status, reason, "application/json", &body);
             write_and_close(stream, &bytes).await;

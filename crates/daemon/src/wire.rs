@@ -243,6 +243,16 @@ pub struct Counts {
     pub connections: u32,
 }
 
+/// `GET /healthz`'s body: serving or draining, who, and the counts.
+#[derive(Debug, Serialize)]
+pub struct Health<'a> {
+    pub status: &'static str,
+    pub daemon: &'a str,
+    pub protocol: u32,
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
 /// A message from the daemon. `payload` fields are not serialized: they travel as the binary
 /// form's tail (see [`encode`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]

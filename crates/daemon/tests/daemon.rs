@@ -263,7 +263,7 @@ async fn a_client_runs_programs_whose_tool_calls_it_answers() {
     let until = tokio::time::Instant::now() + BOUND;
     loop {
         let s = d.server.stats();
-        if s.pool.running == 0 && s.connections == 0 {
+        if s.running == 0 && s.connections == 0 {
             break;
         }
         assert!(
