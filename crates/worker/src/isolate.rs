@@ -4,6 +4,17 @@ use crate::helpers::Helpers;
 use crate::snapshot::{self, Snapshot};
 use crate::{memory, natives, runtime_js};
 
+use std::time::{Duration, Instant};
+
+/// When each step of [`Prepared::build_timed`] ended, from its start.
+#[derive(Default)]
+pub struct Split {
+    /// The isolate exists (from the snapshot, if any).
+    pub isolate: Duration,
+    /// Its context holds the runtime (deserialized, or bootstrapped).
+    pub context: Duration,
+}
+
 pub struct Prepared {
     // Globals first: fields drop in order, and a Global must go before its isolate.
     pub context: v8::Global<v8::Context>,
@@ -20,7 +31,16 @@ pub const V8_FLAGS: &str = "--no-turboshaft-loop-unrolling";
 
 /// Starts V8 (once per process, before anything else touches it).
 pub fn init_v8() {
+    init_v8_with("");
+}
+
+/// Starts V8 with flags beyond [`V8_FLAGS`] (`--bench-prepare` only: a snapshot made with the
+/// shipped flags does not fit, so that process builds its own).
+pub fn init_v8_with(extra_flags: &str) {
     v8::V8::set_flags_from_string(V8_FLAGS);
+    if !extra_flags.is_empty() {
+        v8::V8::set_flags_from_string(extra_flags);
+    }
     let platform = v8::new_default_platform(0, false).make_shared();
     v8::V8::initialize_platform(platform);
     v8::V8::initialize();
@@ -35,6 +55,16 @@ impl Prepared {
     /// `snapshot: None` runs the bootstrap in the new isolate (the fallback, and bench/'s point
     /// of comparison).
     pub fn build(memory_limit_mib: u32, snapshot: Option<&Snapshot>) -> Prepared {
+        Self::build_timed(memory_limit_mib, snapshot, &mut Split::default())
+    }
+
+    /// `build`, noting when each step ended (`--bench-prepare`).
+    pub fn build_timed(
+        memory_limit_mib: u32,
+        snapshot: Option<&Snapshot>,
+        split: &mut Split,
+    ) -> Prepared {
+        let started = Instant::now();
         let limit = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
         let mut params = v8::CreateParams::default()
             .heap_limits(0, limit)
@@ -45,6 +75,7 @@ impl Prepared {
                 .external_references(&**snap.refs);
         }
         let mut isolate = v8::Isolate::new(params);
+        split.isolate = started.elapsed();
         isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
         let raw: *mut v8::Isolate = &mut *isolate;
         // The callback receives the isolate it is registered on; it lives as long as `isolate`.
@@ -67,6 +98,7 @@ impl Prepared {
                 }
                 None => install_runtime(scope),
             };
+            split.context = started.elapsed();
             // While idle, compile (never instantiate or run) a module of the program's shape: the
             // isolate's first module compile pays one-time setup (~20-50 µs here) that would
             // otherwise land on the run's critical path. Nothing in the context changes.

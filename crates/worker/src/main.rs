@@ -39,7 +39,12 @@ fn main() {
     jail::close_inherited_fds();
 
     let started = std::time::Instant::now();
-    isolate::init_v8();
+    // `--bench-prepare` may try V8 flags beyond the shipped ones (bench/ compares them).
+    let bench_flags = match bench_runs {
+        Some(_) => std::env::var("CODEMODE_BENCH_V8_FLAGS").unwrap_or_default(),
+        None => String::new(),
+    };
+    isolate::init_v8_with(&bench_flags);
     let v8_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     let default_limit = std::env::var("CODEMODE_MEMORY_LIMIT_MIB")
@@ -47,7 +52,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(128);
     let snapshot_started = std::time::Instant::now();
-    let origin = snapshot::init();
+    let origin = snapshot::init(bench_flags.is_empty());
     if let Some(n) = bench_runs {
         let snapshot_ms = snapshot_started.elapsed().as_secs_f64() * 1000.0;
         let startup = bench::Startup {
@@ -55,7 +60,8 @@ fn main() {
             snapshot_ms,
             origin,
         };
-        bench::prepare(n, startup);
+        let only_snapshot = args.get(2).map(String::as_str) == Some("snapshot");
+        bench::prepare(n, only_snapshot, startup);
         return;
     }
     let current = io::CurrentRun::default();

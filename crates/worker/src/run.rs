@@ -188,7 +188,7 @@ pub(crate) struct Context<'a> {
 }
 
 /// CPU time of the calling thread in microseconds.
-fn thread_cpu_us() -> u64 {
+pub(crate) fn thread_cpu_us() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

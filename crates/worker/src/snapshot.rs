@@ -175,9 +175,11 @@ pub fn load(embedded: Option<&'static [u8]>) -> (Option<Snapshot>, Origin) {
 }
 
 /// Sets up this process's snapshot (call once, on the main thread, after `init_v8` and before
-/// the first `Prepared::new`).
-pub fn init() -> Origin {
-    SNAPSHOT.get_or_init(|| load(embedded())).1
+/// the first `Prepared::new`). `use_embedded: false` builds it now even when one is embedded (V8
+/// started with other flags than the embedded one was made with).
+pub fn init(use_embedded: bool) -> Origin {
+    let embedded = embedded().filter(|_| use_embedded);
+    SNAPSHOT.get_or_init(|| load(embedded)).1
 }
 
 /// The process's snapshot, once `init` has run and if there is one.

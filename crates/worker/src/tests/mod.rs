@@ -36,7 +36,7 @@ pub fn on_v8_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -
         let (tx, rx) = channel::<Job>();
         std::thread::spawn(move || {
             isolate::init_v8();
-            crate::snapshot::init();
+            crate::snapshot::init(true);
             for job in rx {
                 job();
             }
