@@ -46,7 +46,11 @@ describe('the value-serializer format', () => {
     expect(err.message).toContain(`format ${supported + 1}`);
     expect(err.message).toContain(`speaks format ${supported}`);
     expect(err.message).toContain(process.version);
-    const remote = await rejection(connect('ws://127.0.0.1:9', { websocket: require('ws') }));
+    const refused = rejection(connect('ws://127.0.0.1:9', { websocket: require('ws') }));
+    // Restored before anything awaits: vitest's own messages to its parent are V8-serialized
+    // too, and one sent while the header is faked would not read there.
+    Serializer.prototype.writeHeader = realWriteHeader;
+    const remote = await refused;
     expect(remote).toBeInstanceOf(ExecutorError);
     expect(remote.code).toBe('VALUE_FORMAT_UNSUPPORTED');
   });
@@ -67,7 +71,14 @@ describe('the value-serializer format', () => {
       providers: [{ name: 't', tools: ['answer'] }],
       dispatch: () => {
         calls += 1;
-        if (calls === 2) pretendFormat(supported + 1);
+        if (calls === 2) {
+          // Faked only while this answer is serialized (synchronously, right after dispatch
+          // returns): vitest's own messages are V8-serialized too (see above).
+          pretendFormat(supported + 1);
+          queueMicrotask(() => {
+            Serializer.prototype.writeHeader = realWriteHeader;
+          });
+        }
         return { n: calls };
       },
     });

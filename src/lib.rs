@@ -6,17 +6,18 @@
 mod failures;
 mod server;
 mod types;
+mod uv;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use codemode_pool::protocol::{Failure, RunOutcome};
+use codemode_pool::protocol::{Failure, FailureCode, RunOutcome};
 use codemode_pool::{CloseReason, FetchCall, Host, Pool, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
-use napi::Status;
+use napi::{Env, Status};
 use napi_derive::napi;
 
 pub use failures::{failure_catalog, render_failure, FailureEntry, FailureKind};
@@ -62,6 +63,8 @@ impl Host for Bridge {
 pub struct NativePool {
     pool: Pool,
     bridge: Arc<Bridge>,
+    /// Node's loop reads the workers' output (uv.rs).
+    reactor: uv::Reactor,
 }
 
 #[napi]
@@ -70,6 +73,7 @@ impl NativePool {
     /// (`WORKER_START_FAILED`) when they cannot start.
     #[napi(constructor)]
     pub fn new(
+        env: Env,
         options: NativeOptions,
         on_tool_call: ThreadsafeFunction<
             NativeToolCall,
@@ -96,7 +100,17 @@ impl NativePool {
             true,
         >,
     ) -> Result<Self, Fault> {
-        let pool = Pool::start(options.into()).map_err(thrown)?;
+        let (reactor, watcher) = uv::Reactor::new(&env).map_err(|detail| {
+            thrown(FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]))
+        })?;
+        let pool = match Pool::start_watched(options.into(), Arc::new(watcher)) {
+            Ok(pool) => pool,
+            Err(failure) => {
+                reactor.close();
+                return Err(thrown(failure));
+            }
+        };
+        reactor.attach(pool.clone());
         Ok(NativePool {
             pool,
             bridge: Arc::new(Bridge {
@@ -104,6 +118,7 @@ impl NativePool {
                 on_fetch,
                 on_done,
             }),
+            reactor,
         })
     }
 
@@ -199,6 +214,7 @@ impl NativePool {
     pub fn shutdown(&self, grace_ms: u32) {
         self.pool
             .shutdown(Duration::from_millis(u64::from(grace_ms)));
+        self.reactor.close();
     }
 
     #[napi]

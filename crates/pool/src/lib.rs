@@ -16,6 +16,7 @@ mod outbound;
 mod process;
 mod supervisor;
 mod watchdog;
+mod watched;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -30,6 +31,7 @@ use codemode_protocol::{
 
 pub use codemode_protocol as protocol;
 pub use handles::{CloseReason, InvokeDone};
+pub use watched::{Readable, Watch};
 
 /// How many times a run is queued again because its worker was lost before acknowledging it
 /// (`Started`); once more, and it fails with `WORKER_LOST` after all.
@@ -177,6 +179,10 @@ struct Inner {
     client: outbound::NativeClient,
     /// Asks the spawner thread for a replacement worker (see [`supervisor::start_spawner`]).
     respawn: crossbeam_channel::Sender<()>,
+    /// The host's loop, when it reads the workers' output (watched.rs); else reader threads do.
+    watch: Option<Arc<dyn Watch>>,
+    /// The workers it watches.
+    watched: watched::Table,
 }
 
 impl Inner {
@@ -196,6 +202,16 @@ impl Pool {
     /// Checks the worker binary and starts `workers` processes (they handshake in the
     /// background; executions queue until one is ready).
     pub fn start(opts: PoolOptions) -> Result<Pool, Failure> {
+        Self::start_with(opts, None)
+    }
+
+    /// `start`, with the host's event loop reading the workers' output instead of a reader
+    /// thread per worker (see [`Watch`]): one wake-up fewer per frame.
+    pub fn start_watched(opts: PoolOptions, watch: Arc<dyn Watch>) -> Result<Pool, Failure> {
+        Self::start_with(opts, Some(watch))
+    }
+
+    fn start_with(opts: PoolOptions, watch: Option<Arc<dyn Watch>>) -> Result<Pool, Failure> {
         if !opts.worker_path.is_file() {
             return Err(FailureCode::WorkerNotFound
                 .failure(&[("path", &opts.worker_path.display().to_string())]));
@@ -208,6 +224,8 @@ impl Pool {
             next_exec: AtomicU64::new(1),
             client: outbound::NativeClient::new(),
             respawn,
+            watch,
+            watched: Default::default(),
         });
         supervisor::start_spawner(&inner, respawns)?;
         for _ in 0..inner.opts.workers {
@@ -339,6 +357,17 @@ impl Pool {
         if let Some(job) = queued {
             (job.done)(exec_id, Err(FailureCode::Closed.failure(&[])));
         }
+    }
+
+    /// Worker `key`'s output is readable (a pool started with [`Pool::start_watched`]; call on
+    /// the loop's thread): reads it and handles every whole frame.
+    pub fn readable(&self, key: u64) -> Readable {
+        watched::readable(&self.inner, key)
+    }
+
+    /// The loop could not watch worker `key` (see [`Watch`]): it is read on a thread instead.
+    pub fn unwatchable(&self, key: u64) {
+        watched::unwatch(&self.inner, key)
     }
 
     /// Counts of workers and executions.

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -66,7 +66,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
     drop(control_read);
     let mut child =
         spawned.map_err(|e| start_failed(format!("{}: {e}", inner.opts.worker_path.display())))?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+    let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
         let _ = child.kill();
         let _ = child.wait();
         return Err(start_failed("its pipes could not be opened".into()));
@@ -95,6 +95,28 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             exec: None,
         },
     );
+    if let Some(watch) = &inner.watch {
+        match crate::watched::watch(inner, watch.as_ref(), key, child, process.clone(), stdout) {
+            Ok(()) => return Ok(()),
+            // The host's loop cannot watch it: a reader thread reads it instead.
+            Err((c, out)) => {
+                child = c;
+                stdout = out;
+            }
+        }
+    }
+    start_reader(inner, key, child, process, stdout)
+        .map_err(|e| start_failed(format!("no reader thread: {e}")))
+}
+
+/// Reads a worker's frames on a thread of its own until it ends.
+pub(crate) fn start_reader(
+    inner: &Arc<Inner>,
+    key: u64,
+    child: Child,
+    process: Arc<Process>,
+    stdout: ChildStdout,
+) -> std::io::Result<()> {
     let inner2 = inner.clone();
     let reader = std::thread::Builder::new()
         .name(format!("worker-{key}"))
@@ -103,7 +125,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         // The child was moved into the failed closure and dropped unreaped; dropping its slot
         // closes stdin, and a worker exits when stdin closes.
         inner.lock().workers.remove(&key);
-        return Err(start_failed(format!("no reader thread: {e}")));
+        return Err(e);
     }
     Ok(())
 }
@@ -158,9 +180,9 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
 fn read_worker(
     inner: Arc<Inner>,
     key: u64,
-    mut child: Child,
+    child: Child,
     process: Arc<Process>,
-    stdout: std::process::ChildStdout,
+    stdout: ChildStdout,
 ) {
     let mut input = BufReader::with_capacity(64 * 1024, stdout);
     let mut buf = Vec::with_capacity(4096);
@@ -171,113 +193,135 @@ fn read_worker(
             Ok(false) => break None,
             Err(e) => break Some(format!("unreadable output: {e}")),
         }
-        let msg = match WorkerMsg::decode(&buf) {
-            Ok(m) => m,
-            Err(e) => break Some(e.to_string()),
-        };
-        if !greeted && !matches!(msg, WorkerMsg::Hello { .. }) {
-            break Some("its first frame was not a Hello".into());
-        }
-        match msg {
-            WorkerMsg::Hello { version, .. } => {
-                if greeted {
-                    break Some("it said Hello twice".into());
-                }
-                if version != PROTOCOL_VERSION {
-                    break Some(format!(
-                        "the worker binary speaks protocol {version}, this addon {PROTOCOL_VERSION}; rebuild or reinstall so both come from one release"
-                    ));
-                }
-                greeted = true;
-                mark_idle(&inner, key);
-            }
-            WorkerMsg::Ready => mark_idle(&inner, key),
-            WorkerMsg::Started { exec_id } => {
-                if let Some(run) = inner.lock().running.get_mut(&exec_id) {
-                    run.unstarted = None;
-                }
-            }
-            WorkerMsg::Fetch {
-                exec_id,
-                call_id,
-                request,
-            } => start_fetch(&inner, exec_id, call_id, request),
-            WorkerMsg::ToolCall {
-                exec_id,
-                call_id,
-                provider,
-                tool,
-                args,
-            } => {
-                let host = inner.lock().running.get(&exec_id).map(|r| r.host.clone());
-                if let Some(host) = host {
-                    host.tool_call(ToolCall {
-                        exec_id,
-                        call_id,
-                        provider,
-                        tool,
-                        args,
-                    });
-                }
-            }
-            WorkerMsg::Invoked {
-                exec_id,
-                invoke_id,
-                result,
-            } => handles::invoked(&inner, exec_id, invoke_id, result),
-            WorkerMsg::Done {
-                exec_id,
-                mut outcome,
-            } => {
-                let finished = {
-                    let mut st = inner.lock();
-                    let run = st.running.remove(&exec_id);
-                    match (run, outcome.grant.take()) {
-                        // The isolate is retained: the worker's slot stays taken.
-                        (Some(run), Some(grant)) if run.cancelled_at.is_none() => {
-                            outcome.grant = Some(grant.clone());
-                            handles::grant(&mut st, exec_id, &run, grant);
-                            Some(run)
-                        }
-                        (run, grant) => {
-                            // Free, but not idle until its next isolate is prepared (Ready): a
-                            // run queued now goes to a worker that can start it at once.
-                            if let Some(slot) = st.workers.get_mut(&key) {
-                                slot.exec = None;
-                                if grant.is_some() {
-                                    // Granted as the deadline passed: nobody gets the handles.
-                                    let close = HostMsg::CloseHandles { exec_id };
-                                    slot.input.send(close.encode_small());
-                                }
-                            }
-                            run
-                        }
-                    }
-                };
-                if let Some(run) = finished {
-                    let mut outcome = match run.cancelled_at {
-                        // Terminated at its deadline: whatever the worker said, it timed out.
-                        Some(_) => RunOutcome {
-                            stats: outcome.stats,
-                            ..timed_out(run.timeout_ms, outcome.logs)
-                        },
-                        None => outcome,
-                    };
-                    outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
-                    (run.done)(exec_id, Ok(outcome));
-                }
-            }
+        if let Err(why) = on_frame(&inner, key, &mut greeted, &buf) {
+            break Some(why);
         }
     };
-    // The worker is gone (or must go). Make sure, reap it (under the lock every kill of it
-    // takes), and settle what it held.
+    end_worker(&inner, key, child, &process, greeted, why);
+}
+
+/// The worker is gone (or must go). Make sure, reap it (under the lock every kill of it
+/// takes), and settle what it held.
+pub(crate) fn end_worker(
+    inner: &Inner,
+    key: u64,
+    mut child: Child,
+    process: &Process,
+    greeted: bool,
+    why: Option<String>,
+) {
     let status = process.kill_and_reap(&mut child);
     if greeted {
-        worker_lost(&inner, key, why, status);
+        worker_lost(inner, key, why, status);
     } else {
         let detail = why.unwrap_or_else(|| describe_exit(status) + " before its handshake");
-        worker_refused(&inner, key, detail);
+        worker_refused(inner, key, detail);
     }
+}
+
+/// Handles one frame a worker sent (its body, without the length prefix). `Err` says why the
+/// worker must go.
+pub(crate) fn on_frame(
+    inner: &Arc<Inner>,
+    key: u64,
+    greeted: &mut bool,
+    frame: &[u8],
+) -> Result<(), String> {
+    let msg = WorkerMsg::decode(frame).map_err(|e| e.to_string())?;
+    if !*greeted && !matches!(msg, WorkerMsg::Hello { .. }) {
+        return Err("its first frame was not a Hello".into());
+    }
+    match msg {
+        WorkerMsg::Hello { version, .. } => {
+            if *greeted {
+                return Err("it said Hello twice".into());
+            }
+            if version != PROTOCOL_VERSION {
+                return Err(format!(
+                    "the worker binary speaks protocol {version}, this addon {PROTOCOL_VERSION}; rebuild or reinstall so both come from one release"
+                ));
+            }
+            *greeted = true;
+            mark_idle(inner, key);
+        }
+        WorkerMsg::Ready => mark_idle(inner, key),
+        WorkerMsg::Started { exec_id } => {
+            if let Some(run) = inner.lock().running.get_mut(&exec_id) {
+                run.unstarted = None;
+            }
+        }
+        WorkerMsg::Fetch {
+            exec_id,
+            call_id,
+            request,
+        } => start_fetch(inner, exec_id, call_id, request),
+        WorkerMsg::ToolCall {
+            exec_id,
+            call_id,
+            provider,
+            tool,
+            args,
+        } => {
+            let host = inner.lock().running.get(&exec_id).map(|r| r.host.clone());
+            if let Some(host) = host {
+                host.tool_call(ToolCall {
+                    exec_id,
+                    call_id,
+                    provider,
+                    tool,
+                    args,
+                });
+            }
+        }
+        WorkerMsg::Invoked {
+            exec_id,
+            invoke_id,
+            result,
+        } => handles::invoked(inner, exec_id, invoke_id, result),
+        WorkerMsg::Done {
+            exec_id,
+            mut outcome,
+        } => {
+            let finished = {
+                let mut st = inner.lock();
+                let run = st.running.remove(&exec_id);
+                match (run, outcome.grant.take()) {
+                    // The isolate is retained: the worker's slot stays taken.
+                    (Some(run), Some(grant)) if run.cancelled_at.is_none() => {
+                        outcome.grant = Some(grant.clone());
+                        handles::grant(&mut st, exec_id, &run, grant);
+                        Some(run)
+                    }
+                    (run, grant) => {
+                        // Free, but not idle until its next isolate is prepared (Ready): a
+                        // run queued now goes to a worker that can start it at once.
+                        if let Some(slot) = st.workers.get_mut(&key) {
+                            slot.exec = None;
+                            if grant.is_some() {
+                                // Granted as the deadline passed: nobody gets the handles.
+                                let close = HostMsg::CloseHandles { exec_id };
+                                slot.input.send(close.encode_small());
+                            }
+                        }
+                        run
+                    }
+                }
+            };
+            if let Some(run) = finished {
+                let mut outcome = match run.cancelled_at {
+                    // Terminated at its deadline: whatever the worker said, it timed out.
+                    Some(_) => RunOutcome {
+                        stats: outcome.stats,
+                        ..timed_out(run.timeout_ms, outcome.logs)
+                    },
+                    None => outcome,
+                };
+                outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
+                (run.done)(exec_id, Ok(outcome));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Routes a run's fetch by its outbound mode: to the host's policy, or to the native client on
@@ -568,6 +612,8 @@ pub(crate) fn shutdown(inner: &Arc<Inner>, grace: Duration) {
     for process in &processes {
         process.kill();
     }
+    // Watched workers are read by the host's loop, which may be the thread waiting here.
+    crate::watched::end_all(inner);
     let deadline = Instant::now() + grace;
     let mut st = inner.lock();
     while !st.workers.is_empty() {
