@@ -159,6 +159,16 @@ function flagNode() {
   return null;
 }
 
+/** The V8 version built into the worker binary (rusty_v8 embeds it as `<version>-rusty`). */
+function workerV8Version() {
+  try {
+    const bin = fs.readFileSync(path.join(__dirname, '..', 'codemode-worker')).toString('latin1');
+    return /(\d+\.\d+\.\d+(?:\.\d+)?)-rusty/.exec(bin)?.[1] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** One round in isolated-vm: a fresh isolate per workload, `performance.now` from the host. */
 async function ivmRound(ivm, warm, reps) {
   const out = {};
@@ -209,7 +219,16 @@ async function run({ executor, ivm, quick, log = console.log }) {
     }
     log(`cpu: round ${r + 1}/${rounds} done`);
   }
-  const result = { rounds, warm, reps, flag: WORKER_FLAG, flagNode: flagged, workloads: [] };
+  const result = {
+    rounds,
+    warm,
+    reps,
+    flag: WORKER_FLAG,
+    flagNode: flagged,
+    node: { version: process.version, v8: process.versions.v8, knowsFlag: knowsFlag(process.execPath, WORKER_FLAG) },
+    workerV8: workerV8Version(),
+    workloads: [],
+  };
   for (const w of WORKLOADS) {
     const row = { key: w.key, label: w.label };
     for (const [env, list] of Object.entries(envs)) {

@@ -7,11 +7,11 @@ const fs = require('node:fs');
 const now = () => process.hrtime.bigint();
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** p50 and p99 of `samples`. */
+/** p50 and p99 of `samples`, and their count. */
 function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const at = (p) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-  return { p50: at(50), p99: at(99) };
+  return { p50: at(50), p99: at(99), n: s.length };
 }
 
 /** The median of `xs` (the upper one of an even count). */
