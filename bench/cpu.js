@@ -111,7 +111,7 @@ function program(w, warm, reps) {
 }`;
 }
 
-const settings = (quick) => (quick ? { rounds: 1, warm: 2, reps: 5 } : { rounds: 3, warm: 2, reps: 5 });
+const settings = (quick) => (quick ? { rounds: 1, warm: 2, reps: 5 } : { rounds: 5, warm: 2, reps: 4 });
 
 /** One round of every workload in this process's main context (what a `--child` prints). */
 async function childRound(warm, reps) {
@@ -233,7 +233,15 @@ async function run({ executor, ivm, quick, log = console.log }) {
     const row = { key: w.key, label: w.label };
     for (const [env, list] of Object.entries(envs)) {
       const checks = new Set(list.map((x) => x[w.key].check));
-      row[env] = { ms: median(list.flatMap((x) => x[w.key].times)), overheadMs: median(list.map((x) => x[w.key].overhead)), check: [...checks].join(',') };
+      const roundMedians = list.map((x) => median(x[w.key].times));
+      row[env] = {
+        ms: median(list.flatMap((x) => x[w.key].times)),
+        // The spread of the rounds' own medians: V8's tier-up may differ from one fresh isolate
+        // (or process) to the next, which a single median would hide.
+        roundsMs: [Math.min(...roundMedians), Math.max(...roundMedians)],
+        overheadMs: median(list.map((x) => x[w.key].overhead)),
+        check: [...checks].join(','),
+      };
     }
     // The same program must compute the same thing everywhere.
     const checks = new Set(Object.keys(envs).map((env) => row[env].check));

@@ -17,6 +17,8 @@ const TARGETS = {
 const fmt = (v, d = 3) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : 'n/a');
 const met = (ok) => (ok ? 'yes' : '**no**');
 const MiB_PER_MB = 1e6 / 1048576;
+/** The lowest and highest of the rounds' medians of a CPU-bound workload. */
+const range = (env) => `${fmt(env.roundsMs[0], 1)}–${fmt(env.roundsMs[1], 1)}`;
 
 /** --bench-prepare fields: label, and whether the preparation target applies. */
 const PREP_ROWS = [
@@ -67,7 +69,7 @@ function writeReport(r) {
   const nodeLabel = `Node ${jit.node.version}`;
   const jitRows = jit.workloads.map((w) => {
     const q = w.codemode.ms / w.node.ms;
-    return `| ${w.label} | ${fmt(w.codemode.ms, 2)} | ${w.ivm ? fmt(w.ivm.ms, 2) : 'n/a'} | ${fmt(w.node.ms, 2)} | ${q.toFixed(2)}x | ${met(q <= TARGETS.jitRatio)} | ${w.ivm ? `${(w.ivm.ms / w.node.ms).toFixed(2)}x` : 'n/a'} |`;
+    return `| ${w.label} | ${fmt(w.codemode.ms, 2)} | ${range(w.codemode)} | ${w.ivm ? fmt(w.ivm.ms, 2) : 'n/a'} | ${fmt(w.node.ms, 2)} | ${range(w.node)} | ${q.toFixed(2)}x | ${met(q <= TARGETS.jitRatio)} | ${w.ivm ? `${(w.ivm.ms / w.node.ms).toFixed(2)}x` : 'n/a'} |`;
   });
   const fl = jit.flagNode;
   const flagRows = fl
@@ -162,11 +164,12 @@ generator; nothing is transferred), runs the work ${jit.warm} times to warm up, 
 with \`performance.now()\` inside the sandbox: this executor's is the worker's monotonic clock at full
 resolution, Node's is Node's, and isolated-vm, which has none, gets a synchronous callback to the
 host's clock; the median of 9 empty intervals is subtracted from each sample. Each figure is the
-median repetition over ${jit.rounds} round${jit.rounds > 1 ? 's' : ''}, the environments interleaved round by round. Target: this
-executor within ${Math.round(100 * (TARGETS.jitRatio - 1))}% of plain Node on each workload.
+median repetition over ${jit.rounds} round${jit.rounds > 1 ? 's' : ''}, the environments interleaved round by round; "its rounds" is
+the range of the rounds' own medians (each round is a fresh isolate or process, whose tier-up may
+differ). Target: this executor within ${Math.round(100 * (TARGETS.jitRatio - 1))}% of plain Node on each workload.
 
-| workload | this executor ms | isolated-vm ms | ${nodeLabel} ms | this executor / Node | met | isolated-vm / Node |
-| --- | --- | --- | --- | --- | --- | --- |
+| workload | this executor ms | its rounds | isolated-vm ms | ${nodeLabel} ms | its rounds | this executor / Node | met | isolated-vm / Node |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${jitRows.join('\n')}
 
 The worker sets the V8 flag \`${jit.flag}\` (it keeps termination reliable).
