@@ -76,7 +76,7 @@ const WORKLOADS = [
   const a = new Float64Array(1 << 18);
   for (let i = 0; i < a.length; i++) a[i] = rnd();`,
     work: `let x = 0;
-    for (let i = 0; i < 4_000_000; i++) { x = (x + i * 31) | 0; x ^= x << 7; x ^= x >>> 9; }
+    for (let i = 0; i < 4_000_000; i++) { x ^= i; x ^= x << 13; x ^= x >> 17; x ^= x << 5; }
     let s = 0;
     for (let k = 0; k < 16; k++) for (let i = 0; i < a.length; i++) s += a[i] * a[(i + k) & (a.length - 1)];
     return x + Math.round(s);`,
