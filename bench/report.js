@@ -28,7 +28,7 @@ const PREP_ROWS = [
   ['snapshotIsolateMs', 'of which: the isolate from the snapshot'],
   ['snapshotContextMs', 'of which: the context from the snapshot'],
   ['disposeMs', 'dispose'],
-  ['prepareAndDisposeCpuMs', 'prepare + dispose, CPU time of the worker thread'],
+  ['prepareAndDisposeCpuMs', 'prepare + dispose, CPU time of the worker thread (mean)'],
 ];
 // Per-process figures of --bench-prepare, not per run; listed after the table.
 const PREP_STARTUP = ['initV8Ms', 'buildSnapshotMs'];
