@@ -13,7 +13,7 @@ const os = require('node:os');
 const path = require('node:path');
 const vm = require('node:vm');
 const { IsolateExecutor } = require('..');
-const { stats, median } = require('./measure');
+const { stats, median, cpuMs } = require('./measure');
 const cpu = require('./cpu');
 const memory = require('./memory');
 const { writeReport } = require('./report');
@@ -236,15 +236,27 @@ async function ceiling() {
   const rates = [];
   const runs = [];
   const prepares = [];
+  // CPU per execution the saturated phase actually cost, in the workers and in this process.
+  const workerCpu = [];
+  const hostCpu = [];
   try {
     await ex.execute({ code: PROGRAM });
     for (let r = 0; r < CEILING_ROUNDS; r++) {
+      let done = 0;
       const once = () =>
         ex.execute({ code: PROGRAM }).then((o) => {
           if (o.result !== 1) throw new Error(`bad result ${JSON.stringify(o)}`);
           runs.push(o.stats.cpuMs);
+          done++;
         });
+      const pids = ex.workerPids();
+      const w0 = pids.map(cpuMs);
+      const h0 = process.cpuUsage();
       rates.push(await throughput(once, WORKERS * 4, CEILING_MS));
+      const h = process.cpuUsage(h0);
+      hostCpu.push((h.user + h.system) / 1000 / done);
+      // A worker replaced meanwhile (none should be) leaves this round out.
+      if (ex.workerPids().join() === pids.join()) workerCpu.push(pids.reduce((a, p, i) => a + cpuMs(p) - w0[i], 0) / done);
       prepares.push(benchPrepare(PREPARE_RUNS));
     }
   } finally {
@@ -258,6 +270,8 @@ async function ceiling() {
   const runMs = median(runs);
   const perRunMs = prep.runtimeFromSnapshotMs + runMs + prep.disposeMs;
   const result = { cores: CORES, workers: WORKERS, measured: median(rates), runMs, perRunMs, ceiling: (CORES * 1000) / perRunMs };
+  result.hostCpuMs = median(hostCpu);
+  if (workerCpu.length) result.workerCpuMs = median(workerCpu);
   // CPU time of prepare + dispose, where the worker reports it: the same bound by CPU alone.
   if (typeof prep.prepareAndDisposeCpuMs === 'number') {
     result.cpuPerRunMs = prep.prepareAndDisposeCpuMs + runMs;
@@ -286,7 +300,7 @@ async function main() {
 
   const { prep, ceiling: ceil } = await ceiling();
   console.log(`isolate preparation p50: ${JSON.stringify(prep)}`);
-  console.log(`throughput: ${ceil.measured.toFixed(0)} exec/s, ceiling ${ceil.ceiling.toFixed(0)} exec/s (${CORES} cores / (${prep.runtimeFromSnapshotMs} + ${ceil.runMs.toFixed(3)} + ${prep.disposeMs} ms)), ${((100 * ceil.measured) / ceil.ceiling).toFixed(0)}%`);
+  console.log(`throughput: ${ceil.measured.toFixed(0)} exec/s, ceiling ${ceil.ceiling.toFixed(0)} exec/s (${CORES} cores / (${prep.runtimeFromSnapshotMs} + ${ceil.runMs.toFixed(3)} + ${prep.disposeMs} ms)), ${((100 * ceil.measured) / ceil.ceiling).toFixed(0)}%; CPU per execution: workers ${fmt(ceil.workerCpuMs)} ms, host ${fmt(ceil.hostCpuMs)} ms`);
 
   const cpuEx = new IsolateExecutor({ workers: 1 });
   let jit;
@@ -295,7 +309,7 @@ async function main() {
   } finally {
     await cpuEx.close();
   }
-  for (const w of jit.workloads) console.log(`cpu ${w.key}: this executor ${fmt(w.codemode.ms, 2)} ms, Node ${fmt(w.node.ms, 2)} ms (${(w.codemode.ms / w.node.ms).toFixed(2)}x)${w.ivm ? `, isolated-vm ${fmt(w.ivm.ms, 2)} ms` : ''}`);
+  for (const w of jit.workloads) console.log(`cpu ${w.key}: this executor ${fmt(w.codemode.ms, 2)} ms, Node ${fmt(w.node.ms, 2)} ms (${cpu.ratio(w.codemode, w.node).toFixed(2)}x)${w.ivm ? `, isolated-vm ${fmt(w.ivm.ms, 2)} ms` : ''}`);
 
   const mem = memory.run();
   for (const m of mem) console.log(`memory, ${m.workers} workers: worker idle RSS ${fmt(m.workerRssMedian, 1)} MiB, host RSS ${fmt(m.host, 1)} MiB`);

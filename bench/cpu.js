@@ -200,7 +200,8 @@ async function executorRound(executor, warm, reps) {
 
 /**
  * Runs every environment, rounds interleaved so that load drifting over the run hits them
- * alike. Returns, per environment and workload, the median repetition (ms) over all rounds.
+ * alike. Returns, per environment and workload, the median repetition (ms) over all rounds and
+ * each round's median.
  * `ivm` is the isolated-vm module or null; `executor` an IsolateExecutor.
  */
 async function run({ executor, ivm, quick, log = console.log }) {
@@ -209,14 +210,17 @@ async function run({ executor, ivm, quick, log = console.log }) {
   const envs = { codemode: [], node: [] };
   if (ivm) envs.ivm = [];
   if (flagged) Object.assign(envs, { flagOff: [], flagOn: [] });
+  const runners = {
+    codemode: () => executorRound(executor, warm, reps),
+    ivm: () => ivmRound(ivm, warm, reps),
+    node: () => nodeRound(process.execPath, [], warm, reps),
+    flagOff: () => nodeRound(flagged.path, [], warm, reps),
+    flagOn: () => nodeRound(flagged.path, [WORKER_FLAG], warm, reps),
+  };
   for (let r = 0; r < rounds; r++) {
-    envs.codemode.push(await executorRound(executor, warm, reps));
-    if (ivm) envs.ivm.push(await ivmRound(ivm, warm, reps));
-    envs.node.push(nodeRound(process.execPath, [], warm, reps));
-    if (flagged) {
-      envs.flagOff.push(nodeRound(flagged.path, [], warm, reps));
-      envs.flagOn.push(nodeRound(flagged.path, [WORKER_FLAG], warm, reps));
-    }
+    // Every other round in reverse order, so that no environment always runs first or last.
+    const order = Object.keys(envs);
+    for (const env of r % 2 ? order.reverse() : order) envs[env].push(await runners[env]());
     log(`cpu: round ${r + 1}/${rounds} done`);
   }
   const result = {
@@ -236,8 +240,10 @@ async function run({ executor, ivm, quick, log = console.log }) {
       const roundMedians = list.map((x) => median(x[w.key].times));
       row[env] = {
         ms: median(list.flatMap((x) => x[w.key].times)),
-        // The spread of the rounds' own medians: V8's tier-up may differ from one fresh isolate
-        // (or process) to the next, which a single median would hide.
+        // Each round's own median, in round order: ratio() pairs environments round by round.
+        // Their spread shows when V8's tier-up differed from one fresh isolate (or process) to
+        // the next, which a single median would hide.
+        roundMedians,
         roundsMs: [Math.min(...roundMedians), Math.max(...roundMedians)],
         overheadMs: median(list.map((x) => x[w.key].overhead)),
         check: [...checks].join(','),
@@ -249,6 +255,14 @@ async function run({ executor, ivm, quick, log = console.log }) {
     result.workloads.push(row);
   }
   return result;
+}
+
+/**
+ * `a`'s time over `b`'s for one workload row: the median of the per-round ratios, each pairing
+ * two measurements taken close together (steadier than a ratio of medians when load drifts).
+ */
+function ratio(a, b) {
+  return median(a.roundMedians.map((t, r) => t / b.roundMedians[r]));
 }
 
 if (require.main === module) {
@@ -268,7 +282,7 @@ if (require.main === module) {
           const cells = Object.entries(w)
             .filter(([, v]) => v && typeof v === 'object')
             .map(([env, v]) => `${env} ${v.ms.toFixed(2)} ms`);
-          console.log(`${w.key}: ${cells.join(', ')}, codemode/node ${(w.codemode.ms / w.node.ms).toFixed(2)}`);
+          console.log(`${w.key}: ${cells.join(', ')}, codemode/node ${ratio(w.codemode, w.node).toFixed(2)}`);
         }
         if (r.flagNode) console.log(`flag measured with Node ${r.flagNode.version} (V8 ${r.flagNode.v8}, default ${r.flagNode.default})`);
       })
@@ -276,4 +290,4 @@ if (require.main === module) {
   }
 }
 
-module.exports = { run, WORKLOADS, WORKER_FLAG, program };
+module.exports = { run, ratio, WORKLOADS, WORKER_FLAG, program };

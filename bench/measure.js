@@ -1,7 +1,8 @@
 'use strict';
 // What the benches share: percentiles and medians, sequential sampling with an idle gap, and a
-// process's resident memory (Linux /proc).
+// process's resident memory and CPU time (Linux /proc).
 
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 
 const now = () => process.hrtime.bigint();
@@ -47,4 +48,20 @@ function pssMiB(pid) {
   return Number(/^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1] ?? NaN) / 1024;
 }
 
-module.exports = { stats, median, measure, rssMiB, pssMiB };
+let clockTicks = 0;
+/** CPU time (user + system) `pid` has used so far, in ms (/proc/<pid>/stat, clock-tick resolution). */
+function cpuMs(pid) {
+  if (!clockTicks) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
+module.exports = { stats, median, measure, rssMiB, pssMiB, cpuMs };

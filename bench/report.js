@@ -5,6 +5,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { ratio: jitRatio } = require('./cpu');
 
 const TARGETS = {
   prepareMs: 1.0, // preparing an isolate (runtime from the snapshot), p50 inside the worker
@@ -68,17 +69,18 @@ function writeReport(r) {
   const jit = r.jit;
   const nodeLabel = `Node ${jit.node.version}`;
   const jitRows = jit.workloads.map((w) => {
-    const q = w.codemode.ms / w.node.ms;
-    return `| ${w.label} | ${fmt(w.codemode.ms, 2)} | ${range(w.codemode)} | ${w.ivm ? fmt(w.ivm.ms, 2) : 'n/a'} | ${fmt(w.node.ms, 2)} | ${range(w.node)} | ${q.toFixed(2)}x | ${met(q <= TARGETS.jitRatio)} | ${w.ivm ? `${(w.ivm.ms / w.node.ms).toFixed(2)}x` : 'n/a'} |`;
+    const q = jitRatio(w.codemode, w.node);
+    return `| ${w.label} | ${fmt(w.codemode.ms, 2)} | ${range(w.codemode)} | ${w.ivm ? fmt(w.ivm.ms, 2) : 'n/a'} | ${fmt(w.node.ms, 2)} | ${range(w.node)} | ${q.toFixed(2)}x | ${met(q <= TARGETS.jitRatio)} | ${w.ivm ? `${jitRatio(w.ivm, w.node).toFixed(2)}x` : 'n/a'} |`;
   });
   const fl = jit.flagNode;
   const flagRows = fl
     ? jit.workloads.map((w) => {
-        const cost = w.flagOn.ms / w.flagOff.ms - 1;
-        return `| ${w.label} | ${fmt(w.flagOff.ms, 2)} | ${fmt(w.flagOn.ms, 2)} | ${cost >= 0 ? '+' : ''}${(100 * cost).toFixed(1)}% | ${(w.codemode.ms / w.flagOn.ms).toFixed(2)}x |`;
+        const cost = jitRatio(w.flagOn, w.flagOff) - 1;
+        return `| ${w.label} | ${fmt(w.flagOff.ms, 2)} | ${fmt(w.flagOn.ms, 2)} | ${cost >= 0 ? '+' : ''}${(100 * cost).toFixed(1)}% | ${jitRatio(w.codemode, w.flagOn).toFixed(2)}x |`;
       })
     : [];
-  const worstJit = Math.max(...jit.workloads.map((w) => w.codemode.ms / w.node.ms));
+  const jitRatios = jit.workloads.map((w) => jitRatio(w.codemode, w.node));
+  const worstJit = Math.max(...jitRatios);
 
   const idleTargetMiB = TARGETS.idleRssMB * MiB_PER_MB;
   const worstIdle = Math.max(...r.memory.map((m) => m.workerRssMax));
@@ -104,7 +106,7 @@ another, on the same machine; compare ratios, not absolute numbers, across machi
 | isolate preparation (runtime from the snapshot, p50 in the worker) <= ${TARGETS.prepareMs.toFixed(1)} ms | ${fmt(prep.runtimeFromSnapshotMs)} ms | ${met(prepOk)} |
 | exec/s with the pool saturated >= ${100 * TARGETS.ceilingShare}% of the ceiling the per-run cost allows | ${ceil.measured.toFixed(0)} of ${ceil.ceiling.toFixed(0)} (${(100 * share).toFixed(0)}%) | ${met(share >= TARGETS.ceilingShare)} |
 | tool-call round trip p50 <= ${TARGETS.toolCallUs} us | ${fmt(c.call.p50, 1)} us | ${met(toolOk)} |
-| CPU-bound code within ${Math.round(100 * (TARGETS.jitRatio - 1))}% of plain Node, each workload | worst ${worstJit.toFixed(2)}x (${jit.workloads.map((w) => `${w.key} ${(w.codemode.ms / w.node.ms).toFixed(2)}x`).join(', ')}) | ${met(worstJit <= TARGETS.jitRatio)} |
+| CPU-bound code within ${Math.round(100 * (TARGETS.jitRatio - 1))}% of plain Node, each workload | worst ${worstJit.toFixed(2)}x (${jit.workloads.map((w, i) => `${w.key} ${jitRatios[i].toFixed(2)}x`).join(', ')}) | ${met(worstJit <= TARGETS.jitRatio)} |
 | idle RSS per worker <= ${TARGETS.idleRssMB} MB (${idleTargetMiB.toFixed(1)} MiB) | ${fmt(worstIdle, 1)} MiB (largest, at ${r.memory.map((m) => m.workers).join(', ')} workers) | ${met(worstIdle <= idleTargetMiB)} |
 
 ## Side by side
@@ -143,6 +145,11 @@ ${
     ? `\nBy CPU time alone (\`prepareAndDisposeCpuMs\` ${fmt(prep.prepareAndDisposeCpuMs)} ms + run): ceiling ${ceil.cpuCeiling.toFixed(0)} exec/s, measured ${(100 * (ceil.measured / ceil.cpuCeiling)).toFixed(0)}% of it.\n`
     : ''
 }
+What the saturated phase actually cost per execution, in CPU time (\`/proc/<pid>/stat\` of the
+workers, \`process.cpuUsage()\` of the host; medians of the rounds): the workers ${fmt(ceil.workerCpuMs)} ms
+(against ${fmt(ceil.perRunMs)} ms in the ceiling), the host process ${fmt(ceil.hostCpuMs)} ms. With both on the same
+cores, they allow ${ceil.workerCpuMs ? ((ceil.cores * 1000) / (ceil.workerCpuMs + ceil.hostCpuMs)).toFixed(0) : 'n/a'} exec/s.
+
 ## Isolate preparation
 
 Measured inside the worker (\`codemode-worker --bench-prepare ${prep.runs}\`: p50 of ${prep.runs}, median of ${prep.rounds} run${prep.rounds > 1 ? 's' : ''}): what a fresh
@@ -164,9 +171,11 @@ generator; nothing is transferred), runs the work ${jit.warm} times to warm up, 
 with \`performance.now()\` inside the sandbox: this executor's is the worker's monotonic clock at full
 resolution, Node's is Node's, and isolated-vm, which has none, gets a synchronous callback to the
 host's clock; the median of 9 empty intervals is subtracted from each sample. Each figure is the
-median repetition over ${jit.rounds} round${jit.rounds > 1 ? 's' : ''}, the environments interleaved round by round; "its rounds" is
-the range of the rounds' own medians (each round is a fresh isolate or process, whose tier-up may
-differ). Target: this executor within ${Math.round(100 * (TARGETS.jitRatio - 1))}% of plain Node on each workload.
+median repetition over ${jit.rounds} round${jit.rounds > 1 ? 's' : ''}, the environments interleaved round by round (every other round
+in reverse order); "its rounds" is the range of the rounds' own medians (each round is a fresh
+isolate or process, whose tier-up may differ); a ratio is the median of the rounds' ratios, each
+pairing measurements taken close together. Target: this executor within ${Math.round(100 * (TARGETS.jitRatio - 1))}% of plain Node on each
+workload.
 
 | workload | this executor ms | its rounds | isolated-vm ms | ${nodeLabel} ms | its rounds | this executor / Node | met | isolated-vm / Node |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
