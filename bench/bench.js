@@ -16,7 +16,7 @@ const { IsolateExecutor } = require('..');
 const { stats, median, cpuMs } = require('./measure');
 const cpu = require('./cpu');
 const memory = require('./memory');
-const { writeReport } = require('./report');
+const { writeReport, fmt } = require('./report');
 
 const QUICK = process.argv.includes('--quick');
 const N_LAT = QUICK ? 300 : 2000;
@@ -199,8 +199,6 @@ peers.nodevm = {
   async teardown() {},
 };
 
-const fmt = (v, d = 3) => (v === undefined ? 'n/a' : v.toFixed(d));
-
 // How far past its time bound a synchronous loop runs before the outcome reaches the host.
 async function overshoot() {
   const BOUND = 50;
@@ -217,7 +215,6 @@ async function overshoot() {
   await ex.close();
   return { bound: BOUND, ...stats(samples) };
 }
-
 
 /** `codemode-worker --bench-prepare`: p50s (ms) of preparing and disposing isolates in the worker. */
 function benchPrepare(runs) {

@@ -15,6 +15,7 @@ const TARGETS = {
   idleRssMB: 30, // idle RSS per worker, in MB (10^6 bytes)
 };
 
+/** `v` with `d` decimals, or n/a. */
 const fmt = (v, d = 3) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : 'n/a');
 const met = (ok) => (ok ? 'yes' : '**no**');
 const MiB_PER_MB = 1e6 / 1048576;
@@ -217,4 +218,4 @@ ${fmt(r.overshoot.p50, 2)} ms (p50) and ${fmt(r.overshoot.p99, 2)} ms (p99) afte
   return file;
 }
 
-module.exports = { writeReport, TARGETS };
+module.exports = { writeReport, fmt, TARGETS };
