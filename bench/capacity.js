@@ -5,24 +5,12 @@
 //
 // Usage: npm run bench:capacity
 
-const fs = require('node:fs');
 const os = require('node:os');
 const { IsolateExecutor } = require('..');
+const { median, rssMiB } = require('./measure');
 
 const CORES = os.availableParallelism();
 const SECONDS = 5;
-
-/**
- * @param {number} pid
- * @param {'VmRSS' | 'VmHWM'} field the resident set now, or its peak over the process's life
- */
-function rssMiB(pid, field = 'VmRSS') {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN);
-  return kb / 1024;
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function throughput(executor, inFlight, code) {
   let done = 0;
