@@ -3,7 +3,9 @@
 // the pipe splits them, workers lost and replaced, close() with the loop as the reader, and an
 // idle executor that never keeps Node alive.
 import { describe, it, expect, afterEach } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
@@ -107,5 +109,39 @@ describe('workers read on Node\'s event loop', () => {
     expect(out.error).toBeUndefined();
     expect(out.stdout).toContain('result 42');
     expect(out.status).toBe(0);
+  });
+
+  it('leaves no handle on a worker thread\'s loop: the thread ends cleanly with or without close()', () => {
+    const script = `
+      const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
+      if (isMainThread) {
+        const results = [];
+        const run = (mode) => new Promise((resolve) => {
+          const w = new Worker(__filename, { workerData: mode });
+          w.on('message', (m) => results.push(mode + ':' + m));
+          w.on('exit', (code) => { results.push(mode + ' exit ' + code); resolve(); });
+        });
+        (async () => {
+          for (const mode of ['close', 'idle', 'exit']) await run(mode);
+          console.log(results.join(','));
+        })();
+      } else {
+        const { IsolateExecutor } = require(${JSON.stringify(require.resolve('..'))});
+        const ex = new IsolateExecutor({ workers: 2 });
+        ex.execute({ code: 'async () => 42' }).then(async (o) => {
+          parentPort.postMessage(o.result);
+          if (workerData === 'close') await ex.close();
+          if (workerData === 'exit') process.exit(0);
+        });
+      }
+    `;
+    const dir = mkdtempSync(join(tmpdir(), 'codemode-loop-'));
+    const file = join(dir, 'threads.cjs');
+    writeFileSync(file, script);
+    const out = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 30_000 });
+    rmSync(dir, { recursive: true, force: true });
+    expect(out.stderr).not.toContain('open handles');
+    expect(out.status).toBe(0);
+    expect(out.stdout.trim()).toBe('close:42,close exit 0,idle:42,idle exit 0,exit:42,exit exit 0');
   });
 });
