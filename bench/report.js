@@ -163,6 +163,22 @@ bounds throughput under load.
 | --- | --- | --- | --- |
 ${prepTable(prep).join('\n')}
 ${startup ? `\nOnce per worker process, not per run: ${startup}.\n` : ''}
+Why the 1.0 ms target is not met on this V8 (V8 13.0 as the \`v8\` crate 130 builds it: no pointer
+compression, so no read-only heap shared between isolates): the first row, an isolate and a
+context from V8's own snapshot with nothing of ours in it, already costs about what preparation
+as shipped does. A profile of a worker kept saturated (\`perf\`, \`--bench-prepare 300 snapshot\`)
+puts 52% of its CPU in \`Isolate::New\` (deserializing the startup snapshot: the builtins' code
+objects alone 20%, the read-only heap 9%), 28% in \`Context::New\`, 7% in disposing, and 16% in
+page faults on the fresh heap pages those steps touch; the run itself is 2%. Instruction counts
+per preparation (valgrind, 20 runs) do not move with the flags the issue names: 9.82 M as
+shipped, 9.92 M with \`--single-threaded-gc\`, 9.86 M with \`--min-semi-space-size=1\`, 9.84 M with
+\`--no-expose-wasm\`, 9.76 M with \`--enable-sharedarraybuffer-per-context\`, 9.77 M with the snapshot's
+function code cleared (\`FunctionCodeHandling::Clear\`); page faults stay at 198. Preparing the next
+isolate on a second thread cannot raise throughput here (the saturated pool already spends all of
+both cores), and rusty_v8 130 has no \`v8::Locker\`, without which V8 does not support an isolate
+created on one thread and run on another (its stack limit and thread data follow the thread
+that entered it), so it is not done.
+
 ## Code at JIT speed
 
 Four CPU-bound programs, the same text in each environment: this executor (a fresh isolate in a
