@@ -211,6 +211,15 @@ ${flagRows.join('\n')}`
     : `Its cost was not measured: ${nodeLabel}'s V8 (${jit.node.v8}) has no such flag and no newer Node was found (set \`CODEMODE_BENCH_FLAG_NODE\` to one).`
 }
 
+The young generation is the other difference from plain Node that allocation-heavy code feels:
+\`memoryLimit\` is the isolate's whole heap, so V8 sizes the young generation from it (semi-spaces
+of about 1 MB at 128 MiB, against Node's 16 MB). Measured once with \`--max-semi-space-size=8\`
+(three alternating pairs, loaded machine): the JSON workload 22-37 ms down to 15-16 ms, the sort
+inconclusive (122-196 ms against 141-157 ms). It is not adopted: rusty_v8 130 does not expose
+the young-generation fields of \`ResourceConstraints\`, and V8's flag is process-wide and frozen
+at start, so a run's heap could then pass its \`memoryLimit\` by up to three semi-spaces (24 MB,
+three times an 8 MiB limit).
+
 ## Memory at rest
 
 Each pool size in a fresh \`node\` process: a new \`IsolateExecutor\`, one execution per worker run
