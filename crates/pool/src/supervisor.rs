@@ -77,7 +77,8 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         st.next_worker += 1;
         st.next_worker - 1
     };
-    let input = match crate::input::start(stdin, format!("worker-{key}-in")) {
+    let sent = inner.observe.bytes_out.clone();
+    let input = match crate::input::start(stdin, format!("worker-{key}-in"), sent) {
         Ok(input) => input,
         Err(e) => {
             let _ = child.kill();
@@ -167,7 +168,7 @@ fn read_worker(
     let mut greeted = false;
     let why = loop {
         match read_frame(&mut input, &mut buf) {
-            Ok(true) => {}
+            Ok(true) => inner.observe.read(buf.len()),
             Ok(false) => break None,
             Err(e) => break Some(format!("unreadable output: {e}")),
         }
@@ -192,6 +193,7 @@ fn read_worker(
                 mark_idle(&inner, key);
             }
             WorkerMsg::Ready => mark_idle(&inner, key),
+            WorkerMsg::Log { exec_id, entry } => inner.observe.log(exec_id, entry),
             WorkerMsg::Started { exec_id } => {
                 if let Some(run) = inner.lock().running.get_mut(&exec_id) {
                     run.unstarted = None;
@@ -432,6 +434,7 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
         (lost, replace)
     };
     handles::run_all(settles);
+    let unresponsive = lost.as_ref().is_some_and(|(_, r)| r.cancelled_at.is_some());
     if let Some((exec_id, run)) = lost {
         let result = if run.cancelled_at.is_some() {
             let mut outcome = timed_out(run.timeout_ms, Vec::new());
@@ -452,6 +455,7 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
         (run.done)(exec_id, result);
     }
     if replace {
+        inner.observe.restarted(status, unresponsive);
         // A closed channel means the pool is being dropped: nothing to replace for.
         let _ = inner.respawn.send(());
     }
