@@ -245,7 +245,9 @@ pub(crate) async fn serve(
         }
         let mut failed = false;
         for m in c.out.drain(..) {
-            shared.bytes_out.fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            shared
+                .bytes_out
+                .fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
             if ws.feed(m).await.is_err() {
                 failed = true;
                 break;
@@ -369,9 +371,7 @@ impl Conn<'_> {
             // An id no longer in flight (it just ended) is not an error: the answer crossed.
             ClientMsg::Abort { id } => match self.in_flight.get(&id) {
                 Some(InFlight::Execute(exec_id)) => self.shared.pool.abort(*exec_id),
-                Some(InFlight::Invoke(invoke_id)) => {
-                    self.shared.pool.abort_invocation(*invoke_id)
-                }
+                Some(InFlight::Invoke(invoke_id)) => self.shared.pool.abort_invocation(*invoke_id),
                 None => {}
             },
         }

@@ -581,7 +581,7 @@ mod tests {
                 heap_peak: 10,
                 buffers_peak: 0,
                 tool_calls: 2,
-                worker_pid: 0,
+                worker_pid: 7,
             },
             grant: Some(Grant {
                 execution_id: "e1".into(),
@@ -602,7 +602,7 @@ mod tests {
                 "error": {"code": "PROGRAM_ERROR", "message": "Error: x"},
                 "logs": [{"level": "warn", "message": "w"}],
                 "stats": {"wallMs": 1.5, "cpuMs": 0.25, "heapPeakBytes": 10.0,
-                          "buffersPeakBytes": 0.0, "toolCalls": 2},
+                          "buffersPeakBytes": 0.0, "toolCalls": 2, "workerPid": 7},
                 "grant": {"executionId": "e1", "handles": ["fetch"]},
             })
         );

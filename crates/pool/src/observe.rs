@@ -193,10 +193,18 @@ impl Histogram {
         for (b, n) in LATENCY_BUCKETS.iter().zip(&self.buckets) {
             cumulative += n.load(Ordering::Relaxed);
             let le = format!("{b}");
-            out.push(sample(&format!("{name}_bucket"), &[("le", &le)], cumulative as f64));
+            out.push(sample(
+                &format!("{name}_bucket"),
+                &[("le", &le)],
+                cumulative as f64,
+            ));
         }
         let count = self.count.load(Ordering::Relaxed);
-        out.push(sample(&format!("{name}_bucket"), &[("le", "+Inf")], count as f64));
+        out.push(sample(
+            &format!("{name}_bucket"),
+            &[("le", "+Inf")],
+            count as f64,
+        ));
         let sum = self.sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
         out.push(sample(&format!("{name}_sum"), &[], sum));
         out.push(sample(&format!("{name}_count"), &[], count as f64));
@@ -315,7 +323,11 @@ impl Observe {
     }
 
     /// Wraps an invocation's answer so an aborted one rejects with `ABORTED`.
-    pub(crate) fn track_invocation(self: &Arc<Self>, invoke_id: u64, done: InvokeDone) -> InvokeDone {
+    pub(crate) fn track_invocation(
+        self: &Arc<Self>,
+        invoke_id: u64,
+        done: InvokeDone,
+    ) -> InvokeDone {
         let me = self.clone();
         Box::new(move |result| {
             let result = if lock(&me.aborted_invocations).remove(&invoke_id) {
@@ -371,8 +383,7 @@ impl Observe {
 
     /// Bytes of frames read from workers.
     pub(crate) fn read(&self, bytes: usize) {
-        self.bytes_in
-            .fetch_add(bytes as u64 + 4, Ordering::Relaxed);
+        self.bytes_in.fetch_add(bytes as u64 + 4, Ordering::Relaxed);
     }
 
     /// A worker was lost and will be replaced: `unresponsive` when the pool killed it after a

@@ -98,7 +98,15 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
         any::<(bool, bool)>(),
     )
         .prop_map(
-            |(exec_id, code, modules, providers, memory_limit_mib, outbound, (retain_handles, live_logs))| {
+            |(
+                exec_id,
+                code,
+                modules,
+                providers,
+                memory_limit_mib,
+                outbound,
+                (retain_handles, live_logs),
+            )| {
                 HostMsg::Execute(ExecuteRequest {
                     exec_id,
                     code,
@@ -153,7 +161,9 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         Just(LogLevel::Error),
         Just(LogLevel::Debug),
     ];
-    let log = (level, text()).prop_map(|(level, message)| LogEntry { level, message });
+    let log = (level, text())
+        .prop_map(|(level, message)| LogEntry { level, message })
+        .boxed();
     let stats = any::<(u64, u64, u64, u64, u32, u32)>().prop_map(|(a, b, c, d, e, f)| RunStats {
         wall_us: a,
         cpu_us: b,
