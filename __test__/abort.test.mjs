@@ -271,3 +271,21 @@ describe('live logs cost nothing when not asked for', () => {
     expect(bytesIn() - c).toBe(plain);
   });
 });
+
+describe('CodemodeExecutor', () => {
+  it('forwards the signal of ExtendedExecuteOptions', async () => {
+    const { CodemodeExecutor } = await import('../index.js');
+    const native = executor({ workers: 1 });
+    const before = native.workerPids();
+    const cm = new CodemodeExecutor(native);
+    const reason = new Error('gone');
+    expectAborted(await rejection(cm.execute('async () => 1', [], { signal: AbortSignal.abort(reason) })), reason);
+    const ac = new AbortController();
+    const running = cm.execute('async () => { for (;;) {} }', [], { signal: ac.signal });
+    expect(await until(() => native.stats().running === 1)).toBe(true);
+    ac.abort(reason);
+    expectAborted(await rejection(running), reason);
+    expect((await cm.execute('async () => 5', [])).result).toBe(5);
+    expect(native.workerPids()).toEqual(before);
+  });
+});
