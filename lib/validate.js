@@ -221,13 +221,13 @@ const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'me
 function checkSignal(kind, field, signal) {
   if (signal === undefined) return undefined;
   const ok =
-    signal instanceof AbortSignal ||
-    (signal !== null &&
-      typeof signal === 'object' &&
-      reading(kind, field, () => {
-        const s = /** @type {Record<string, unknown>} */ (signal);
-        return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
-      }));
+    signal !== null &&
+    typeof signal === 'object' &&
+    reading(kind, field, () => {
+      if (signal instanceof AbortSignal) return true;
+      const s = /** @type {Record<string, unknown>} */ (signal);
+      return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
+    });
   if (!ok) throw fault(kind, { field, problem: `got ${describe(signal)}`, allowed: 'an AbortSignal or omitted' });
   return /** @type {AbortSignal} */ (signal);
 }
