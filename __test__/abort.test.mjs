@@ -253,7 +253,7 @@ describe.each(carriers)('live logs (%s)', (_name, make) => {
 });
 
 describe('live logs cost nothing when not asked for', () => {
-  it('a run without onLog reads no more bytes from its worker than before the feature', async () => {
+  it('a run without onLog reads no more from its worker than a run did before live logs existed', async () => {
     const ex = executor({ workers: 1 });
     const code = 'async () => { for (let i = 0; i < 50; i++) console.log("line " + i); return 1 }';
     const bytesIn = () => ex.metrics().find((m) => m.name === 'codemode_worker_bytes_total').samples.find((s) => s.labels.direction === 'in').value;
@@ -268,7 +268,8 @@ describe('live logs cost nothing when not asked for', () => {
     expect(live).toBeGreaterThan(plain + 50 * 'line 0'.length);
     const c = bytesIn();
     await ex.execute({ code });
-    expect(bytesIn() - c).toBe(plain);
+    // The same frames as before (only the stats' varints may differ by a few bytes).
+    expect(Math.abs(bytesIn() - c - plain)).toBeLessThan(16);
   });
 });
 
