@@ -33,8 +33,13 @@ function otel() {
   return api;
 }
 
+/** @type {import('@opentelemetry/api').Tracer | null} */
+let cached = null;
+
+/** The tracer (the API's proxy one: it follows a provider registered later). */
 function tracer() {
-  return /** @type {typeof import('@opentelemetry/api')} */ (api).trace.getTracer(TRACER);
+  if (!cached) cached = /** @type {typeof import('@opentelemetry/api')} */ (api).trace.getTracer(TRACER);
+  return cached;
 }
 
 /**
