@@ -6,6 +6,10 @@
 // pool (lib/isolate-executor.js) and a daemon connection (lib/connect.js) each supply a
 // Transport and feed the core the same completion shapes (NativeToolCall, NativeFetchCall,
 // NativeCompletion in native.d.ts), so both behave the same by construction.
+//
+// Over 500 lines on purpose: a run's whole life on the host side (submit, abort, live logs, tool
+// calls, fetches, its end, its span) is read in one place, since each step changes what the
+// others may assume.
 
 const { ExecutorError, render, fault } = require('./errors');
 const { serialize, deserialize } = require('./clone');

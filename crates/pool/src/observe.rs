@@ -6,6 +6,9 @@
 //! The metrics are defined once, in [`FAMILIES`] (name, type, help), and kept here, in the pool
 //! core, so the addon's `metrics()` and the daemon's `GET /metrics` report the same figures under
 //! the same names; [`render`] writes the Prometheus text format for both.
+//!
+//! About 500 lines on purpose: the metric table, where each figure is counted and how it is
+//! rendered are read together, so a name, its labels and its meaning cannot drift apart.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
