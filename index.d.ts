@@ -121,6 +121,45 @@ export interface ExecuteRequest {
    * for `invokeHandle`. Any other result returns as usual and retains nothing. docs/handles.md.
    */
   retainHandles?: boolean
+  /**
+   * Cancels the run: aborted while it waits in the queue, it leaves the queue and never starts;
+   * aborted while it runs, its isolate is terminated as at its time bound and the worker is
+   * reused. Either way (and at once for a signal already aborted) `execute` rejects with
+   * `ExecutorError` `ABORTED` (not retryable), the signal's `reason` as its `cause`. Over
+   * `connect()`, the abort crosses the connection.
+   */
+  signal?: AbortSignal
+  /**
+   * Receives each console entry as the program writes it, in order, within the bounds of the
+   * outcome's `logs` (which still carry every entry). A run without it sends nothing extra.
+   * A throw from it is reported as uncaught; it does not affect the run.
+   */
+  onLog?: (entry: LogEntry) => void
+}
+
+/** `invokeHandle`'s options. */
+export interface InvokeOptions {
+  /**
+   * Cancels the invocation: one waiting for its turn is dropped; the one running is stopped as at
+   * its time bound (which ends the retained execution, reason `timeout`). The promise rejects
+   * with `ExecutorError` `ABORTED`, the signal's `reason` as its `cause`.
+   */
+  signal?: AbortSignal
+}
+
+/** One sample of a metric: its series name (a histogram's `_bucket`, `_sum`, `_count`), labels, value. */
+export interface MetricSample {
+  name: string
+  labels: Record<string, string>
+  value: number
+}
+
+/** One metric of the pool (docs/operations.md lists them all) with its samples now. */
+export interface Metric {
+  name: string
+  kind: 'counter' | 'gauge' | 'histogram'
+  help: string
+  samples: MetricSample[]
 }
 
 /** One console call inside the sandbox, rendered as text. */
@@ -149,6 +188,8 @@ export interface RunStats {
   buffersPeakBytes: number
   /** Tool calls the program made. */
   toolCalls: number
+  /** The process id of the worker that ran the program (on the daemon's host, over `connect()`). */
+  workerPid: number
 }
 
 /** How a run ended. A program failure is reported here and never rejects `execute`. */
@@ -243,9 +284,9 @@ export declare class IsolateExecutor {
    * ended, or never granted), `HANDLE_NOT_FOUND`, `HANDLER_ERROR` (the handler threw; its
    * message), `HANDLE_NOT_RESPONSE`, `HANDLE_RESPONSE_INVALID`, `TIMEOUT` / `MEMORY_LIMIT`
    * (which end the execution), `WORKER_LOST`, `INVALID_REQUEST`, `REQUEST_TOO_LARGE` (the
-   * request passes the frame bound).
+   * request passes the frame bound), `ABORTED` (`options.signal` fired).
    */
-  invokeHandle(executionId: string, name: string, request: WireRequest): Promise<WireResponse>
+  invokeHandle(executionId: string, name: string, request: WireRequest, options?: InvokeOptions): Promise<WireResponse>
   /**
    * Ends a retained execution: its isolate is disposed and its worker returns to rotation.
    * Rejects with `HANDLES_CLOSED` when it holds no handles. Call it in a `finally`.
@@ -253,6 +294,15 @@ export declare class IsolateExecutor {
   closeHandles(executionId: string): Promise<void>
   /** Counts of workers and executions, retained ones included. */
   stats(): ExecutorStats
+  /**
+   * The pool's metrics, the figures a daemon serves at `GET /metrics` under the same names
+   * (docs/operations.md): executions by outcome code, execution and tool-call latency
+   * histograms, queue depth, workers by state, worker restarts by cause, bytes to and from
+   * workers, aborts. Structured, to register with a host's own exporter; with `'prometheus'`,
+   * as one string in the Prometheus text format.
+   */
+  metrics(): Metric[]
+  metrics(format: 'prometheus'): string
   /**
    * Refuses new executions (`CLOSED`), lets queued and running ones finish, then stops and reaps
    * every worker; every retained execution ends with reason `pool-closed`. Idempotent.
@@ -318,9 +368,10 @@ export declare class RemoteExecutor {
   execute(request: ExecuteRequest): Promise<Outcome>
   /**
    * Calls a handle of an execution the daemon retains, as `IsolateExecutor.invokeHandle`. Any
-   * connection to the same daemon may invoke it: handles are keyed on the daemon.
+   * connection to the same daemon may invoke it: handles are keyed on the daemon. An aborted
+   * `options.signal` crosses the connection.
    */
-  invokeHandle(executionId: string, name: string, request: WireRequest): Promise<WireResponse>
+  invokeHandle(executionId: string, name: string, request: WireRequest, options?: InvokeOptions): Promise<WireResponse>
   /** Ends a retained execution on the daemon, as `IsolateExecutor.closeHandles`. */
   closeHandles(executionId: string): Promise<void>
   /** The daemon's counts. */
@@ -434,6 +485,8 @@ export interface ExtendedExecuteOptions {
    * `undefined`, it wins over the constructor's `globalOutbound`.
    */
   outbound?: OutboundPolicy | null
+  /** Forwarded to the native executor (`ExecuteRequest.signal`): `execute` rejects with `ABORTED`. */
+  signal?: AbortSignal
 }
 
 /** A Workers `Fetcher` as `globalOutbound` uses it: every sandbox `fetch` becomes a call of `fetch`. */

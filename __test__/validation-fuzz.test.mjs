@@ -82,7 +82,7 @@ function objectOf(keys) {
   }));
 }
 
-const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles'];
+const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog'];
 const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath'];
 const anyInput = (keys) => fc.oneof(fieldValue, objectOf(keys));
 
@@ -177,8 +177,8 @@ describe('IsolateExecutor validation under arbitrary input', () => {
   it('invokeHandle(id, name, request) and closeHandles(id): typed refusals only', async () => {
     const codes = [...fault, 'HANDLES_CLOSED', 'HANDLE_NOT_FOUND', 'HANDLE_NOT_GRANTED', 'REQUEST_TOO_LARGE'];
     const wire = objectOf(['method', 'url', 'headers', 'body']);
-    await fc.assert(fc.asyncProperty(fc.oneof(fieldValue, fc.uuid().map((u) => ({ k: 'uuid', make: () => u }))), fieldValue, fc.oneof(fieldValue, wire), async (id, name, req) => {
-      await asyncOutcome(() => ex.invokeHandle(id.make(), name.make(), req.make()), codes);
+    await fc.assert(fc.asyncProperty(fc.oneof(fieldValue, fc.uuid().map((u) => ({ k: 'uuid', make: () => u }))), fieldValue, fc.oneof(fieldValue, wire), fc.oneof(fieldValue, objectOf(['signal'])), async (id, name, req, options) => {
+      await asyncOutcome(() => ex.invokeHandle(id.make(), name.make(), req.make(), options.make()), codes);
       await asyncOutcome(() => ex.closeHandles(id.make()), codes);
     }), params);
     await expectHealthy();

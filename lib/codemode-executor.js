@@ -76,7 +76,7 @@ class CodemodeExecutor {
   /**
    * @param {string} code
    * @param {Array<{ name: string, fns: Record<string, Function>, prelude?: string }> | Record<string, Function>} providersOrFns
-   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | null }} [options]
+   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | null, signal?: AbortSignal }} [options]
    */
   async execute(code, providersOrFns, options = {}) {
     const call = callArguments(code, providersOrFns, options);
@@ -154,6 +154,8 @@ async () => {
     };
     const modules = options.modules ?? this.#defaults.modules;
     if (modules !== undefined) request.modules = modules;
+    // The native executor validates it, and rejects with ABORTED when it fires.
+    if (options.signal !== undefined) request.signal = options.signal;
     if ('outbound' in options) request.outbound = options.outbound;
     else if ('outbound' in this.#defaults) request.outbound = this.#defaults.outbound;
     let outcome;

@@ -296,6 +296,8 @@ class RemoteExecutor {
   #pinnedNow = new Map();
   /** @type {WeakMap<object, Channel>} a tool call or fetch -> the channel it came over */
   #via = new WeakMap();
+  /** @type {Map<number, Channel>} run id -> the channel its execute went over, while in flight */
+  #runChannels = new Map();
   #closed = false;
   /** @type {Promise<void> | null} */
   #closing = null;
@@ -320,14 +322,22 @@ class RemoteExecutor {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
           const providers = request.providers.map((p) => ({ name: p.name, tools: p.tools ?? null }));
-          const { code, modules, timeout, memoryLimit, outbound, retainHandles } = request;
-          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound, retainHandles });
+          const { code, modules, timeout, memoryLimit, outbound, retainHandles, liveLogs } = request;
+          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound, retainHandles, liveLogs: liveLogs || undefined });
+          this.#runChannels.set(id, primary);
           return id;
+        },
+        abort: (id) => {
+          const channel = this.#runChannels.get(id);
+          if (channel?.pending.get(id)?.kind === 'run') channel.send({ type: 'abort', id });
         },
         invokeHandle: (executionId, handle, req, token) => {
           const channel = this.#usable(this.#route(executionId));
           const id = channel.request({ kind: 'invoke', token, executionId }, () => false);
           channel.send({ type: 'invoke', id, executionId, handle, method: req.method, url: req.url, headers: req.headers, hasBody: Boolean(req.body) }, req.body);
+          return () => {
+            if (channel.pending.get(id)?.kind === 'invoke') channel.send({ type: 'abort', id });
+          };
         },
         closeHandles: (executionId) =>
           new Promise((resolve, reject) => {
@@ -373,15 +383,17 @@ class RemoteExecutor {
    * @param {string} executionId
    * @param {string} name
    * @param {import('../index').WireRequest} request
+   * @param {import('../index').InvokeOptions} [options]
    * @returns {Promise<import('../index').WireResponse>}
    */
-  async invokeHandle(executionId, name, request) {
+  async invokeHandle(executionId, name, request, options) {
     executionId = validate.executionId(executionId);
     name = validate.handleName(name);
     const wire = validate.wireRequest(request);
+    const { signal } = validate.invokeOptions(options);
     if (this.#closed) throw fault('CLOSED');
     await this.#reach(executionId);
-    return this.#core.invokeHandle(executionId, name, wire);
+    return this.#core.invokeHandle(executionId, name, wire, signal);
   }
 
   /**
@@ -528,9 +540,13 @@ class RemoteExecutor {
       case 'handlesClosed':
         holders.delete(msg.executionId);
         return core.onDone(completion({ id: 0, closed: { executionId: msg.executionId, reason: msg.reason } }));
+      case 'log':
+        if (channel.pending.get(id)?.kind !== 'run') return;
+        return core.onDone(completion({ id, log: { level: msg.level, message: msg.message } }));
       case 'done': {
         if (channel.pending.get(id)?.kind !== 'run') return;
         channel.pending.delete(id);
+        this.#runChannels.delete(id);
         if (msg.grant) remember(msg.grant.executionId, channel.daemon);
         const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant };
         return core.onDone(completion({ id, outcome }));
@@ -560,7 +576,10 @@ class RemoteExecutor {
         if (!pending) return;
         channel.pending.delete(id);
         const f = { code: String(msg.code), message: String(msg.message) };
-        if (pending.kind === 'run') return core.onDone(completion({ id, fault: f }));
+        if (pending.kind === 'run') {
+          this.#runChannels.delete(id);
+          return core.onDone(completion({ id, fault: f }));
+        }
         if (f.code === 'HANDLES_CLOSED' && pending.kind !== 'stats') holders.delete(pending.executionId);
         if (pending.kind === 'invoke') return core.onDone(completion({ id: 0, invocation: pending.token, fault: f }));
         return pending.reject(new ExecutorError(f.code, f.message, typeof msg.retryable === 'boolean' ? msg.retryable : undefined));
@@ -581,7 +600,10 @@ class RemoteExecutor {
     const lost = () => fault('CONNECTION_LOST', { url: this.#opts.url, detail });
     for (const [id, pending] of channel.pending) {
       channel.pending.delete(id);
-      if (pending.kind === 'run') this.#core.onDone(completion({ id, fault: lost() }));
+      if (pending.kind === 'run') {
+        this.#runChannels.delete(id);
+        this.#core.onDone(completion({ id, fault: lost() }));
+      }
       else if (pending.kind === 'invoke') this.#core.onDone(completion({ id: 0, invocation: pending.token, fault: lost() }));
       else pending.reject(lost());
     }

@@ -6,9 +6,14 @@
 // pool (lib/isolate-executor.js) and a daemon connection (lib/connect.js) each supply a
 // Transport and feed the core the same completion shapes (NativeToolCall, NativeFetchCall,
 // NativeCompletion in native.d.ts), so both behave the same by construction.
+//
+// Over 500 lines on purpose: a run's whole life on the host side (submit, abort, live logs, tool
+// calls, fetches, its end, its span) is read in one place, since each step changes what the
+// others may assume.
 
-const { ExecutorError, render } = require('./errors');
+const { ExecutorError, render, fault } = require('./errors');
 const { serialize, deserialize } = require('./clone');
+const tracing = require('./tracing');
 
 /**
  * @typedef {import('../index').Outcome} Outcome
@@ -27,7 +32,9 @@ const { serialize, deserialize } = require('./clone');
  * promise when the answer comes later.
  * @typedef {object} Transport
  * @property {(request: NativeRequest) => number} execute submits a run; returns its id
- * @property {(executionId: string, name: string, request: NativeWireRequest, token: number) => void} invokeHandle
+ * @property {(id: number) => void} abort the caller aborted run `id` (it completes, with ABORTED)
+ * @property {(executionId: string, name: string, request: NativeWireRequest, token: number) => (() => void)} invokeHandle
+ *   submits an invocation; returns what aborts it
  * @property {(executionId: string) => void | Promise<void>} closeHandles
  * @property {(call: NativeToolCall, value: Buffer) => void} resolveToolCall answers the call as it came
  * @property {(call: NativeToolCall, message: string) => void} rejectToolCall
@@ -41,6 +48,10 @@ const { serialize, deserialize } = require('./clone');
  * @property {Dispatch | undefined} dispatch
  * @property {OutboundPolicy | undefined} route the policy of a routed run
  * @property {Promise<Outcome>} promise
+ * @property {((entry: import('../index').LogEntry) => void) | undefined} onLog
+ * @property {boolean} aborted the caller aborted it: its promise rejected, its completion is dropped
+ * @property {() => void} unlisten stops listening to its signal
+ * @property {import('./tracing').RunTrace | null} trace
  *
  * A retained execution (docs/handles.md): its run id, and the policy its handlers' routed
  * fetches go to.
@@ -53,9 +64,39 @@ const { serialize, deserialize } = require('./clone');
  * @property {(response: import('../index').WireResponse) => void} resolve
  * @property {(error: unknown) => void} reject
  * @property {Promise<unknown>} promise
+ * @property {boolean} aborted
+ * @property {() => void} unlisten
+ * @property {import('./tracing').InvokeTrace | null} trace
  */
 
 const noop = () => {};
+
+/**
+ * The ABORTED fault, its cause the signal's reason.
+ * @param {'execution' | 'invocation'} what
+ * @param {AbortSignal} signal
+ */
+function abortError(what, signal) {
+  const e = fault('ABORTED', { what });
+  e.cause = signal.reason;
+  return e;
+}
+
+/**
+ * Calls `hook` with `arg`; a throw surfaces as Node would (uncaught), never inside the executor.
+ * @template T
+ * @param {(arg: T) => void} hook
+ * @param {T} arg
+ */
+function callHook(hook, arg) {
+  try {
+    hook(arg);
+  } catch (e) {
+    queueMicrotask(() => {
+      throw e;
+    });
+  }
+}
 
 class ExecutorCore {
   /** @type {Transport} */
@@ -75,6 +116,8 @@ class ExecutorCore {
   #nextInvocation = 1;
   /** @type {ReturnType<typeof setInterval> | null} */
   #keepAlive = null;
+  /** @type {Map<string, unknown>} executionId -> the span context of the run that granted it */
+  #grantSpans = new Map();
 
   /**
    * @param {Transport} transport
@@ -93,15 +136,35 @@ class ExecutorCore {
    * @returns {Promise<Outcome>}
    */
   execute(checked) {
+    const { signal } = checked;
+    const trace = tracing.startRun();
+    if (signal?.aborted) return tracing.rejected(trace, abortError('execution', signal));
     let id;
     try {
       id = this.#transport.execute(checked);
     } catch (e) {
-      return Promise.reject(e);
+      return tracing.rejected(trace, e);
     }
     /** @type {Deferred<Outcome>} */
     const { resolve, reject, promise } = deferred();
-    this.#runs.set(id, { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise });
+    /** @type {Run} */
+    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace };
+    if (signal) {
+      const onAbort = () => {
+        if (run.aborted || this.#runs.get(id) !== run) return;
+        run.aborted = true;
+        try {
+          this.#transport.abort(id);
+        } catch {
+          // The carrier is gone: the run ends with it.
+        }
+        tracing.endRun(trace, undefined, abortError('execution', signal));
+        run.reject(abortError('execution', signal));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      run.unlisten = () => signal.removeEventListener('abort', onAbort);
+    }
+    this.#runs.set(id, run);
     this.#holdLoop();
     return promise;
   }
@@ -110,19 +173,40 @@ class ExecutorCore {
    * @param {string} executionId
    * @param {string} name
    * @param {NativeWireRequest} request validated
+   * @param {AbortSignal} [signal] validated
    * @returns {Promise<import('../index').WireResponse>}
    */
-  invokeHandle(executionId, name, request) {
+  invokeHandle(executionId, name, request, signal) {
+    const trace = tracing.startInvoke(executionId, name, this.#grantSpans.get(executionId));
+    if (signal?.aborted) return tracing.rejected(trace, abortError('invocation', signal));
     const token = this.#nextInvocation++;
     if (this.#nextInvocation > 0xffff_fff0) this.#nextInvocation = 1;
+    let abort;
     try {
-      this.#transport.invokeHandle(executionId, name, request, token);
+      abort = this.#transport.invokeHandle(executionId, name, request, token);
     } catch (e) {
-      return Promise.reject(e);
+      return tracing.rejected(trace, e);
     }
     /** @type {Deferred<import('../index').WireResponse>} */
     const { resolve, reject, promise } = deferred();
-    this.#invocations.set(token, { resolve, reject, promise });
+    /** @type {Invocation} */
+    const invocation = { resolve, reject, promise, aborted: false, unlisten: noop, trace };
+    if (signal) {
+      const onAbort = () => {
+        if (invocation.aborted || this.#invocations.get(token) !== invocation) return;
+        invocation.aborted = true;
+        try {
+          abort();
+        } catch {
+          // The carrier is gone: the invocation ends with it.
+        }
+        tracing.endInvoke(trace, undefined, abortError('invocation', signal));
+        invocation.reject(abortError('invocation', signal));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      invocation.unlisten = () => signal.removeEventListener('abort', onAbort);
+    }
+    this.#invocations.set(token, invocation);
     this.#holdLoop();
     return promise;
   }
@@ -160,11 +244,19 @@ class ExecutorCore {
     }
     for (const [id, run] of this.#runs) {
       this.#runs.delete(id);
-      run.reject(error());
+      run.unlisten();
+      if (run.aborted) continue;
+      const e = error();
+      tracing.endRun(run.trace, undefined, e);
+      run.reject(e);
     }
     for (const [token, invocation] of this.#invocations) {
       this.#invocations.delete(token);
-      invocation.reject(error());
+      invocation.unlisten();
+      if (invocation.aborted) continue;
+      const e = error();
+      tracing.endInvoke(invocation.trace, undefined, e);
+      invocation.reject(e);
     }
     this.#holdLoop();
   }
@@ -200,17 +292,10 @@ class ExecutorCore {
   ended(executionId, reason) {
     if (!this.#retained.has(executionId)) return;
     this.#forget(executionId);
+    this.#grantSpans.delete(executionId);
     const hook = this.#onHandlesClosed;
-    if (hook) {
-      try {
-        hook({ executionId, reason });
-      } catch (e) {
-        // A throwing hook must not take the executor down with it; surface it as Node would.
-        queueMicrotask(() => {
-          throw e;
-        });
-      }
-    }
+    // A throwing hook must not take the executor down with it; it surfaces as Node would.
+    if (hook) callHook(hook, { executionId, reason });
   }
 
   /**
@@ -224,10 +309,14 @@ class ExecutorCore {
   /** @param {NativeToolCall} call */
   onToolCall(call) {
     const run = this.#runs.get(call.id);
-    if (!run) return;
+    if (!run || run.aborted) return;
     const transport = this.#transport;
+    const span = tracing.startToolCall(run.trace, call.provider, call.tool);
     /** @param {unknown} e */
-    const fail = (e) => transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
+    const fail = (e) => {
+      tracing.endChild(span, e);
+      transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
+    };
     /** @param {unknown} value */
     const succeed = (value) => {
       let bytes;
@@ -241,13 +330,15 @@ class ExecutorCore {
         const text = render('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: call.provider, tool: call.tool, size: bytes.length, limit: this.#toolPayloadBytes });
         return fail(text);
       }
+      tracing.endChild(span, undefined);
       transport.resolveToolCall(call, bytes);
     };
     let returned;
     try {
       const args = /** @type {unknown[]} */ (deserialize(call.args)); // the worker sends the arguments array
       // A run with providers has a dispatch (validate.request); the pool only calls their tools.
-      returned = /** @type {Dispatch} */ (run.dispatch)({ provider: call.provider, tool: call.tool, args });
+      const request = { provider: call.provider, tool: call.tool, args };
+      returned = tracing.within(span, () => /** @type {Dispatch} */ (run.dispatch)(request));
     } catch (e) {
       return fail(e);
     }
@@ -268,18 +359,23 @@ class ExecutorCore {
     const run = retainedId !== undefined ? this.#retained.get(retainedId) : this.#runs.get(call.id);
     if (!run) return;
     const transport = this.#transport;
+    const span = tracing.startFetch(this.#runs.get(call.id)?.trace ?? null, call.method, call.url);
     /** @param {string} message */
-    const reject = (message) => transport.rejectFetch(call, message);
+    const reject = (message) => {
+      tracing.endChild(span, message);
+      transport.rejectFetch(call, message);
+    };
     const route = /** @type {OutboundPolicy} */ (run.route);
     const request = { method: call.method, url: call.url, headers: call.headers, body: call.body ? ownBuffer(call.body) : null };
     Promise.resolve()
-      .then(() => route(request))
+      .then(() => tracing.within(span, () => route(request)))
       .then(
         (response) => {
           const checked = checkWireResponse(response);
           if (typeof checked === 'string') {
             return reject(render('OUTBOUND_INVALID_RESPONSE', { url: call.url, detail: checked }));
           }
+          tracing.endChild(span, undefined, checked.status);
           transport.resolveFetch(call, checked);
         },
         (e) => reject(e instanceof Error ? e.message : String(e)),
@@ -288,6 +384,11 @@ class ExecutorCore {
 
   /** @param {NativeCompletion} done */
   onDone(done) {
+    if (done.log) {
+      const run = this.#runs.get(done.id);
+      if (run?.onLog && !run.aborted) callHook(run.onLog, { level: done.log.level, message: done.log.message });
+      return;
+    }
     if (done.closed) {
       this.ended(done.closed.executionId, /** @type {HandlesClosedReason} */ (done.closed.reason));
       return;
@@ -300,8 +401,12 @@ class ExecutorCore {
     if (!run) return;
     this.#runs.delete(done.id);
     this.#holdLoop();
+    run.unlisten();
+    if (run.aborted) return;
     if (done.fault) {
-      run.reject(new ExecutorError(done.fault.code, done.fault.message));
+      const error = new ExecutorError(done.fault.code, done.fault.message);
+      tracing.endRun(run.trace, undefined, error);
+      run.reject(error);
       return;
     }
     // A completion holds either a fault or an outcome.
@@ -312,6 +417,8 @@ class ExecutorCore {
       const { executionId, handles } = ended.grant;
       this.#retained.set(executionId, { id: done.id, route: run.route });
       this.#retainedIds.set(done.id, executionId);
+      const context = tracing.spanContext(run.trace);
+      if (context) this.#grantSpans.set(executionId, context);
       outcome.executionId = executionId;
       outcome.handles = handles;
     } else if (ended.error) {
@@ -324,6 +431,7 @@ class ExecutorCore {
         outcome.error = { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail }) };
       }
     }
+    tracing.endRun(run.trace, outcome, undefined);
     run.resolve(outcome);
   }
 
@@ -336,12 +444,17 @@ class ExecutorCore {
     if (!invocation) return;
     this.#invocations.delete(token);
     this.#holdLoop();
+    invocation.unlisten();
+    if (invocation.aborted) return;
     if (done.fault || !done.response) {
       const f = done.fault ?? { code: 'INTERNAL', message: render('INTERNAL', { detail: 'an invocation ended without an answer' }) };
-      invocation.reject(new ExecutorError(f.code, f.message));
+      const error = new ExecutorError(f.code, f.message);
+      tracing.endInvoke(invocation.trace, undefined, error);
+      invocation.reject(error);
       return;
     }
     const r = done.response;
+    tracing.endInvoke(invocation.trace, r.status, undefined);
     // Exactly the four wire fields; the body as an ArrayBuffer of its own.
     invocation.resolve({ status: r.status, statusText: r.statusText, headers: r.headers, body: r.body ? ownBuffer(r.body) : null });
   }

@@ -62,7 +62,11 @@ class IsolateExecutor {
     this.#core = new ExecutorCore(
       {
         execute: (request) => native(() => pool.execute(request)),
-        invokeHandle: (executionId, name, request, token) => native(() => pool.invokeHandle(executionId, name, request, token)),
+        abort: (id) => pool.abort(id),
+        invokeHandle: (executionId, name, request, token) => {
+          const number = native(() => pool.invokeHandle(executionId, name, request, token));
+          return () => pool.abortInvocation(number);
+        },
         closeHandles: (executionId) => native(() => pool.closeHandles(executionId)),
         resolveToolCall: (call, value) => pool.resolveToolCall(call.id, call.callId, value),
         rejectToolCall: (call, message) => pool.rejectToolCall(call.id, call.callId, message),
@@ -94,19 +98,22 @@ class IsolateExecutor {
    * @param {string} executionId
    * @param {string} name
    * @param {import('../index').WireRequest} request
+   * @param {import('../index').InvokeOptions} [options]
    * @returns {Promise<import('../index').WireResponse>}
    */
-  invokeHandle(executionId, name, request) {
+  invokeHandle(executionId, name, request, options) {
     let wire;
+    let signal;
     try {
       executionId = validate.executionId(executionId);
       name = validate.handleName(name);
       wire = validate.wireRequest(request);
+      ({ signal } = validate.invokeOptions(options));
     } catch (e) {
       return Promise.reject(e);
     }
     if (this.#closing === 'done') return Promise.reject(fault('HANDLES_CLOSED', { id: executionId }));
-    return this.#core.invokeHandle(executionId, name, wire);
+    return this.#core.invokeHandle(executionId, name, wire, signal);
   }
 
   /**
@@ -128,6 +135,21 @@ class IsolateExecutor {
   stats() {
     if (this.#closing === 'done') return { workers: 0, idle: 0, running: 0, queued: 0, retained: 0 };
     return this.#native.stats();
+  }
+
+  /**
+   * The pool's metrics (docs/operations.md): each with its samples now, or, with
+   * `'prometheus'`, all of them in the Prometheus text format.
+   * @param {'prometheus'} [format]
+   * @returns {any}
+   */
+  metrics(format) {
+    if (format !== undefined && format !== 'prometheus') {
+      throw fault('INVALID_REQUEST', { field: 'format', problem: `got ${validate.describe(format)}`, allowed: "'prometheus' or omitted" });
+    }
+    if (this.#closing === 'done') return format ? '' : [];
+    if (format) return this.#native.metricsText();
+    return this.#native.metrics().map((m) => ({ ...m, samples: m.samples.map((s) => ({ name: s.name, labels: Object.fromEntries(s.labels), value: s.value })) }));
   }
 
   /** Process ids of the live worker processes (for supervision and diagnostics). */

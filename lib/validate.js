@@ -24,7 +24,7 @@ const { ExecutorError, fault } = require('./errors');
  * One execution: the request the pool takes, plus the host-side functions that answer its tool
  * calls (`dispatch`) and, when `outbound` is `routed`, its fetches (`route`). The addon reads the
  * NativeRequest fields only.
- * @typedef {NativeRequest & { dispatch: Dispatch | undefined, route: OutboundPolicy | undefined }} ValidRequest
+ * @typedef {NativeRequest & { dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined }} ValidRequest
  */
 
 /** @type {Record<string, [number, number]>} */
@@ -208,7 +208,29 @@ function options(given, defaultWorkerPath) {
   return o;
 }
 
-const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles'];
+const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog'];
+
+/**
+ * An AbortSignal (or one from another realm or a polyfill: `aborted`, `reason` and
+ * `addEventListener`), or undefined.
+ * @param {'INVALID_REQUEST'} kind
+ * @param {string} field
+ * @param {unknown} signal
+ * @returns {AbortSignal | undefined}
+ */
+function checkSignal(kind, field, signal) {
+  if (signal === undefined) return undefined;
+  const ok =
+    signal !== null &&
+    typeof signal === 'object' &&
+    reading(kind, field, () => {
+      if (signal instanceof AbortSignal) return true;
+      const s = /** @type {Record<string, unknown>} */ (signal);
+      return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
+    });
+  if (!ok) throw fault(kind, { field, problem: `got ${describe(signal)}`, allowed: 'an AbortSignal or omitted' });
+  return /** @type {AbortSignal} */ (signal);
+}
 
 /**
  * @param {unknown} given `execute`'s argument
@@ -292,7 +314,28 @@ function request(given, executorOutbound) {
   /** @type {OutboundMode} */
   const outbound = policy === undefined ? 'native' : policy === null ? 'blocked' : 'routed';
   const route = policy ?? undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, retainHandles, dispatch, route };
+  const signal = checkSignal(kind, 'signal', input.signal);
+  if (input.onLog !== undefined && typeof input.onLog !== 'function') {
+    throw fault(kind, { field: 'onLog', problem: `got ${describe(input.onLog)}`, allowed: 'a function (entry: { level, message }) => void, or omitted' });
+  }
+  const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
+  const liveLogs = onLog !== undefined;
+  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, retainHandles, liveLogs, dispatch, route, signal, onLog };
+}
+
+/**
+ * `invokeHandle`'s options: `{ signal? }`.
+ * @param {unknown} given
+ * @returns {{ signal: AbortSignal | undefined }}
+ */
+function invokeOptions(given) {
+  const kind = 'INVALID_REQUEST';
+  if (given === undefined) return { signal: undefined };
+  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
+    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object { signal? } or omitted' });
+  }
+  const input = snapshot(kind, 'options', given, ['signal'], 'invokeHandle options');
+  return { signal: checkSignal(kind, 'options.signal', input.signal) };
 }
 
 /**
@@ -462,4 +505,4 @@ function connectOptions(url, given) {
   };
 }
 
-module.exports = { options, request, executionId, handleName, wireRequest, serveOptions, connectOptions, reading, snapshot, describe };
+module.exports = { options, request, invokeOptions, executionId, handleName, wireRequest, serveOptions, connectOptions, reading, snapshot, describe };

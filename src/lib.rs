@@ -11,7 +11,7 @@ mod uv;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codemode_pool::protocol::{Failure, FailureCode, RunOutcome};
+use codemode_pool::protocol::{Failure, FailureCode, LogEntry, RunOutcome};
 use codemode_pool::{CloseReason, FetchCall, Host, Pool, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi::threadsafe_function::{
@@ -56,6 +56,11 @@ impl Host for Bridge {
 
     fn handles_closed(&self, execution_id: &str, reason: CloseReason) {
         self.report(NativeCompletion::closed(execution_id, reason));
+    }
+
+    fn log(&self, exec_id: u64, entry: LogEntry) {
+        // Through the completions' function: an entry reaches JS before its run's end.
+        self.report(NativeCompletion::log(exec_id, entry));
     }
 }
 
@@ -139,7 +144,8 @@ impl NativePool {
 
     /// Invokes handle `name` of retained execution `execution_id`; the answer arrives through
     /// `onDone` with `invocation` set to the token given. Throws an error whose `code` is
-    /// `HANDLES_CLOSED` or `HANDLE_NOT_FOUND` when it is refused at once.
+    /// `HANDLES_CLOSED` or `HANDLE_NOT_FOUND` when it is refused at once. Returns the pool's
+    /// number for the invocation (for `abortInvocation`).
     #[napi]
     pub fn invoke_handle(
         &self,
@@ -147,14 +153,40 @@ impl NativePool {
         name: String,
         request: NativeWireRequest,
         invocation: u32,
-    ) -> Result<(), Fault> {
+    ) -> Result<i64, Fault> {
         let bridge = self.bridge.clone();
         let done = Box::new(move |result| {
             bridge.report(NativeCompletion::invoked(invocation, result));
         });
         self.pool
             .invoke_handle(&execution_id, &name, request.into(), done)
+            .map(|n| n as i64)
             .map_err(thrown)
+    }
+
+    /// Aborts execution `id`: it completes with `ABORTED` (queued: without starting; running:
+    /// stopped as at its time bound). One already ended is left alone.
+    #[napi]
+    pub fn abort(&self, id: i64) {
+        self.pool.abort(id as u64);
+    }
+
+    /// Aborts invocation `invoke_id` (the number `invokeHandle` returned).
+    #[napi]
+    pub fn abort_invocation(&self, invoke_id: i64) {
+        self.pool.abort_invocation(invoke_id as u64);
+    }
+
+    /// The pool's metrics (docs/operations.md), each with its samples now.
+    #[napi]
+    pub fn metrics(&self) -> Vec<NativeMetric> {
+        self.pool.metrics().into_iter().map(Into::into).collect()
+    }
+
+    /// The pool's metrics in the Prometheus text format.
+    #[napi]
+    pub fn metrics_text(&self) -> String {
+        codemode_pool::render_metrics(&self.pool.metrics())
     }
 
     /// Ends retained execution `execution_id`. Throws an error whose `code` is `HANDLES_CLOSED`

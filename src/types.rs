@@ -88,6 +88,8 @@ pub struct NativeRequest {
     pub outbound: OutboundMode,
     /// Keep the isolate when the program returns a request handler.
     pub retain_handles: bool,
+    /// Deliver each console entry as it is written (a completion with `log`).
+    pub live_logs: Option<bool>,
 }
 
 impl From<NativeRequest> for ExecSpec {
@@ -100,6 +102,7 @@ impl From<NativeRequest> for ExecSpec {
             memory_limit_mib: r.memory_limit,
             outbound: r.outbound.into(),
             retain_handles: r.retain_handles,
+            live_logs: r.live_logs.unwrap_or(false),
         }
     }
 }
@@ -148,6 +151,7 @@ pub struct NativeStats {
     pub heap_peak_bytes: f64,
     pub buffers_peak_bytes: f64,
     pub tool_calls: u32,
+    pub worker_pid: u32,
 }
 
 impl From<RunStats> for NativeStats {
@@ -158,6 +162,7 @@ impl From<RunStats> for NativeStats {
             heap_peak_bytes: s.heap_peak as f64,
             buffers_peak_bytes: s.buffers_peak as f64,
             tool_calls: s.tool_calls,
+            worker_pid: s.worker_pid,
         }
     }
 }
@@ -234,6 +239,8 @@ pub struct NativeCompletion {
     pub invocation: Option<u32>,
     pub response: Option<NativeWireResponse>,
     pub closed: Option<NativeClosed>,
+    /// A console entry of run `id` as it was written (live logs); nothing else is set.
+    pub log: Option<NativeLog>,
 }
 
 /// A retained execution ended, for `reason` (`closed`, `idle`, `timeout`, `memory`,
@@ -253,6 +260,15 @@ impl NativeCompletion {
             invocation: None,
             response: None,
             closed: None,
+            log: None,
+        }
+    }
+
+    pub fn log(id: u64, entry: LogEntry) -> Self {
+        NativeCompletion {
+            id: id as i64,
+            log: Some(entry.into()),
+            ..Self::empty()
         }
     }
 
@@ -437,6 +453,43 @@ impl NativeLimits {
             log_entry_bytes: l::LOG_ENTRY_BYTES as u32,
             result_bytes: l::RESULT_BYTES as u32,
             tool_payload_bytes: l::TOOL_PAYLOAD_BYTES as u32,
+        }
+    }
+}
+
+/// One sample of a metric: its series name, labels and value.
+#[napi(object)]
+pub struct NativeSample {
+    pub name: String,
+    pub labels: Vec<(String, String)>,
+    pub value: f64,
+}
+
+/// One metric (docs/operations.md) and its samples now.
+#[napi(object)]
+pub struct NativeMetric {
+    pub name: String,
+    /// `counter`, `gauge` or `histogram`.
+    pub kind: String,
+    pub help: String,
+    pub samples: Vec<NativeSample>,
+}
+
+impl From<codemode_pool::Family> for NativeMetric {
+    fn from(f: codemode_pool::Family) -> Self {
+        NativeMetric {
+            name: f.def.name.into(),
+            kind: f.def.kind.as_str().into(),
+            help: f.def.help.into(),
+            samples: f
+                .samples
+                .into_iter()
+                .map(|s| NativeSample {
+                    name: s.name,
+                    labels: s.labels,
+                    value: s.value,
+                })
+                .collect(),
         }
     }
 }

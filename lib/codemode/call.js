@@ -34,12 +34,12 @@ function callArguments(code, providersOrFns, options) {
         return { name: nameOf(`${field}.name`, name), fns: reading(KIND, `${field}.fns`, () => Object.entries(fns ?? {})), prelude };
       });
   if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
-    throw fault(KIND, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { connectors?, modules?, timeout?, outbound? } or nothing' });
+    throw fault(KIND, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { connectors?, modules?, timeout?, outbound?, signal? } or nothing' });
   }
   // Other keys are left alone, as the reference leaves them.
   const opts = Object.create(null);
   if (options != null) {
-    for (const key of ['connectors', 'modules', 'timeout', 'outbound']) {
+    for (const key of ['connectors', 'modules', 'timeout', 'outbound', 'signal']) {
       if (reading(KIND, `options.${key}`, () => key in options)) opts[key] = reading(KIND, `options.${key}`, () => options[key]);
     }
   }

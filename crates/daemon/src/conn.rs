@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codemode_pool::protocol::{
-    limits, Failure, FailureCode, RunOutcome, WireRequest, WireResponse,
+    limits, Failure, FailureCode, LogEntry, RunOutcome, WireRequest, WireResponse,
 };
 use codemode_pool::{CloseReason, ExecSpec, FetchCall, Host, Pool, ToolCall};
 use futures_util::{SinkExt, StreamExt};
@@ -55,6 +55,11 @@ pub(crate) enum ConnEvent {
         execution_id: String,
         reason: CloseReason,
     },
+    /// A console entry of a run that asked for live logs.
+    Log {
+        id: u32,
+        entry: LogEntry,
+    },
     /// The daemon stopped: close with 1001 (after everything queued before this).
     Shutdown,
 }
@@ -95,6 +100,11 @@ impl Host for ExecHost {
             reason,
         });
     }
+
+    fn log(&self, _exec_id: u64, entry: LogEntry) {
+        // Gone: nobody reads it (the run is being stopped).
+        let _ = self.tx.send(ConnEvent::Log { id: self.id, entry });
+    }
 }
 
 /// A call that reached a connection that is gone: it rejects inside the sandbox, and a run
@@ -115,7 +125,8 @@ fn gone(pool: &Pool, ev: ConnEvent) {
 
 enum InFlight {
     Execute(u64),
-    Invoke,
+    /// The pool's invocation number.
+    Invoke(u64),
 }
 
 enum Waiting {
@@ -220,7 +231,10 @@ pub(crate) async fn serve(
                 Some(Ok(Message::Close(frame))) => {
                     peer_code = frame.map(|f| u16::from(f.code));
                 }
-                Some(Ok(m)) => close = c.take(m),
+                Some(Ok(m)) => {
+                    shared.bytes_in.fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                    close = c.take(m);
+                }
             },
             ev = rx.recv() => match ev {
                 Some(ConnEvent::Shutdown) => close = Some((1001, "the daemon stopped")),
@@ -231,6 +245,9 @@ pub(crate) async fn serve(
         }
         let mut failed = false;
         for m in c.out.drain(..) {
+            shared
+                .bytes_out
+                .fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
             if ws.feed(m).await.is_err() {
                 failed = true;
                 break;
@@ -335,8 +352,8 @@ impl Conn<'_> {
                     .pool
                     .invoke_handle(&execution_id, &handle, request, done)
                 {
-                    Ok(()) => {
-                        self.in_flight.insert(id, InFlight::Invoke);
+                    Ok(invoke_id) => {
+                        self.in_flight.insert(id, InFlight::Invoke(invoke_id));
                     }
                     Err(f) => self.send(ServerMsg::failed(id, f), None),
                 }
@@ -351,6 +368,12 @@ impl Conn<'_> {
                 let counts = self.shared.counts();
                 self.send(ServerMsg::Stats { id, counts }, None);
             }
+            // An id no longer in flight (it just ended) is not an error: the answer crossed.
+            ClientMsg::Abort { id } => match self.in_flight.get(&id) {
+                Some(InFlight::Execute(exec_id)) => self.shared.pool.abort(*exec_id),
+                Some(InFlight::Invoke(invoke_id)) => self.shared.pool.abort_invocation(*invoke_id),
+                None => {}
+            },
         }
         None
     }
@@ -428,6 +451,7 @@ impl Conn<'_> {
             memory_limit_mib: e.memory_limit.map(|m| m as u32),
             outbound: e.outbound.into(),
             retain_handles: e.retain_handles,
+            live_logs: e.live_logs,
         };
         let host = Arc::new(ExecHost {
             id,
@@ -635,6 +659,17 @@ impl Conn<'_> {
                     reason: reason.as_str(),
                 };
                 self.send(msg, None);
+            }
+            ConnEvent::Log { id, entry } => {
+                // Only while the run is in flight here: a late entry has nobody to go to.
+                if self.in_flight.contains_key(&id) {
+                    let msg = ServerMsg::Log {
+                        id,
+                        level: entry.level.as_str(),
+                        message: entry.message,
+                    };
+                    self.send(msg, None);
+                }
             }
             ConnEvent::Shutdown => {}
         }

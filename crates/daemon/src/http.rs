@@ -101,6 +101,8 @@ pub async fn read_head(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     Health,
+    /// `GET /metrics`: the Prometheus text format (docs/operations.md).
+    Metrics,
     NotFound,
     /// A valid WebSocket upgrade: its key, and whether the client offered [`SUBPROTOCOL`].
     Upgrade {
@@ -117,6 +119,7 @@ pub fn route(head: &Head) -> Route {
         let path = head.path.split('?').next().unwrap_or("");
         return match (head.method.as_str(), path) {
             ("GET" | "HEAD", "/healthz") => Route::Health,
+            ("GET" | "HEAD", "/metrics") => Route::Metrics,
             _ => Route::NotFound,
         };
     }

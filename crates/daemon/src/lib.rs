@@ -91,6 +91,9 @@ pub(crate) struct Shared {
     events: Events,
     pub draining: AtomicBool,
     connections: AtomicUsize,
+    /// WebSocket message bytes received and sent, over every connection (`/metrics`).
+    pub bytes_in: std::sync::atomic::AtomicU64,
+    pub bytes_out: std::sync::atomic::AtomicU64,
     next_conn: AtomicU32,
     admits: Mutex<HashMap<u32, oneshot::Sender<Admission>>>,
     registry: Mutex<Registry>,
@@ -120,7 +123,57 @@ impl Shared {
             connections: n(self.connections.load(Ordering::Relaxed)),
         }
     }
+
+    /// `GET /metrics`: the pool's metrics, then the daemon's own, in the Prometheus text format.
+    pub fn metrics(&self) -> String {
+        use codemode_pool::{Family, Sample};
+        let sample = |name: &str, labels: &[(&str, &str)], value: f64| Sample {
+            name: name.to_string(),
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            value,
+        };
+        let mut families = self.pool.metrics();
+        families.push(Family {
+            def: CONNECTIONS,
+            samples: vec![sample(
+                CONNECTIONS.name,
+                &[],
+                self.connections.load(Ordering::Relaxed) as f64,
+            )],
+        });
+        families.push(Family {
+            def: CONNECTION_BYTES,
+            samples: vec![
+                sample(
+                    CONNECTION_BYTES.name,
+                    &[("direction", "in")],
+                    self.bytes_in.load(Ordering::Relaxed) as f64,
+                ),
+                sample(
+                    CONNECTION_BYTES.name,
+                    &[("direction", "out")],
+                    self.bytes_out.load(Ordering::Relaxed) as f64,
+                ),
+            ],
+        });
+        codemode_pool::render_metrics(&families)
+    }
 }
+
+/// The daemon's own metrics (the pool's are defined in `codemode_pool::FAMILIES`).
+pub const CONNECTIONS: codemode_pool::MetricDef = codemode_pool::MetricDef {
+    name: "codemode_daemon_connections",
+    kind: codemode_pool::MetricKind::Gauge,
+    help: "Open client connections.",
+};
+pub const CONNECTION_BYTES: codemode_pool::MetricDef = codemode_pool::MetricDef {
+    name: "codemode_daemon_bytes_total",
+    kind: codemode_pool::MetricKind::Counter,
+    help: "WebSocket message bytes over every client connection, by direction (in: from clients; out: to clients).",
+};
 
 pub struct Server {
     shared: Arc<Shared>,
@@ -167,6 +220,8 @@ impl Server {
             events,
             draining: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
+            bytes_in: Default::default(),
+            bytes_out: Default::default(),
             next_conn: AtomicU32::new(1),
             admits: Mutex::new(HashMap::new()),
             registry: Mutex::new(Registry {
@@ -339,9 +394,19 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
             let bytes = http::response(status, reason, "application/json", &body);
             write_and_close(stream, &bytes).await;
         }
+        http::Route::Metrics => {
+            let body = if head.method == "HEAD" {
+                String::new()
+            } else {
+                shared.metrics()
+            };
+            let kind = "text/plain; version=0.0.4; charset=utf-8";
+            let bytes = http::response(200, "OK", kind, &body);
+            write_and_close(stream, &bytes).await;
+        }
         http::Route::NotFound => {
             let body =
-                "Not found: this port serves the executor protocol (WebSocket) and GET /healthz.\n";
+                "Not found: this port serves the executor protocol (WebSocket), GET /healthz and GET /metrics.\n";
             answer(stream, 404, "Not Found", body).await;
         }
         http::Route::BadUpgrade(why) => {

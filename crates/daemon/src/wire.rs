@@ -71,6 +71,9 @@ pub struct ExecuteMsg {
     pub outbound: OutboundMode,
     #[serde(default)]
     pub retain_handles: bool,
+    /// Stream each console entry as a `log` message while the run goes.
+    #[serde(default)]
+    pub live_logs: bool,
 }
 
 /// The client's answer to a routed `fetch`.
@@ -132,6 +135,10 @@ pub enum ClientMsg {
     Stats {
         id: u32,
     },
+    /// Abort request `id` (an `execute` or an `invoke` in flight); no answer of its own.
+    Abort {
+        id: u32,
+    },
 }
 
 impl ClientMsg {
@@ -155,6 +162,7 @@ impl ClientMsg {
             ClientMsg::Invoke { .. } => "invoke",
             ClientMsg::CloseHandles { .. } => "closeHandles",
             ClientMsg::Stats { .. } => "stats",
+            ClientMsg::Abort { .. } => "abort",
         }
     }
 }
@@ -211,6 +219,7 @@ pub struct StatsMsg {
     pub heap_peak_bytes: f64,
     pub buffers_peak_bytes: f64,
     pub tool_calls: u32,
+    pub worker_pid: u32,
 }
 
 impl From<RunStats> for StatsMsg {
@@ -221,6 +230,7 @@ impl From<RunStats> for StatsMsg {
             heap_peak_bytes: s.heap_peak as f64,
             buffers_peak_bytes: s.buffers_peak as f64,
             tool_calls: s.tool_calls,
+            worker_pid: s.worker_pid,
         }
     }
 }
@@ -329,6 +339,12 @@ pub enum ServerMsg {
         message: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<u32>,
+    },
+    /// A console entry of run `id`, as it was written (the run asked for `liveLogs`).
+    Log {
+        id: u32,
+        level: &'static str,
+        message: String,
     },
 }
 
@@ -565,6 +581,7 @@ mod tests {
                 heap_peak: 10,
                 buffers_peak: 0,
                 tool_calls: 2,
+                worker_pid: 7,
             },
             grant: Some(Grant {
                 execution_id: "e1".into(),
@@ -585,7 +602,7 @@ mod tests {
                 "error": {"code": "PROGRAM_ERROR", "message": "Error: x"},
                 "logs": [{"level": "warn", "message": "w"}],
                 "stats": {"wallMs": 1.5, "cpuMs": 0.25, "heapPeakBytes": 10.0,
-                          "buffersPeakBytes": 0.0, "toolCalls": 2},
+                          "buffersPeakBytes": 0.0, "toolCalls": 2, "workerPid": 7},
                 "grant": {"executionId": "e1", "handles": ["fetch"]},
             })
         );
@@ -664,6 +681,7 @@ mod tests {
                 M::Failed { .. } => 8,
                 M::HandlesClosed { .. } => 9,
                 M::Error { .. } => 10,
+                M::Log { .. } => 11,
             }
         }
         let stats = StatsMsg {
@@ -672,6 +690,7 @@ mod tests {
             heap_peak_bytes: 0.0,
             buffers_peak_bytes: 0.0,
             tool_calls: 0,
+            worker_pid: 0,
         };
         let counts = Counts {
             workers: 0,
@@ -738,6 +757,11 @@ mod tests {
                 code: "PROTOCOL_ERROR",
                 message: "m".into(),
                 id: None,
+            },
+            M::Log {
+                id: 1,
+                level: "log",
+                message: "m".into(),
             },
         ];
         let mut seen: Vec<usize> = samples.iter().map(index).collect();

@@ -121,7 +121,7 @@ pub(crate) fn invoke(
     handle: &str,
     request: WireRequest,
     done: InvokeDone,
-) -> Result<(), Failure> {
+) -> Result<u64, Failure> {
     let mut st = inner.lock();
     let invoke_id = st.next_invoke;
     let Some(r) = st.retained.get_mut(id) else {
@@ -147,6 +147,7 @@ pub(crate) fn invoke(
     }
     .encode()
     .map_err(|e| crate::too_large("invocation request", e))?;
+    let done = inner.observe.track_invocation(invoke_id, done);
     r.waiting.push_back(Waiting {
         invoke_id,
         frame,
@@ -154,7 +155,34 @@ pub(crate) fn invoke(
     });
     st.next_invoke += 1;
     start_next(inner, &mut st, id);
-    Ok(())
+    Ok(invoke_id)
+}
+
+/// The caller aborted invocation `invoke_id` (see `Pool::abort_invocation`).
+pub(crate) fn abort(inner: &Inner, invoke_id: u64) {
+    let waiting = {
+        let mut st = inner.lock();
+        let mut found = None;
+        for r in st.retained.values_mut() {
+            if let Some(c) = r.current.as_mut().filter(|c| c.invoke_id == invoke_id) {
+                if c.cancelled_at.is_none() {
+                    c.deadline = Instant::now();
+                    inner.observe.mark_invocation_aborted(invoke_id);
+                    inner.changed.notify_all();
+                }
+                break;
+            }
+            if let Some(i) = r.waiting.iter().position(|w| w.invoke_id == invoke_id) {
+                found = r.waiting.remove(i);
+                break;
+            }
+        }
+        found
+    };
+    if let Some(w) = waiting {
+        inner.observe.invocation_aborted_waiting();
+        (w.done)(Err(crate::observe::aborted("invocation")));
+    }
 }
 
 /// Sends the next waiting invocation of `id` when none is in flight.

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::io::{ErrorKind, Write};
 use std::os::fd::AsRawFd;
 use std::process::ChildStdin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// An encoded frame. Shared, so a run's Execute frame can be kept for sending again (to a
@@ -23,6 +24,8 @@ pub(crate) struct WorkerInput {
     shared: Arc<Shared>,
     /// Wakes the writer thread when a backlog starts; closing it ends the thread.
     wake: crossbeam_channel::Sender<()>,
+    /// The pool's count of bytes sent to workers (its metrics).
+    sent: Arc<AtomicU64>,
 }
 
 struct Shared {
@@ -74,7 +77,11 @@ impl Pending {
 }
 
 /// Makes the pipe non-blocking and starts its writer thread.
-pub(crate) fn start(pipe: ChildStdin, name: String) -> std::io::Result<WorkerInput> {
+pub(crate) fn start(
+    pipe: ChildStdin,
+    name: String,
+    sent: Arc<AtomicU64>,
+) -> std::io::Result<WorkerInput> {
     let fd = pipe.as_raw_fd();
     // SAFETY: fcntl on a descriptor we own (the parent's end of the worker's stdin); O_NONBLOCK
     // affects only this end's open file description, not the worker's read end.
@@ -97,13 +104,14 @@ pub(crate) fn start(pipe: ChildStdin, name: String) -> std::io::Result<WorkerInp
     std::thread::Builder::new()
         .name(name)
         .spawn(move || drain(writer, fd, woken))?;
-    Ok(WorkerInput { shared, wake })
+    Ok(WorkerInput { shared, wake, sent })
 }
 
 impl WorkerInput {
     /// Queues `frame` behind everything sent before it; writes it now when nothing waits.
     pub(crate) fn send(&self, frame: impl Into<Frame>) {
         let frame = frame.into();
+        self.sent.fetch_add(frame.len() as u64, Ordering::Relaxed);
         let mut st = self.shared.lock();
         if st.broken {
             return;

@@ -12,6 +12,7 @@
 
 mod handles;
 mod input;
+mod observe;
 mod outbound;
 mod process;
 mod supervisor;
@@ -25,12 +26,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
-    ExecuteRequest, Failure, FailureCode, HostMsg, Outbound, ProviderDecl, RunOutcome, WireRequest,
-    WireResponse,
+    ExecuteRequest, Failure, FailureCode, HostMsg, LogEntry, Outbound, ProviderDecl, RunOutcome,
+    WireRequest, WireResponse,
 };
 
 pub use codemode_protocol as protocol;
 pub use handles::{CloseReason, InvokeDone};
+pub use observe::{render as render_metrics, Family, MetricDef, MetricKind, Sample, FAMILIES};
 pub use watched::{Readable, Watch};
 
 /// How many times a run is queued again because its worker was lost before acknowledging it
@@ -63,6 +65,8 @@ pub struct ExecSpec {
     pub outbound: Outbound,
     /// Keep the isolate when the program returns a request handler (docs/handles.md).
     pub retain_handles: bool,
+    /// Hand each console entry to the host as it is written ([`Host::log`]).
+    pub live_logs: bool,
 }
 
 /// A tool call from a running program, for the host to answer with
@@ -95,6 +99,10 @@ pub trait Host: Send + Sync + 'static {
     /// A retained execution this host started has ended, for `reason`; called once per
     /// execution, on a pool thread, and must not block.
     fn handles_closed(&self, _execution_id: &str, _reason: CloseReason) {}
+    /// A console entry of execution `exec_id`, as it is written (only for runs submitted with
+    /// `live_logs`), in order and before its completion; called on a pool thread, must not
+    /// block.
+    fn log(&self, _exec_id: u64, _entry: LogEntry) {}
 }
 
 /// What the pool holds right now.
@@ -183,6 +191,8 @@ struct Inner {
     watch: Option<Arc<dyn Watch>>,
     /// The workers it watches.
     watched: watched::Table,
+    /// Aborts, live logs and metrics (observe.rs).
+    observe: Arc<observe::Observe>,
 }
 
 impl Inner {
@@ -226,6 +236,7 @@ impl Pool {
             respawn,
             watch,
             watched: Default::default(),
+            observe: Arc::default(),
         });
         supervisor::start_spawner(&inner, respawns)?;
         for _ in 0..inner.opts.workers {
@@ -254,6 +265,7 @@ impl Pool {
             memory_limit_mib: spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib),
             outbound: spec.outbound,
             retain_handles: spec.retain_handles,
+            live_logs: spec.live_logs,
         });
         let frame = request
             .encode()
@@ -274,6 +286,10 @@ impl Pool {
             supervisor::spawn_worker(&self.inner)?;
             st = self.inner.lock();
         }
+        let (host, done) = self
+            .inner
+            .observe
+            .track(exec_id, host, done, spec.live_logs);
         st.queue.push_back(Job {
             exec_id,
             frame: frame.into(),
@@ -307,6 +323,7 @@ impl Pool {
             }
             .encode_small()
         });
+        self.inner.observe.tool_answered(exec_id, call_id);
         supervisor::send_to_run(&self.inner, exec_id, frame);
     }
 
@@ -317,15 +334,51 @@ impl Pool {
 
     /// Invokes handle `handle` of retained execution `execution_id` with `request`; the answer
     /// arrives through `done`. Refused at once: an execution that holds no handles
-    /// (`HANDLES_CLOSED`), a name outside its grant (`HANDLE_NOT_FOUND`).
+    /// (`HANDLES_CLOSED`), a name outside its grant (`HANDLE_NOT_FOUND`). Returns the
+    /// invocation's number, for [`Pool::abort_invocation`].
     pub fn invoke_handle(
         &self,
         execution_id: &str,
         handle: &str,
         request: WireRequest,
         done: InvokeDone,
-    ) -> Result<(), Failure> {
+    ) -> Result<u64, Failure> {
         handles::invoke(&self.inner, execution_id, handle, request, done)
+    }
+
+    /// The caller aborted execution `exec_id`: a queued run leaves the queue, a running one is
+    /// stopped as at its deadline (its worker is reused); either way it completes, exactly once,
+    /// with `ABORTED`. A retained execution, or one already finished, is left alone.
+    pub fn abort(&self, exec_id: u64) {
+        let queued = {
+            let mut st = self.inner.lock();
+            if let Some(run) = st.running.get_mut(&exec_id) {
+                run.deadline = Instant::now();
+                self.inner.observe.mark_aborted(exec_id);
+                self.inner.changed.notify_all();
+                None
+            } else {
+                let at = st.queue.iter().position(|j| j.exec_id == exec_id);
+                at.and_then(|i| st.queue.remove(i))
+            }
+        };
+        if let Some(job) = queued {
+            // Not marked: its completion is the abort itself (counted by the wrapper too).
+            self.inner.observe.aborted_queued();
+            (job.done)(exec_id, Err(observe::aborted("execution")));
+        }
+    }
+
+    /// The caller aborted invocation `invoke_id`: one still waiting its turn rejects at once;
+    /// the one in flight is stopped as at its time bound (which ends its retained execution,
+    /// reason `timeout`) and rejects with `ABORTED`. One already answered is left alone.
+    pub fn abort_invocation(&self, invoke_id: u64) {
+        handles::abort(&self.inner, invoke_id);
+    }
+
+    /// Every metric the pool keeps (docs/operations.md), with its samples now.
+    pub fn metrics(&self) -> Vec<Family> {
+        self.inner.observe.families(self.stats())
     }
 
     /// Ends retained execution `execution_id` (its worker disposes the isolate and returns to

@@ -77,7 +77,8 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         st.next_worker += 1;
         st.next_worker - 1
     };
-    let input = match crate::input::start(stdin, format!("worker-{key}-in")) {
+    let sent = inner.observe.bytes_out.clone();
+    let input = match crate::input::start(stdin, format!("worker-{key}-in"), sent) {
         Ok(input) => input,
         Err(e) => {
             let _ = child.kill();
@@ -227,6 +228,7 @@ pub(crate) fn on_frame(
     greeted: &mut bool,
     frame: &[u8],
 ) -> Result<(), String> {
+    inner.observe.read(frame.len());
     let msg = WorkerMsg::decode(frame).map_err(|e| e.to_string())?;
     if !*greeted && !matches!(msg, WorkerMsg::Hello { .. }) {
         return Err("its first frame was not a Hello".into());
@@ -245,6 +247,7 @@ pub(crate) fn on_frame(
             mark_idle(inner, key);
         }
         WorkerMsg::Ready => mark_idle(inner, key),
+        WorkerMsg::Log { exec_id, entry } => inner.observe.log(exec_id, entry),
         WorkerMsg::Started { exec_id } => {
             if let Some(run) = inner.lock().running.get_mut(&exec_id) {
                 run.unstarted = None;
@@ -476,6 +479,7 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
         (lost, replace)
     };
     handles::run_all(settles);
+    let unresponsive = lost.as_ref().is_some_and(|(_, r)| r.cancelled_at.is_some());
     if let Some((exec_id, run)) = lost {
         let result = if run.cancelled_at.is_some() {
             let mut outcome = timed_out(run.timeout_ms, Vec::new());
@@ -496,6 +500,7 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
         (run.done)(exec_id, result);
     }
     if replace {
+        inner.observe.restarted(status, unresponsive);
         // A closed channel means the pool is being dropped: nothing to replace for.
         let _ = inner.respawn.send(());
     }

@@ -44,6 +44,7 @@ fn main() {
         memory_limit_mib: 128,
         outbound: Outbound::Routed,
         retain_handles: false,
+        live_logs: false,
     });
     let call = WorkerMsg::ToolCall {
         exec_id: 123_456,

@@ -189,6 +189,9 @@ failure_codes! {
     Internal => ("INTERNAL", Fault, true,
         "An invariant inside the executor broke; this is a bug.",
         "Internal executor error: {detail}. Please report it."),
+    Aborted => ("ABORTED", Fault, false,
+        "The caller aborted the execution or invocation through its `AbortSignal` (queued: it never started; running: it was stopped as at a time bound).",
+        "The {what} was aborted by its caller before it finished. Its AbortSignal's reason is the error's `cause`."),
 }
 
 impl FailureCode {

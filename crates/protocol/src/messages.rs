@@ -56,6 +56,9 @@ pub struct ExecuteRequest {
     pub outbound: Outbound,
     /// Keep the isolate when the program returns a request handler (see [`Grant`]).
     pub retain_handles: bool,
+    /// Send each console entry as it is written ([`WorkerMsg::Log`]), besides the outcome's
+    /// logs. Off, a run sends no extra frame.
+    pub live_logs: bool,
 }
 
 /// Retained handles: the run returned a request handler (a function, or an object with a
@@ -164,6 +167,8 @@ pub struct RunStats {
     /// Largest total of live ArrayBuffer backing stores.
     pub buffers_peak: u64,
     pub tool_calls: u32,
+    /// The process id of the worker that ran the program.
+    pub worker_pid: u32,
 }
 
 impl RunStats {
@@ -232,6 +237,12 @@ pub enum WorkerMsg {
     /// worker is lost the host queues it again instead of failing it.
     Started {
         exec_id: u64,
+    },
+    /// A console entry of a run that asked for live logs (`ExecuteRequest::live_logs`), sent as
+    /// it is written, within the same bounds as the outcome's logs (which still carry them all).
+    Log {
+        exec_id: u64,
+        entry: LogEntry,
     },
     /// The worker's first frame. Its layout is frozen (see [`HELLO_TAG`]), so it is not part
     /// of the postcard layout: serde skips it (it stays the last variant, so skipping it moves

@@ -95,10 +95,18 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
         prop::collection::vec(provider, 0..3),
         any::<u32>(),
         outbound(),
-        any::<bool>(),
+        any::<(bool, bool)>(),
     )
         .prop_map(
-            |(exec_id, code, modules, providers, memory_limit_mib, outbound, retain_handles)| {
+            |(
+                exec_id,
+                code,
+                modules,
+                providers,
+                memory_limit_mib,
+                outbound,
+                (retain_handles, live_logs),
+            )| {
                 HostMsg::Execute(ExecuteRequest {
                     exec_id,
                     code,
@@ -107,6 +115,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                     memory_limit_mib,
                     outbound,
                     retain_handles,
+                    live_logs,
                 })
             },
         );
@@ -152,18 +161,21 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         Just(LogLevel::Error),
         Just(LogLevel::Debug),
     ];
-    let log = (level, text()).prop_map(|(level, message)| LogEntry { level, message });
-    let stats = any::<(u64, u64, u64, u64, u32)>().prop_map(|(a, b, c, d, e)| RunStats {
+    let log = (level, text())
+        .prop_map(|(level, message)| LogEntry { level, message })
+        .boxed();
+    let stats = any::<(u64, u64, u64, u64, u32, u32)>().prop_map(|(a, b, c, d, e, f)| RunStats {
         wall_us: a,
         cpu_us: b,
         heap_peak: c,
         buffers_peak: d,
         tool_calls: e,
+        worker_pid: f,
     });
     let outcome = (
         prop::option::of(bytes()),
         prop::option::of((text(), text()).prop_map(|(code, message)| RunError { code, message })),
-        prop::collection::vec(log, 0..4),
+        prop::collection::vec(log.clone(), 0..4),
         stats,
         prop::option::of((text(), prop::collection::vec(text(), 0..2))),
     )
@@ -193,6 +205,7 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         (any::<u64>(), outcome).prop_map(|(exec_id, outcome)| WorkerMsg::Done { exec_id, outcome }),
         Just(WorkerMsg::Ready),
         any::<u64>().prop_map(|exec_id| WorkerMsg::Started { exec_id }),
+        (any::<u64>(), log).prop_map(|(exec_id, entry)| WorkerMsg::Log { exec_id, entry }),
         (any::<u64>(), any::<u32>(), request).prop_map(|(exec_id, call_id, request)| {
             WorkerMsg::Fetch {
                 exec_id,
@@ -319,6 +332,7 @@ fn hand_picked_messages_roundtrip() {
         memory_limit_mib: 128,
         outbound: Outbound::Routed,
         retain_handles: true,
+        live_logs: true,
     }));
     roundtrip_host(&HostMsg::ToolResult {
         exec_id: 7,
@@ -344,6 +358,7 @@ fn hand_picked_messages_roundtrip() {
                 heap_peak: 1 << 20,
                 buffers_peak: 77,
                 tool_calls: 3,
+                worker_pid: 42,
             },
             grant: Some(Grant {
                 execution_id: "d6201803-2236-4c65-be08-ff9eaca95a75".into(),
@@ -378,6 +393,7 @@ fn malformed_bodies_are_refused() {
             memory_limit_mib: 1,
             outbound: Outbound::Native,
             retain_handles: false,
+            live_logs: false,
         })
         .encode()
         .unwrap(),
@@ -436,6 +452,7 @@ fn the_encoder_refuses_a_body_over_the_frame_bound() {
             memory_limit_mib: 64,
             outbound: Outbound::Native,
             retain_handles: false,
+            live_logs: false,
         })
     };
     let many_tools = || ProviderDecl {

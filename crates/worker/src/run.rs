@@ -69,16 +69,14 @@ pub fn run(
         memory_limit_mib,
         outbound,
         retain_handles,
+        live_logs,
     } = req;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
     let cpu_start = thread_cpu_us();
-    prepared.isolate.set_slot(RunState::new(
-        exec_id,
-        ModuleMap::new(modules),
-        outbound,
-        send,
-    ));
+    let mut state = RunState::new(exec_id, ModuleMap::new(modules), outbound, send);
+    state.live_logs = live_logs;
+    prepared.isolate.set_slot(state);
     current.set(Some((exec_id, prepared.isolate.thread_safe_handle())));
     let result = {
         let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
@@ -115,6 +113,7 @@ pub fn run(
             heap_peak: state.as_ref().map_or(0, |s| s.heap_peak).max(heap_now) as u64,
             buffers_peak: METER.buffers_peak() as u64,
             tool_calls: state.as_ref().map_or(0, |s| s.next_call - s.fetches),
+            worker_pid: std::process::id(),
         };
         logs = match state {
             Some(s) => {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use codemode_protocol::{limits, FailureCode, LogEntry, LogLevel, Outbound};
+use codemode_protocol::{limits, FailureCode, LogEntry, LogLevel, Outbound, WorkerMsg};
 
 use crate::link::Outbox;
 use crate::modules::ModuleMap;
@@ -27,6 +27,8 @@ pub struct RunState {
     /// The run ended and its isolate is retained (docs/handles.md): the dispatch ended with the
     /// run, so tool calls reject inside the isolate, and console output is discarded.
     pub completed: bool,
+    /// The host asked for live logs: each kept entry is also sent as it is written.
+    pub live_logs: bool,
 }
 
 impl RunState {
@@ -36,6 +38,7 @@ impl RunState {
             outbound,
             fetches: 0,
             completed: false,
+            live_logs: false,
             exec_id,
             calls: HashMap::new(),
             next_call: 0,
@@ -64,7 +67,18 @@ impl RunState {
             message.push_str(&format!("... [{more} more bytes cut]"));
         }
         self.log_bytes += message.len();
-        self.logs.push(LogEntry { level, message });
+        let entry = LogEntry { level, message };
+        if self.live_logs {
+            self.send_live(entry.clone());
+        }
+        self.logs.push(entry);
+    }
+
+    fn send_live(&self, entry: LogEntry) {
+        (self.send)(&WorkerMsg::Log {
+            exec_id: self.exec_id,
+            entry,
+        });
     }
 
     /// The logs, with the LOG_LIMIT notice last when entries were dropped.
@@ -72,10 +86,14 @@ impl RunState {
         let mut logs = std::mem::take(&mut self.logs);
         if self.log_dropped > 0 {
             let dropped = self.log_dropped.to_string();
-            logs.push(LogEntry {
+            let notice = LogEntry {
                 level: LogLevel::Warn,
                 message: FailureCode::LogLimit.render(&[("dropped", &dropped)]),
-            });
+            };
+            if self.live_logs {
+                self.send_live(notice.clone());
+            }
+            logs.push(notice);
         }
         logs
     }

@@ -106,6 +106,7 @@ pub fn request(code: &str) -> ExecuteRequest {
         memory_limit_mib: 64,
         outbound: Outbound::Blocked,
         retain_handles: false,
+        live_logs: false,
     }
 }
 

@@ -56,6 +56,34 @@ fn bounds_the_log_and_says_how_much_was_dropped() {
 }
 
 #[test]
+fn live_logs_send_each_kept_entry_as_it_is_written_and_only_when_asked() {
+    let code = format!(
+        "async () => {{ for (let i = 0; i < {}; i++) console.info(i) }}",
+        limits::LOG_ENTRIES + 3
+    );
+    let quiet = execute(request(&code), no_host);
+    assert!(quiet.sent.is_empty(), "no Log frame without live_logs");
+    let mut req = request(&code);
+    req.live_logs = true;
+    let ran = execute(req, no_host);
+    let live: Vec<_> = ran
+        .sent
+        .iter()
+        .map(|m| match m {
+            WorkerMsg::Log { exec_id, entry } => {
+                assert_eq!(*exec_id, EXEC_ID);
+                entry.clone()
+            }
+            other => panic!("only Log frames, got {other:?}"),
+        })
+        .collect();
+    // The same entries as the outcome, the bound's notice last.
+    assert_eq!(live, ran.outcome.logs);
+    assert_eq!(live.len(), limits::LOG_ENTRIES + 1);
+    assert_eq!(live[0].level, LogLevel::Info);
+}
+
+#[test]
 fn reports_a_thrown_error() {
     let ran = execute(
         request("async () => { throw new RangeError('boom') }"),
