@@ -42,8 +42,8 @@ macro_rules! failure_codes {
 failure_codes! {
     // Program failures: reported in `outcome.error`.
     SyntaxError => ("SYNTAX_ERROR", Program, false,
-        "The code (or a module it imports) does not parse.",
-        "{detail}. The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { return 1 }`."),
+        "The code (or a module it imports) does not parse. The text names the place (line and column, and the module); `{hint}` is the entry-shape reminder, given only when the code would parse as a function's body (statements written without their function).",
+        "{detail}.{hint}"),
     EntryShape => ("ENTRY_SHAPE", Program, false,
         "The code parses but is not one expression that evaluates to a function.",
         "The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { const rows = await store.list(); return rows.length }`. Found {found}."),
@@ -189,6 +189,9 @@ failure_codes! {
     Internal => ("INTERNAL", Fault, true,
         "An invariant inside the executor broke; this is a bug.",
         "Internal executor error: {detail}. Please report it."),
+    TypeScriptUnsupported => ("TYPESCRIPT_UNSUPPORTED", Program, false,
+        "The code is TypeScript with a construct that has no JavaScript once its types are removed (an enum, a namespace with values, a parameter property, a decorator, `import = require`, `export =`): types are removed, nothing is compiled.",
+        "The code uses {construct} on line {line}. TypeScript runs here with its types removed, and this construct has no JavaScript once they are gone. Write {instead}."),
 }
 
 impl FailureCode {

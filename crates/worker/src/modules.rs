@@ -47,6 +47,11 @@ impl ModuleMap {
             .join(", ")
     }
 
+    /// Whether `name` is a module of this run (a script name V8 reports is the key as given).
+    pub fn has_name(&self, name: &str) -> bool {
+        self.sources.values().any(|(k, _)| k == name)
+    }
+
     fn resolve(&self, specifier: &str, referrer: Option<&str>) -> Option<String> {
         let direct = normalize(specifier);
         if self.sources.contains_key(&direct) {
