@@ -6,6 +6,7 @@
 mod failures;
 mod server;
 mod types;
+mod typescript;
 
 use std::sync::Arc;
 use std::time::Duration;

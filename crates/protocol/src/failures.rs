@@ -192,6 +192,13 @@ failure_codes! {
     TypeScriptUnsupported => ("TYPESCRIPT_UNSUPPORTED", Program, false,
         "The code is TypeScript with a construct that has no JavaScript once its types are removed (an enum, a namespace with values, a parameter property, a decorator, `import = require`, `export =`): types are removed, nothing is compiled.",
         "The code uses {construct} on line {line}. TypeScript runs here with its types removed, and this construct has no JavaScript once they are gone. Write {instead}."),
+    // bundleModules (lib/bundle.js), on the host, before any run.
+    BundleNodeBuiltin => ("BUNDLE_NODE_BUILTIN", Fault, false,
+        "`bundleModules` met a package that imports a Node built-in: the sandbox has no Node, so the package is refused at bundle time.",
+        "The package \"{package}\" imports the Node built-in \"{builtin}\" (from {importer}), and the sandbox has no Node built-ins. Use a package that does not need it, or alias the built-in to a module written for the sandbox: the `alias` option, keyed by \"{builtin}\", naming a package or a file."),
+    BundleFailed => ("BUNDLE_FAILED", Fault, false,
+        "`bundleModules` could not bundle a package: it is not installed where it was resolved from, esbuild is missing, or esbuild reported an error.",
+        "Could not bundle \"{package}\": {detail}."),
 }
 
 impl FailureCode {

@@ -59,12 +59,15 @@ pub struct Shift {
 }
 
 impl Shift {
-    /// The model's line and column for a 1-based position in the module source.
-    pub fn undo(&self, line: u32, column: u32) -> (u32, u32) {
+    /// The model's line and column for a 1-based position in the module source; `None` for a
+    /// position inside the inserted `export default (` itself.
+    pub fn undo(&self, line: u32, column: u32) -> Option<(u32, u32)> {
         if line != self.line || column < self.column {
-            (line, column)
+            Some((line, column))
+        } else if column < self.column + self.delta {
+            None
         } else {
-            (line, column.saturating_sub(self.delta).max(self.column))
+            Some((line, column - self.delta))
         }
     }
 }
@@ -106,6 +109,13 @@ pub fn to_module_source(code: &str) -> Result<Entry, EntryError> {
             source: code.to_string(),
             shape: false,
         });
+    }
+    // oxc reads decorators as JavaScript (a proposal V8 does not implement): a program that
+    // may hold one is checked by the stripper, which refuses them by name and line.
+    if code.contains('@') {
+        if let Err(StripError::Refused(r)) = codemode_typestrip::strip(code) {
+            return Err(EntryError::Refused(r));
+        }
     }
     rewrite(code, &ret.program)
 }
@@ -227,8 +237,9 @@ mod tests {
                 delta: 16
             }
         );
-        assert_eq!(entry.shift.undo(1, 17), (1, 1));
-        assert_eq!(entry.shift.undo(2, 17), (2, 17));
+        assert_eq!(entry.shift.undo(1, 17), Some((1, 1)));
+        assert_eq!(entry.shift.undo(1, 3), None);
+        assert_eq!(entry.shift.undo(2, 17), Some((2, 17)));
     }
 
     #[test]

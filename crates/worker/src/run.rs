@@ -584,7 +584,7 @@ fn source_location(
         return None;
     }
     if name == PROGRAM_NAME {
-        let (line, column) = shift.undo(line, column);
+        let (line, column) = shift.undo(line, column)?;
         return Some(SourceLocation {
             line,
             column,
