@@ -104,6 +104,19 @@ const THROWS = `async (): Promise<number> => {
   return sum
 }`;
 
+describe('TypeScript modules', () => {
+  it('a module keyed .ts has its types removed, and its errors keep their place', async () => {
+    const ts = { './calc.ts': 'interface Opts { scale: number }\nexport function scaled(x: number, o: Opts): number {\n  if (x < 0) throw new Error(`bad ${x as number}`)\n  return x * o.scale\n}' };
+    const ok = await run(ex, "import { scaled } from './calc.ts'\nasync () => scaled(2, { scale: 3 })", { modules: ts });
+    expect(ok.result).toBe(6);
+    const bad = await run(ex, "import { scaled } from './calc.ts'\nasync () => scaled(-1, { scale: 3 })", { modules: ts });
+    expect(bad.error).toMatchObject({ code: 'PROGRAM_ERROR', module: './calc.ts', line: 3, column: 20 });
+    const refused = await run(ex, "import { E } from './e.ts'\nasync () => E.A", { modules: { './e.ts': 'export enum E { A }' } });
+    expect(refused.error.code).toBe('SYNTAX_ERROR');
+    expect(refused.error.message).toContain('TypeScript an `enum` on line 1 has no JavaScript');
+  });
+});
+
 describe('failures point at the line of the model\'s code', () => {
   it('a runtime error in a multi-line TypeScript program', async () => {
     const out = await run(ex, THROWS);
