@@ -177,7 +177,7 @@ pub struct NativeFailure {
 
 impl From<RunError> for NativeFailure {
     fn from(e: RunError) -> Self {
-        let at = e.location.unwrap_or_default();
+        let at = *e.location.unwrap_or_default();
         let known = at.line > 0;
         NativeFailure {
             code: e.code,

@@ -368,7 +368,7 @@ impl ServerMsg {
                     id,
                     has_result: o.result.is_some(),
                     error: o.error.map(|e| {
-                        let at = e.location.unwrap_or_default();
+                        let at = *e.location.unwrap_or_default();
                         let known = at.line > 0;
                         CodeText {
                             code: e.code,

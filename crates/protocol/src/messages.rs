@@ -150,8 +150,9 @@ pub struct RunError {
     pub code: String,
     pub message: String,
     /// Where it happened in the model's code, when known (a throw, a syntax error).
+    /// Boxed: it is rare, and the outcome it rides in is moved around by value.
     #[serde(default)]
-    pub location: Option<SourceLocation>,
+    pub location: Option<Box<SourceLocation>>,
 }
 
 /// A place in the model's code: 1-based line and column (UTF-16 units, as editors and V8's

@@ -171,10 +171,12 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
                 .prop_map(|(code, message, at)| RunError {
                     code,
                     message,
-                    location: at.map(|(line, column, module)| SourceLocation {
-                        line,
-                        column,
-                        module,
+                    location: at.map(|(line, column, module)| {
+                        Box::new(SourceLocation {
+                            line,
+                            column,
+                            module,
+                        })
                     }),
                 }),
         ),
@@ -200,10 +202,12 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         .prop_map(|(code, message, at)| RunError {
             code,
             message,
-            location: at.map(|(line, column, module)| SourceLocation {
-                line,
-                column,
-                module,
+            location: at.map(|(line, column, module)| {
+                Box::new(SourceLocation {
+                    line,
+                    column,
+                    module,
+                })
             }),
         });
     let request = request();

@@ -372,11 +372,9 @@ impl<'a> Visit<'a> for Blanker<'_> {
                 }
                 return;
             }
-            Statement::ExportDeclaration(e) => {
-                if self.type_only_declaration(&e.declaration) {
-                    self.blank_statement(e.span);
-                    return;
-                }
+            Statement::ExportDeclaration(e) if self.type_only_declaration(&e.declaration) => {
+                self.blank_statement(e.span);
+                return;
             }
             Statement::ExportNamedDeclaration(e) => {
                 if e.export_kind.is_type() {
@@ -408,11 +406,14 @@ impl<'a> Visit<'a> for Blanker<'_> {
                 }
                 return;
             }
-            Statement::ExportDefaultDeclaration(e) => {
-                if let ExportDefaultDeclarationKind::TSInterfaceDeclaration(_) = e.declaration {
-                    self.blank_statement(e.span);
-                    return;
-                }
+            Statement::ExportDefaultDeclaration(e)
+                if matches!(
+                    e.declaration,
+                    ExportDefaultDeclarationKind::TSInterfaceDeclaration(_)
+                ) =>
+            {
+                self.blank_statement(e.span);
+                return;
             }
             Statement::TSExportAssignment(e) => {
                 self.refuse(

@@ -67,7 +67,7 @@ fn fail_at(
         None => detail.to_string(),
     };
     let mut error = fail(code, &[("detail", &detail), ("hint", hint)]);
-    error.location = location;
+    error.location = location.map(Box::new);
     error
 }
 
@@ -281,11 +281,11 @@ fn execute(
                     ("instead", r.instead),
                 ],
             );
-            error.location = Some(SourceLocation {
+            error.location = Some(Box::new(SourceLocation {
                 line: r.line,
                 column: 1,
                 module: None,
-            });
+            }));
             return Err(error);
         }
     };
