@@ -289,7 +289,7 @@ mod tests {
         assert!(
             entry
                 .source
-                .contains("export default (async (a        )             => a     \n);"),
+                .contains("export default (async (a        )             => a\n);"),
             "{}",
             entry.source
         );
