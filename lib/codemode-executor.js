@@ -129,7 +129,7 @@ class CodemodeExecutor {
     }
     for (const p of providers) if (typeof p.prelude === 'string' && p.prelude !== '') lines.push(p.prelude);
 
-    const normalized = normalizeCode(call.code);
+    const normalized = normalizeCode(call.code, true);
     if (normalized.refused) return { result: undefined, error: normalized.refused, logs: [] };
     const head = `${normalized.imports}
 async () => {

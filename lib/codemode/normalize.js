@@ -28,13 +28,15 @@ function parse(src) {
 
 /**
  * @param {string} code
+ * @param {boolean} [typescript] strip TypeScript's types when acorn cannot read the code (the
+ *   executor does; the exported `normalizeCode` stays the reference's)
  * @returns {{ imports: string, code: string, refused?: string, origin?: { line: number, modelLine: number } }}
  *   the lifted import declarations and one expression that evaluates to a function; `origin`:
  *   line `line` of that expression is line `modelLine` of the code as given (the lines after it
  *   follow one for one). For TypeScript that cannot run with its types removed, `refused`: the
  *   TYPESCRIPT_UNSUPPORTED text.
  */
-function normalizeCode(code) {
+function normalizeCode(code, typescript = false) {
   const raw = String(code);
   const trimmed = raw.trim();
   const fenced = FENCE.exec(trimmed);
@@ -49,7 +51,7 @@ function normalizeCode(code) {
   } catch {
     // TypeScript (which acorn cannot read): its types blanked, every position kept. Code that
     // is not TypeScript either goes on as the reference has it.
-    const ts = stripTypes(src);
+    const ts = typescript ? stripTypes(src) : {};
     if (ts.refused) return { imports: '', code: '', refused: ts.refused };
     try {
       if (ts.code === undefined) throw new Error('not TypeScript');
