@@ -2,8 +2,9 @@
 //! the promise settles, copy the result out.
 //!
 //! Over 500 lines on purpose: the run loop and the texts of the failures it reports (entry
-//! shape, syntax, uncaught throws, a promise that never settles) are one reading; the retained
-//! execution's loop lives in retained.rs.
+//! shape, syntax, TypeScript refusals, uncaught throws with their place in the model's code, a
+//! promise that never settles) are one reading; the retained execution's loop lives in
+//! retained.rs.
 
 use codemode_protocol::{
     limits, ExecuteRequest, FailureCode, Grant, HostMsg, RunError, RunOutcome, RunStats,
