@@ -173,7 +173,18 @@ export interface LogEntry {
 export interface ProgramError {
   /** A code from docs/failures.md (kind "program"), e.g. `PROGRAM_ERROR`, `SYNTAX_ERROR`, `TIMEOUT`. */
   code: string
+  /** The text; when the place is known it ends with it: `(line 3, column 7)`, or `(module "./a.js", line 3, column 7)`. */
   message: string
+  /**
+   * Where it happened in the model's own code, 1-based (a thrown Error: where it was created,
+   * in the innermost frame of the program or a module; a syntax error: where the parser
+   * stopped). Positions are those of the code as written, TypeScript included.
+   */
+  line?: number
+  /** The 1-based column on `line`, in UTF-16 units (as editors and stack traces count). */
+  column?: number
+  /** The module it happened in (its key in `modules`), when not the program itself. */
+  module?: string
 }
 
 /** What one run used (docs/bounds.md, "Accounting"). */
@@ -551,3 +562,42 @@ export declare class CodemodeExecutor {
  * with `--import @supolka/codemode-executor/register`.
  */
 export declare function register(): void
+
+/** Options of {@link bundleModules}. */
+export interface BundleModulesOptions {
+  /**
+   * Package specifiers as the program imports them (`'lodash-es'`, `'date-fns'`,
+   * `'@scope/pkg/sub'`); each becomes one module-map entry holding the package bundled into one
+   * ES module.
+   */
+  packages: string[]
+  /** The directory packages (and esbuild) are resolved from, as Node resolves. Default: `process.cwd()`. */
+  from?: string
+  /**
+   * Node built-ins a package may import, each mapped to a package or a file (relative to
+   * `from`) written for the sandbox, e.g. `{ 'node:events': 'events' }`. The package's imports
+   * of it stay `import ... from 'node:events'`, and the map gains a `node:events` entry with the
+   * target bundled. Any other built-in refuses the package (`BUNDLE_NODE_BUILTIN`).
+   */
+  alias?: Record<string, string>
+  /**
+   * A directory to keep bundles in across processes. Bundles are always cached in memory for
+   * the process, keyed by package name, installed version, aliases and esbuild's version.
+   */
+  cacheDir?: string
+  /** Minify the bundles (smaller requests). Default: `false`. */
+  minify?: boolean
+}
+
+/**
+ * Bundles npm packages installed in the host project into a module map for the sandbox:
+ * `execute({ code, modules: await bundleModules({ packages: ['lodash-es'] }) })`, or
+ * `ExtendedExecuteOptions.modules` for the dialect. Each package is bundled with esbuild (an
+ * optional peer dependency: install it in the host project) with the resolution Workers use
+ * (`browser` field, `workerd` / `worker` / `browser` conditions). The sandbox has no Node: a
+ * package that imports a Node built-in rejects with `ExecutorError` `BUNDLE_NODE_BUILTIN`
+ * naming the built-in and the package, unless `alias` maps it. A package that is not installed,
+ * or that esbuild cannot bundle, rejects with `BUNDLE_FAILED`. The modules count against the
+ * request size bound like any other (`REQUEST_TOO_LARGE`).
+ */
+export declare function bundleModules(options: BundleModulesOptions): Promise<Record<string, string>>

@@ -8,6 +8,7 @@ const { ExecutorError, failures } = require('./lib/errors');
 const { CodemodeExecutor } = require('./lib/codemode-executor');
 const { connect } = require('./lib/connect');
 const { serve } = require('./lib/serve');
+const { bundleModules } = require('./lib/bundle');
 
 /** The failure grammar: every code with its kind, retryability, when it happens, and text. */
 function failureCatalog() {
@@ -25,4 +26,4 @@ function register() {
   registerHooks(pathToFileURL(require('node:path').join(__dirname, 'lib', 'cloudflare-workers-hooks.mjs')));
 }
 
-module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, connect, serve, failureCatalog, register };
+module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, connect, serve, failureCatalog, register, bundleModules };

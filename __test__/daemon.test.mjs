@@ -96,7 +96,8 @@ describe('a daemon started through the CLI', () => {
   it('reports program failures, tool rejections and request faults as the in-process executor does', async () => {
     const remote = await connected(daemon.url);
     const failed = await remote.execute({ code: 'async () => { throw new TypeError("nope") }' });
-    expect(failed.error).toEqual({ code: 'PROGRAM_ERROR', message: 'TypeError: nope' });
+    // The place arrives over the connection too.
+    expect(failed.error).toEqual({ code: 'PROGRAM_ERROR', message: 'TypeError: nope (line 1, column 21)', line: 1, column: 21 });
     const caught = await remote.execute({
       code: 'async () => { try { await t.x() } catch (e) { return e.message } }',
       providers: [{ name: 't', tools: ['x'] }],

@@ -67,7 +67,8 @@ describe('entry contract', () => {
   it('reports syntax errors with V8 wording and a line, in the program or a module', async () => {
     const a = await run(ex, 'async () => {\n  return 1 +\n}');
     expect(a.error.code).toBe('SYNTAX_ERROR');
-    expect(a.error.message).toMatch(/^SyntaxError: .*\(line \d+\)/);
+    expect(a.error.message).toMatch(/^SyntaxError: .*\(line 3, column 1\)\.$/);
+    expect([a.error.line, a.error.column]).toEqual([3, 1]);
     const b = await run(ex, "import { x } from './bad.js'\nasync () => x", { modules: { './bad.js': 'export const x = ;' } });
     expect(b.error.code).toBe('SYNTAX_ERROR');
     expect(b.error.message).toContain('module "./bad.js"');

@@ -140,7 +140,7 @@ describe('failure texts', () => {
     );
     // A placeholder without a value stays as written; braces that are not a placeholder too.
     expect(render('QUEUE_FULL')).toContain('{bound} executions');
-    expect(render('SYNTAX_ERROR', { detail: 'x' })).toContain('`async () => { return 1 }`');
+    expect(render('SYNTAX_ERROR', { detail: 'x', hint: ' The code must be one expression' })).toBe('x. The code must be one expression');
     expect(render('NO_SUCH_CODE', { a: 1 })).toBe('NO_SUCH_CODE');
   });
 });

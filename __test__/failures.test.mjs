@@ -9,16 +9,22 @@ describe('program failures come back in error, never as a rejection', () => {
     ['throw null', 'async () => { throw null }', 'Uncaught null'],
     ['throw a string', 'async () => { throw "boom" }', "Uncaught 'boom'"],
     ['throw an object', 'async () => { throw { code: 42 } }', 'Uncaught { code: 42 }'],
-    ['empty Error', 'async () => { throw new Error("") }', 'Error'],
-    ['TypeError', 'async () => { null.x }', "TypeError: Cannot read properties of null (reading 'x')"],
-    ['rejection', 'async () => Promise.reject(new RangeError("far"))', 'RangeError: far'],
-    ['sync throw', '() => { throw new Error("sync") }', 'Error: sync'],
-    ['deep recursion', 'async () => { const f = () => f(); f() }', 'RangeError: Maximum call stack size exceeded'],
+    // An Error says where it was made (line, column), in the outcome and in its text.
+    ['empty Error', 'async () => { throw new Error("") }', 'Error', [1, 21]],
+    ['TypeError', 'async () => { null.x }', "TypeError: Cannot read properties of null (reading 'x')", [1, 20]],
+    ['rejection', 'async () => Promise.reject(new RangeError("far"))', 'RangeError: far', [1, 28]],
+    ['sync throw', '() => { throw new Error("sync") }', 'Error: sync', [1, 15]],
   ];
-  for (const [name, code, message] of cases) {
+  it('deep recursion', async () => {
+    const out = await run(ex, 'async () => { const f = () => f(); f() }');
+    expect(out.error.code).toBe('PROGRAM_ERROR');
+    expect(out.error.message).toMatch(/^RangeError: Maximum call stack size exceeded/);
+  });
+  for (const [name, code, message, at] of cases) {
     it(name, async () => {
       const out = await run(ex, code);
-      expect(out.error).toEqual({ code: 'PROGRAM_ERROR', message });
+      const place = at ? { message: `${message} (line ${at[0]}, column ${at[1]})`, line: at[0], column: at[1] } : { message };
+      expect(out.error).toEqual({ code: 'PROGRAM_ERROR', ...place });
       expect(out.result).toBeUndefined();
     });
   }

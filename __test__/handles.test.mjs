@@ -132,7 +132,7 @@ describe('asking for a handle', () => {
     const { ex } = recorded();
     const failed = await ex.execute({ code: 'async () => { throw new Error("setup failed") }', retainHandles: true });
     expect('executionId' in failed).toBe(false);
-    expect(failed.error).toEqual({ code: 'PROGRAM_ERROR', message: 'Error: setup failed' });
+    expect(failed.error).toEqual({ code: 'PROGRAM_ERROR', message: 'Error: setup failed (line 1, column 21)', line: 1, column: 21 });
     const plain = await ex.execute({ code: 'async () => () => new Response("x")' });
     expect('executionId' in plain).toBe(false);
     expect(plain.error?.code).toBe('RESULT_NOT_CLONEABLE');

@@ -102,7 +102,7 @@ describe('against IsolateExecutor', () => {
   it('a throw: the finally flushes, then the run fails with the model\'s error', async () => {
     const run = instrumented(THROWS);
     const out = await run.outcome;
-    expect(out.error).toMatchObject({ code: 'PROGRAM_ERROR', message: 'Error: model failed' });
+    expect(out.error).toMatchObject({ code: 'PROGRAM_ERROR', message: expect.stringMatching(/^Error: model failed \(line \d+, column \d+\)$/) });
     expect(run.flushed).toEqual([{ logs: [{ level: 'log', text: 'before' }], hosts: ['a.example.test'], fetches: 1 }]);
   });
 

@@ -54,6 +54,24 @@ function describeThrown(e) {
   }`;
 }
 
+/**
+ * A syntax error's text with the place moved from the wrapped program to the line of the code
+ * the model wrote (dialect deviation D3: the reference rejects, naming its own module's line).
+ * Any other failure's text is returned as it is.
+ * @param {{ code: string, message: string, line?: number, module?: string }} error
+ * @param {string} head the program's text before the model's code
+ * @param {{ code: string, origin?: { line: number, modelLine: number } }} normalized
+ */
+function syntaxAtModelLine(error, head, normalized) {
+  if (error.code !== 'SYNTAX_ERROR' || error.line === undefined || error.module !== undefined || !normalized.origin) return error.message;
+  const first = head.split('\n').length;
+  const n = error.line - first + 1;
+  if (n < 1 || n > normalized.code.split('\n').length) return error.message;
+  const line = normalized.origin.modelLine + (n - normalized.origin.line);
+  if (line < 1) return error.message;
+  return error.message.replace(/ \(line \d+, column \d+\)(\.?)$/, ` (line ${line})$1`);
+}
+
 class CodemodeExecutor {
   #native;
   #defaults;
@@ -111,8 +129,9 @@ class CodemodeExecutor {
     }
     for (const p of providers) if (typeof p.prelude === 'string' && p.prelude !== '') lines.push(p.prelude);
 
-    const normalized = normalizeCode(call.code);
-    const program = `${normalized.imports}
+    const normalized = normalizeCode(call.code, true);
+    if (normalized.refused) return { result: undefined, error: normalized.refused, logs: [] };
+    const head = `${normalized.imports}
 async () => {
   const __cmLog = console.log.bind(console), __cmWarn = console.warn.bind(console), __cmError = console.error.bind(console);
   console.log = (...a) => __cmLog(a.map(String).join(' '));
@@ -121,7 +140,8 @@ async () => {
   ${codec.SANDBOX_CODEC}
   ${lines.join('\n  ')}
   try {
-    return { ok: true, result: await (${normalized.code}
+    return { ok: true, result: await (`;
+    const program = `${head}${normalized.code}
     )() };
   } catch (e) {
     return { ok: false, error: (${describeThrown()})(e) };
@@ -173,7 +193,7 @@ async () => {
       else console[l.level === 'debug' ? 'debug' : 'info'](l.message);
     }
     if (outcome.error) {
-      const error = outcome.error.code === 'TIMEOUT' ? TIMED_OUT : outcome.error.message;
+      const error = outcome.error.code === 'TIMEOUT' ? TIMED_OUT : syntaxAtModelLine(outcome.error, head, normalized);
       return { result: undefined, error, logs };
     }
     const r = outcome.result;

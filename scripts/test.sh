@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 npx tsc -p tsconfig.check.json
 # The addon crate is a cdylib that only links inside Node, so its logic is tested from vitest.
-cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker -p codemode-daemon
+cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker -p codemode-daemon -p codemode-typestrip
 npx vitest run
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
 node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24

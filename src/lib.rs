@@ -6,6 +6,7 @@
 mod failures;
 mod server;
 mod types;
+mod typescript;
 mod uv;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub use failures::{failure_catalog, render_failure, FailureEntry, FailureKind};
 use failures::{thrown, Fault};
 pub use server::*;
 pub use types::*;
+pub use typescript::{strip_types, Stripped};
 
 /// A weak (unref'd) threadsafe function called with one object argument. Weak, so an idle
 /// pool never keeps Node alive; `lib/isolate-executor.js` holds the loop open while executions

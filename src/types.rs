@@ -173,13 +173,23 @@ impl From<RunStats> for NativeStats {
 pub struct NativeFailure {
     pub code: String,
     pub message: String,
+    /// Where a program failure happened in the model's code (1-based), when known.
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    /// The module it happened in (its key in the module map), when not the program itself.
+    pub module: Option<String>,
 }
 
 impl From<RunError> for NativeFailure {
     fn from(e: RunError) -> Self {
+        let at = *e.location.unwrap_or_default();
+        let known = at.line > 0;
         NativeFailure {
             code: e.code,
             message: e.message,
+            line: known.then_some(at.line),
+            column: known.then_some(at.column),
+            module: at.module,
         }
     }
 }
@@ -189,6 +199,9 @@ impl From<Failure> for NativeFailure {
         NativeFailure {
             code: f.code.as_str().into(),
             message: f.message,
+            line: None,
+            column: None,
+            module: None,
         }
     }
 }

@@ -38,7 +38,12 @@ export const cases = [
   { id: 'statement-list-awaits', section: '2.3', code: 'const r = await codemode.add(20, 22);\nr', providers: tools },
   { id: 'ends-in-declaration', section: '2.3', code: 'const a = 1;' },
   { id: 'top-level-return', section: '2.3', code: 'return 7' },
-  { id: 'typescript', section: '2.3', code: 'const x: number = 1;\nx', deviation: 'D3' },
+  { id: 'typescript', section: '2.3', code: 'const x: number = 1;\nx', deviation: 'D17' },
+  { id: 'typescript-arrow', section: '2.3', code: 'async (): Promise<number> => { const n: number = await codemode.add(2, 3); return n * 2 }', providers: tools, deviation: 'D17' },
+  { id: 'typescript-interface-generics-as', section: '2.3', code: 'async () => {\n  interface Row { id: number; tag?: string }\n  const rows = [{ id: 1 }, { id: 2 }] as Row[]\n  const first = <T,>(xs: T[]): T => xs[0]\n  return first<Row>(rows).id + rows.length\n}', deviation: 'D17' },
+  { id: 'typescript-satisfies-non-null', section: '2.3', code: "async () => {\n  const m = new Map<string, number>([['a', 1]]) satisfies Map<string, number>\n  return m.get('a')! + 1\n}", deviation: 'D17' },
+  { id: 'typescript-fenced-body', section: '2.3', code: '```ts\ntype Sum = number\nconst s: Sum = await codemode.add(1, 2)\nreturn s\n```', providers: tools, deviation: 'D17' },
+  { id: 'typescript-enum-refused', section: '2.3', code: 'async () => {\n  enum Color { Red }\n  return Color.Red\n}', deviation: 'D17' },
   // §2.4 sanitizing
   { id: 'sanitize-dash', section: '2.4', code: 'async () => codemode.my_tool()', providers: tools },
   { id: 'sanitize-digit-dot', section: '2.4', code: 'async () => codemode._3d_render()', providers: tools },

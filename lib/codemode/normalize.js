@@ -4,6 +4,21 @@
 // from ExtendedExecuteOptions.modules.
 
 const acorn = require('acorn');
+const { loadNative } = require('../native');
+
+/**
+ * The addon's type stripping (codemode-typestrip, the worker's own); without the addon, no
+ * TypeScript: the code goes on as the reference treats it.
+ * @param {string} src
+ * @returns {{ code?: string, refused?: string }}
+ */
+function stripTypes(src) {
+  try {
+    return loadNative().binding.stripTypes(src);
+  } catch {
+    return {};
+  }
+}
 
 const FENCE = /^```(js|javascript|typescript|ts|tsx|jsx)?\s*\n([\s\S]*?)```\s*$/;
 
@@ -13,20 +28,40 @@ function parse(src) {
 
 /**
  * @param {string} code
- * @returns {{ imports: string, code: string }} the lifted import declarations and one
- *   expression that evaluates to a function.
+ * @param {boolean} [typescript] strip TypeScript's types when acorn cannot read the code (the
+ *   executor does; the exported `normalizeCode` stays the reference's)
+ * @returns {{ imports: string, code: string, refused?: string, origin?: { line: number, modelLine: number } }}
+ *   the lifted import declarations and one expression that evaluates to a function; `origin`:
+ *   line `line` of that expression is line `modelLine` of the code as given (the lines after it
+ *   follow one for one). For TypeScript that cannot run with its types removed, `refused`: the
+ *   TYPESCRIPT_UNSUPPORTED text.
  */
-function normalizeCode(code) {
-  const trimmed = String(code).trim();
+function normalizeCode(code, typescript = false) {
+  const raw = String(code);
+  const trimmed = raw.trim();
   const fenced = FENCE.exec(trimmed);
   let src = fenced ? fenced[2] : trimmed;
   if (src.trim() === '') return { imports: '', code: 'async () => {}' };
+  // Lines of the model's code before `src` begins (leading blank lines, the fence's own line).
+  const before = lineOf(raw, raw.length - raw.trimStart().length) - 1 + (fenced ? 1 : 0);
   let ast;
+  let stripped = false;
   try {
     ast = parse(src);
   } catch {
-    // As the reference: an unparsable program (a top-level `return`, say) becomes a body.
-    return { imports: '', code: `async () => {\n${src}\n}` };
+    // TypeScript (which acorn cannot read): its types blanked, every position kept. Code that
+    // is not TypeScript either goes on as the reference has it.
+    const ts = typescript ? stripTypes(src) : {};
+    if (ts.refused) return { imports: '', code: '', refused: ts.refused };
+    try {
+      if (ts.code === undefined) throw new Error('not TypeScript');
+      ast = parse(ts.code);
+      src = ts.code;
+      stripped = true;
+    } catch {
+      // As the reference: an unparsable program (a top-level `return`, say) becomes a body.
+      return { imports: '', code: `async () => {\n${src}\n}`, origin: { line: 2, modelLine: before + 1 } };
+    }
   }
   let imports = '';
   const importNodes = ast.body.filter((n) => n.type === 'ImportDeclaration');
@@ -38,39 +73,53 @@ function normalizeCode(code) {
     src = rest;
     ast = parse(src);
   }
-  return { imports, code: normalizeBody(src, ast.body.filter((n) => n.type !== 'ImportDeclaration')) };
+  // A declaration removed with the types (an interface, a type-only import) leaves a `;`.
+  const kept = (n) => n.type !== 'ImportDeclaration' && !(stripped && n.type === 'EmptyStatement');
+  const [body, line, at] = normalizeBody(src, ast.body.filter(kept));
+  return { imports, code: body, origin: at === undefined ? undefined : { line, modelLine: before + lineOf(src, at) } };
 }
 
+/** The 1-based line of offset `at` in `text`. */
+function lineOf(text, at) {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) line += 1;
+  return line;
+}
+
+/**
+ * @returns {[string, number, number | undefined]} the expression, and which of its lines (1-based)
+ *   begins at which offset of `src` (undefined: no line maps back).
+ */
 function normalizeBody(src, body) {
-  if (body.length === 0) return 'async () => {}';
+  if (body.length === 0) return ['async () => {}', 1, undefined];
   const text = (n) => src.slice(n.start, n.end);
   if (body.length === 1) {
     const only = body[0];
     if (only.type === 'ExpressionStatement' && only.expression.type === 'ArrowFunctionExpression') {
       // The reference returns the statement unchanged, trailing `;` included, which then fails
       // to load; without the `;` is what was meant (a listed deviation).
-      return text(only).replace(/;\s*$/, '');
+      return [text(only).replace(/;\s*$/, ''), 1, only.start];
     }
     if (only.type === 'ExportDefaultDeclaration') {
       const d = only.declaration;
       if ((d.type === 'FunctionDeclaration' || d.type === 'FunctionExpression') && !d.id) {
-        return `async () => {\nreturn (${text(d)})();\n}`;
+        return [`async () => {\nreturn (${text(d)})();\n}`, 2, d.start];
       }
       if ((d.type === 'ClassDeclaration' || d.type === 'ClassExpression') && !d.id) {
-        return `async () => {\nreturn (${text(d)});\n}`;
+        return [`async () => {\nreturn (${text(d)});\n}`, 2, d.start];
       }
-      return normalizeCode(text(d)).code;
+      return [normalizeCode(text(d)).code, 1, undefined];
     }
     if (only.type === 'FunctionDeclaration' && only.id) {
-      return `async () => {\n${src.slice(only.start, only.end)}\nreturn ${only.id.name}();\n}`;
+      return [`async () => {\n${src.slice(only.start, only.end)}\nreturn ${only.id.name}();\n}`, 2, only.start];
     }
   }
   const last = body[body.length - 1];
   const start = body[0].start;
   if (last.type === 'ExpressionStatement') {
-    return `async () => {\n${src.slice(start, last.start)}return (${text(last.expression)})\n}`;
+    return [`async () => {\n${src.slice(start, last.start)}return (${text(last.expression)})\n}`, 2, start];
   }
-  return `async () => {\n${src.slice(start, last.end)}\n}`;
+  return [`async () => {\n${src.slice(start, last.end)}\n}`, 2, start];
 }
 
 module.exports = { normalizeCode };

@@ -2,6 +2,8 @@
 // against the installed index.d.ts (never run). `@ts-expect-error` lines prove the types refuse.
 import {
   CodemodeExecutor,
+  bundleModules,
+  type BundleModulesOptions,
   ExecutorError,
   IsolateExecutor,
   connect,
@@ -61,10 +63,15 @@ const request: ExecuteRequest = { code: 'async () => 1', modules: { './m.js': 'e
 
 async function host(): Promise<void> {
   register();
+  const bundleOptions: BundleModulesOptions = { packages: ['lodash-es'], alias: { 'node:events': 'events' }, cacheDir: '/tmp/x', minify: true };
+  const bundled: Record<string, string> = await bundleModules(bundleOptions);
+  void bundled;
   const native: IsolateExecutor = new IsolateExecutor(options);
   const outcome: Outcome = await native.execute(request);
   const logs: LogEntry[] = outcome.logs;
   const error: ProgramError | undefined = outcome.error;
+  const place: [number | undefined, number | undefined, string | undefined] = [error?.line, error?.column, error?.module];
+  void place;
   const stats: RunStats = outcome.stats;
   const counts: ExecutorStats = native.stats();
   const n: number = stats.wallMs + stats.cpuMs + stats.heapPeakBytes + stats.buffersPeakBytes + stats.toolCalls + counts.retained;

@@ -193,6 +193,14 @@ impl Limits {
 pub struct CodeText {
     pub code: String,
     pub message: String,
+    /// Where a program failure happened in the model's code (1-based), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// The module it happened in (its key in the module map), when not the program itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -375,9 +383,16 @@ impl ServerMsg {
                 ServerMsg::Done {
                     id,
                     has_result: o.result.is_some(),
-                    error: o.error.map(|e| CodeText {
-                        code: e.code,
-                        message: e.message,
+                    error: o.error.map(|e| {
+                        let at = *e.location.unwrap_or_default();
+                        let known = at.line > 0;
+                        CodeText {
+                            code: e.code,
+                            message: e.message,
+                            line: known.then_some(at.line),
+                            column: known.then_some(at.column),
+                            module: at.module,
+                        }
                     }),
                     logs: o.logs.into_iter().map(LogMsg::from).collect(),
                     stats: o.stats.into(),
@@ -570,6 +585,7 @@ mod tests {
             error: Some(RunError {
                 code: "PROGRAM_ERROR".into(),
                 message: "Error: x".into(),
+                location: None,
             }),
             logs: vec![LogEntry {
                 level: LogLevel::Warn,

@@ -576,6 +576,7 @@ pub(crate) fn timed_out(timeout_ms: u64, logs: Vec<codemode_protocol::LogEntry>)
         error: Some(RunError {
             code: FailureCode::Timeout.as_str().into(),
             message: FailureCode::Timeout.render(&[("ms", &ms)]),
+            location: None,
         }),
         logs,
         stats: Default::default(),

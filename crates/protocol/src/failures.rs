@@ -42,8 +42,8 @@ macro_rules! failure_codes {
 failure_codes! {
     // Program failures: reported in `outcome.error`.
     SyntaxError => ("SYNTAX_ERROR", Program, false,
-        "The code (or a module it imports) does not parse.",
-        "{detail}. The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { return 1 }`."),
+        "The code (or a module it imports) does not parse. The text names the place (line and column, and the module); `{hint}` is the entry-shape reminder, given only when the code would parse as a function's body (statements written without their function).",
+        "{detail}.{hint}"),
     EntryShape => ("ENTRY_SHAPE", Program, false,
         "The code parses but is not one expression that evaluates to a function.",
         "The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { const rows = await store.list(); return rows.length }`. Found {found}."),
@@ -192,6 +192,16 @@ failure_codes! {
     Aborted => ("ABORTED", Fault, false,
         "The caller aborted the execution or invocation through its `AbortSignal` (queued: it never started; running: it was stopped as at a time bound).",
         "The {what} was aborted by its caller before it finished. Its AbortSignal's reason is the error's `cause`."),
+    TypeScriptUnsupported => ("TYPESCRIPT_UNSUPPORTED", Program, false,
+        "The code is TypeScript with a construct that has no JavaScript once its types are removed (an enum, a namespace with values, a parameter property, a decorator, `import = require`, `export =`): types are removed, nothing is compiled.",
+        "The code uses {construct} on line {line}. TypeScript runs here with its types removed, and this construct has no JavaScript once they are gone. Write {instead}."),
+    // bundleModules (lib/bundle.js), on the host, before any run.
+    BundleNodeBuiltin => ("BUNDLE_NODE_BUILTIN", Fault, false,
+        "`bundleModules` met a package that imports a Node built-in: the sandbox has no Node, so the package is refused at bundle time.",
+        "The package \"{package}\" imports the Node built-in \"{builtin}\" (from {importer}), and the sandbox has no Node built-ins. Use a package that does not need it, or alias the built-in to a module written for the sandbox: the `alias` option, keyed by \"{builtin}\", naming a package or a file."),
+    BundleFailed => ("BUNDLE_FAILED", Fault, false,
+        "`bundleModules` could not bundle a package: it is not installed where it was resolved from, esbuild is missing, or esbuild reported an error.",
+        "Could not bundle \"{package}\": {detail}."),
 }
 
 impl FailureCode {

@@ -16,12 +16,15 @@ pub mod messages;
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
     DecodeError, ExecuteRequest, FrameTooLarge, Grant, HostMsg, LogEntry, LogLevel, Outbound,
-    ProviderDecl, RunError, RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg,
+    ProviderDecl, RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse,
+    WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;
 /// 3: retained handles (Execute's `retain_handles`, the outcome's grant, Invoke, CloseHandles,
-/// Invoked); 4: `Started` (the worker acknowledges an Execute before running it).
+/// Invoked); 4: `Started` (the worker acknowledges an Execute before running it); 5: live log
+/// entries (Execute's `live_logs`, `Log`), the worker's pid in the stats, and the failure's
+/// `location` (RunError).
 pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The V8 value-serializer format the worker writes, and the newest it reads (the version after

@@ -148,10 +148,25 @@ pub struct LogEntry {
 }
 
 /// A program failure, reported in the outcome (never as an executor fault).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RunError {
     pub code: String,
     pub message: String,
+    /// Where it happened in the model's code, when known (a throw, a syntax error).
+    /// Boxed: it is rare, and the outcome it rides in is moved around by value.
+    #[serde(default)]
+    pub location: Option<Box<SourceLocation>>,
+}
+
+/// A place in the model's code: 1-based line and column (UTF-16 units, as editors and V8's
+/// stack traces count), in the program as written, or in `module` when it is one of the run's
+/// modules (the key as given in the module map).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SourceLocation {
+    pub line: u32,
+    pub column: u32,
+    #[serde(default)]
+    pub module: Option<String>,
 }
 
 /// What a run used, measured by the worker.

@@ -6,7 +6,7 @@ use codemode_protocol::frame::read_frame;
 use codemode_protocol::messages::HELLO_TAG;
 use codemode_protocol::{
     ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError,
-    RunOutcome, RunStats, WireRequest, WireResponse, WorkerMsg, PROTOCOL_VERSION,
+    RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg, PROTOCOL_VERSION,
 };
 use proptest::prelude::*;
 
@@ -174,7 +174,24 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
     });
     let outcome = (
         prop::option::of(bytes()),
-        prop::option::of((text(), text()).prop_map(|(code, message)| RunError { code, message })),
+        prop::option::of(
+            (
+                text(),
+                text(),
+                prop::option::of((any::<u32>(), any::<u32>(), prop::option::of(text()))),
+            )
+                .prop_map(|(code, message, at)| RunError {
+                    code,
+                    message,
+                    location: at.map(|(line, column, module)| {
+                        Box::new(SourceLocation {
+                            line,
+                            column,
+                            module,
+                        })
+                    }),
+                }),
+        ),
         prop::collection::vec(log.clone(), 0..4),
         stats,
         prop::option::of((text(), prop::collection::vec(text(), 0..2))),
@@ -189,7 +206,22 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
                 handles,
             }),
         });
-    let run_error = (text(), text()).prop_map(|(code, message)| RunError { code, message });
+    let run_error = (
+        text(),
+        text(),
+        prop::option::of((any::<u32>(), any::<u32>(), prop::option::of(text()))),
+    )
+        .prop_map(|(code, message, at)| RunError {
+            code,
+            message,
+            location: at.map(|(line, column, module)| {
+                Box::new(SourceLocation {
+                    line,
+                    column,
+                    module,
+                })
+            }),
+        });
     let request = request();
     prop_oneof![
         any::<(u32, u32)>().prop_map(|(version, pid)| WorkerMsg::Hello { version, pid }),
@@ -347,6 +379,7 @@ fn hand_picked_messages_roundtrip() {
             error: Some(RunError {
                 code: "PROGRAM_ERROR".into(),
                 message: "Error: x".into(),
+                location: None,
             }),
             logs: vec![LogEntry {
                 level: LogLevel::Warn,

@@ -77,6 +77,9 @@ impl Prepared {
         let mut isolate = v8::Isolate::new(params);
         split.isolate = started.elapsed();
         isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
+        // Errors keep a detailed stack trace (line and column per frame), so a failure can say
+        // where in the model's code it happened (run.rs, `locate`).
+        isolate.set_capture_stack_trace_for_uncaught_exceptions(true, 16);
         let raw: *mut v8::Isolate = &mut *isolate;
         // The callback receives the isolate it is registered on; it lives as long as `isolate`.
         isolate.add_near_heap_limit_callback(memory::near_heap_limit, raw.cast());

@@ -3,6 +3,7 @@
 //! the importing module's key, so `./lib/a.js` importing `./b.js` finds `./lib/b.js`.
 //! Dynamic `import()` resolves through the same map and rules ([`import_dynamically`]), and
 //! shares the compiled modules: each module is evaluated once per run, however it is imported.
+//! A module keyed `.ts` (`.mts`, `.cts`) has its types blanked first, like the program.
 
 use std::collections::HashMap;
 
@@ -45,6 +46,11 @@ impl ModuleMap {
             .map(|k| format!("\"{k}\""))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// Whether `name` is a module of this run (a script name V8 reports is the key as given).
+    pub fn has_name(&self, name: &str) -> bool {
+        self.sources.values().any(|(k, _)| k == name)
     }
 
     fn resolve(&self, specifier: &str, referrer: Option<&str>) -> Option<String> {
@@ -159,12 +165,41 @@ fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, 
         return Some(v8::Local::new(scope, global));
     }
     let (name, source) = state.modules.sources.get(key)?.clone();
+    let source = match typescript_module(&name, source) {
+        Ok(s) => s,
+        Err(text) => {
+            let msg = v8::String::new(scope, &text)?;
+            let err = v8::Exception::syntax_error(scope, msg);
+            scope.throw_exception(err);
+            return None;
+        }
+    };
     let module = compile(scope, &name, &source)?;
     let global = v8::Global::new(scope, module);
     if let Some(state) = scope.get_slot_mut::<RunState>() {
         state.modules.compiled.insert(key.to_string(), global);
     }
     Some(module)
+}
+
+/// A module whose key ends in `.ts`, `.mts` or `.cts` has its types blanked (positions kept, as
+/// for the program); a construct that cannot be stripped is a SyntaxError naming it. A module
+/// that does not parse as TypeScript goes to V8 as given, for V8's own text.
+fn typescript_module(name: &str, source: String) -> Result<String, String> {
+    if ![".ts", ".mts", ".cts"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+    {
+        return Ok(source);
+    }
+    match codemode_typestrip::strip(&source) {
+        Ok(js) => Ok(js),
+        Err(codemode_typestrip::StripError::Refused(r)) => Err(format!(
+            "TypeScript {} on line {} has no JavaScript once its types are removed; write {}",
+            r.construct, r.line, r.instead
+        )),
+        Err(codemode_typestrip::StripError::Syntax { .. }) => Ok(source),
+    }
 }
 
 /// V8's resolve hook for static imports.

@@ -2,14 +2,16 @@
 //! the promise settles, copy the result out.
 //!
 //! Over 500 lines on purpose: the run loop and the texts of the failures it reports (entry
-//! shape, syntax, uncaught throws, a promise that never settles) are one reading; the retained
-//! execution's loop lives in retained.rs.
+//! shape, syntax, TypeScript refusals, uncaught throws with their place in the model's code, a
+//! promise that never settles) are one reading; the retained execution's loop lives in
+//! retained.rs.
 
 use codemode_protocol::{
     limits, ExecuteRequest, FailureCode, Grant, HostMsg, RunError, RunOutcome, RunStats,
+    SourceLocation,
 };
 
-use crate::entry::{self, EntryError};
+use crate::entry::{self, EntryError, Shift};
 use crate::helpers::Helpers;
 use crate::io::{CurrentRun, Next};
 use crate::isolate::Prepared;
@@ -49,8 +51,37 @@ pub(crate) fn fail(code: FailureCode, vars: &[(&str, &str)]) -> RunError {
     RunError {
         code: code.as_str().to_string(),
         message: code.render(vars),
+        location: None,
     }
 }
+
+/// A failure that happened at `location`: the place is also written into the text (after
+/// `detail`), so a model that reads only the text still learns it.
+fn fail_at(
+    code: FailureCode,
+    detail: &str,
+    hint: &str,
+    location: Option<SourceLocation>,
+) -> RunError {
+    let detail = match &location {
+        Some(l) => format!("{detail}{}", place(l)),
+        None => detail.to_string(),
+    };
+    let mut error = fail(code, &[("detail", &detail), ("hint", hint)]);
+    error.location = location.map(Box::new);
+    error
+}
+
+/// " (line 3, column 7)", or " (module \"./a.js\", line 3, column 7)".
+fn place(l: &SourceLocation) -> String {
+    match &l.module {
+        Some(m) => format!(" (module \"{m}\", line {}, column {})", l.line, l.column),
+        None => format!(" (line {}, column {})", l.line, l.column),
+    }
+}
+
+/// The entry-shape reminder a syntax error carries when the shape is what is wrong.
+const SHAPE_HINT: &str = " The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { return 1 }`.";
 
 /// Runs `req` in `prepared`, reading the host's answers from `input` and sending requests
 /// through `send`; returns the outcome and the isolate, spent or retained.
@@ -211,14 +242,51 @@ fn execute(
     input: &mut impl HostInput,
 ) -> Result<Produced, RunError> {
     let (helpers, exec_id) = (ctx.helpers, ctx.exec_id);
-    let source = match entry::to_module_source(code) {
-        Ok(s) => s,
+    let entry::Entry { source, shift } = match entry::to_module_source(code) {
+        Ok(e) => e,
         Err(EntryError::Shape(found)) => {
             return Err(fail(FailureCode::EntryShape, &[("found", &found)]))
         }
-        Err(EntryError::Syntax(oxc)) => {
-            let detail = v8_syntax_error(scope, code).unwrap_or(format!("SyntaxError: {oxc}"));
-            return Err(fail(FailureCode::SyntaxError, &[("detail", &detail)]));
+        Err(EntryError::Syntax { oxc, source, shape }) => {
+            let hint = if shape { SHAPE_HINT } else { "" };
+            let (detail, location) = v8_syntax_error(scope, &source)
+                .unwrap_or_else(|| (format!("SyntaxError: {oxc}"), None));
+            return Err(fail_at(FailureCode::SyntaxError, &detail, hint, location));
+        }
+        Err(EntryError::TypeScriptSyntax {
+            message,
+            line,
+            column,
+        }) => {
+            let location = SourceLocation {
+                line,
+                column,
+                module: None,
+            };
+            let detail = format!("SyntaxError: {message}");
+            return Err(fail_at(
+                FailureCode::SyntaxError,
+                &detail,
+                "",
+                Some(location),
+            ));
+        }
+        Err(EntryError::Refused(r)) => {
+            let line = r.line.to_string();
+            let mut error = fail(
+                FailureCode::TypeScriptUnsupported,
+                &[
+                    ("construct", r.construct),
+                    ("line", &line),
+                    ("instead", r.instead),
+                ],
+            );
+            error.location = Some(Box::new(SourceLocation {
+                line: r.line,
+                column: 1,
+                module: None,
+            }));
+            return Err(error);
         }
     };
     install_providers(scope, helpers, providers)?;
@@ -228,7 +296,7 @@ fn execute(
 
     let tc = &mut v8::TryCatch::new(scope);
     let Some(module) = modules::compile(tc, PROGRAM_NAME, &source) else {
-        return Err(exception_failure(tc, helpers));
+        return Err(exception_failure(tc, helpers, &shift));
     };
     if module.instantiate_module(tc, modules::resolve).is_none() {
         let missing = tc
@@ -240,15 +308,15 @@ fn execute(
                 &[("specifier", &specifier), ("available", &available)],
             ));
         }
-        return Err(exception_failure(tc, helpers));
+        return Err(exception_failure(tc, helpers, &shift));
     }
     let Some(evaluation) = module.evaluate(tc) else {
-        return Err(exception_failure(tc, helpers));
+        return Err(exception_failure(tc, helpers, &shift));
     };
     if let Ok(promise) = v8::Local::<v8::Promise>::try_from(evaluation) {
         match settle(tc, helpers, promise, exec_id, input) {
             Settled::Fulfilled(_) => {}
-            other => return Err(settle_failure(tc, helpers, other)),
+            other => return Err(settle_failure(tc, helpers, other, &shift)),
         }
     }
     let namespace = module.get_module_namespace();
@@ -270,12 +338,12 @@ fn execute(
     };
     let undefined = v8::undefined(tc).into();
     let Some(returned) = func.call(tc, undefined, &[]) else {
-        return Err(exception_failure(tc, helpers));
+        return Err(exception_failure(tc, helpers, &shift));
     };
     let value = match v8::Local::<v8::Promise>::try_from(returned) {
         Ok(promise) => match settle(tc, helpers, promise, exec_id, input) {
             Settled::Fulfilled(v) => v,
-            other => return Err(settle_failure(tc, helpers, other)),
+            other => return Err(settle_failure(tc, helpers, other, &shift)),
         },
         Err(_) => {
             tc.perform_microtask_checkpoint();
@@ -430,11 +498,17 @@ pub(crate) fn settle<'s>(
     }
 }
 
-fn settle_failure(scope: &mut v8::HandleScope, helpers: &Helpers, settled: Settled) -> RunError {
+fn settle_failure(
+    scope: &mut v8::HandleScope,
+    helpers: &Helpers,
+    settled: Settled,
+    shift: &Shift,
+) -> RunError {
     match settled {
         Settled::Rejected(reason) => {
+            let location = locate(scope, reason, shift);
             let detail = describe_throw(scope, helpers, reason);
-            fail(FailureCode::ProgramError, &[("detail", &detail)])
+            fail_at(FailureCode::ProgramError, &detail, "", location)
         }
         Settled::Stuck => fail(FailureCode::NeverSettled, &[]),
         Settled::Stopped | Settled::Fulfilled(_) => fail(
@@ -445,7 +519,11 @@ fn settle_failure(scope: &mut v8::HandleScope, helpers: &Helpers, settled: Settl
 }
 
 /// The failure for a pending exception: a SyntaxError (from a module) or an uncaught throw.
-fn exception_failure(tc: &mut v8::TryCatch<v8::HandleScope>, helpers: &Helpers) -> RunError {
+fn exception_failure(
+    tc: &mut v8::TryCatch<v8::HandleScope>,
+    helpers: &Helpers,
+    shift: &Shift,
+) -> RunError {
     if tc.is_execution_terminating() || tc.has_terminated() {
         return fail(
             FailureCode::Internal,
@@ -458,10 +536,15 @@ fn exception_failure(tc: &mut v8::TryCatch<v8::HandleScope>, helpers: &Helpers) 
             &[("detail", "no exception was recorded")],
         );
     };
-    let line = tc
-        .message()
-        .and_then(|m| m.get_line_number(tc))
-        .unwrap_or(0);
+    // Where V8 says the throw happened (a syntax error's place, a throw of a non-Error).
+    let thrown_at = tc.message().map(|m| {
+        let line = m.get_line_number(tc).unwrap_or(0) as u32;
+        let column = m.get_start_column() as u32 + 1;
+        let name = m
+            .get_script_resource_name(tc)
+            .map(|r| r.to_rust_string_lossy(tc));
+        (line, column, name)
+    });
     let is_syntax = exception
         .to_object(tc)
         .and_then(|o| {
@@ -470,38 +553,102 @@ fn exception_failure(tc: &mut v8::TryCatch<v8::HandleScope>, helpers: &Helpers) 
         })
         .map(|n| n.to_rust_string_lossy(tc) == "SyntaxError")
         .unwrap_or(false);
-    let resource = tc
-        .message()
-        .and_then(|m| m.get_script_resource_name(tc))
-        .map(|r| r.to_rust_string_lossy(tc));
     tc.reset();
+    let from_message = thrown_at.and_then(|(line, column, name)| {
+        source_location(tc, name.as_deref().unwrap_or(""), line, column, shift)
+    });
+    let location = if is_syntax {
+        from_message
+    } else {
+        locate(tc, exception, shift).or(from_message)
+    };
     let detail = describe_throw(tc, helpers, exception);
-    if is_syntax {
-        let place = match resource {
-            Some(r) if r != PROGRAM_NAME => format!(" (module \"{r}\", line {line})"),
-            _ => format!(" (line {line})"),
-        };
-        return fail(
-            FailureCode::SyntaxError,
-            &[("detail", &format!("{detail}{place}"))],
-        );
-    }
-    fail(FailureCode::ProgramError, &[("detail", &detail)])
+    let code = if is_syntax {
+        FailureCode::SyntaxError
+    } else {
+        FailureCode::ProgramError
+    };
+    fail_at(code, &detail, "", location)
 }
 
-/// V8's own SyntaxError text for code oxc refused (models know V8's wording).
-fn v8_syntax_error(scope: &mut v8::HandleScope, code: &str) -> Option<String> {
+/// The place in the model's code of a position V8 reports in script `name`: the program (its
+/// rewrite undone) or one of the run's modules; `None` for the runtime's own scripts.
+fn source_location(
+    scope: &mut v8::HandleScope,
+    name: &str,
+    line: u32,
+    column: u32,
+    shift: &Shift,
+) -> Option<SourceLocation> {
+    if line == 0 {
+        return None;
+    }
+    if name == PROGRAM_NAME {
+        let (line, column) = shift.undo(line, column)?;
+        return Some(SourceLocation {
+            line,
+            column,
+            module: None,
+        });
+    }
+    let known = scope
+        .get_slot::<RunState>()
+        .is_some_and(|s| s.modules.has_name(name));
+    known.then(|| SourceLocation {
+        line,
+        column,
+        module: Some(name.to_string()),
+    })
+}
+
+/// Where an Error was created, in the model's code: the innermost frame of its stack that is
+/// the program or one of the run's modules (frames of the runtime, a URL parser throwing for
+/// the model's call say, are skipped). `None` for a thrown value that is not an Error.
+fn locate(
+    scope: &mut v8::HandleScope,
+    exception: v8::Local<v8::Value>,
+    shift: &Shift,
+) -> Option<SourceLocation> {
+    let trace = v8::Exception::get_stack_trace(scope, exception)?;
+    for i in 0..trace.get_frame_count() {
+        let Some(frame) = trace.get_frame(scope, i) else {
+            continue;
+        };
+        let Some(name) = frame.get_script_name(scope) else {
+            continue;
+        };
+        let name = name.to_rust_string_lossy(scope);
+        let (line, column) = (frame.get_line_number() as u32, frame.get_column() as u32);
+        if let Some(l) = source_location(scope, &name, line, column, shift) {
+            return Some(l);
+        }
+    }
+    None
+}
+
+/// V8's own SyntaxError text for code oxc refused (models know V8's wording), and where. The
+/// code is compiled as written (or with its types blanked, which moves nothing), so V8's
+/// position is the model's.
+fn v8_syntax_error(
+    scope: &mut v8::HandleScope,
+    code: &str,
+) -> Option<(String, Option<SourceLocation>)> {
     let tc = &mut v8::TryCatch::new(scope);
     if modules::compile(tc, PROGRAM_NAME, code).is_some() {
         return None;
     }
     let exception = tc.exception()?;
-    let line = tc
-        .message()
-        .and_then(|m| m.get_line_number(tc))
-        .unwrap_or(0);
+    let location = tc.message().and_then(|m| {
+        let line = m.get_line_number(tc)? as u32;
+        let column = m.get_start_column() as u32 + 1;
+        Some(SourceLocation {
+            line,
+            column,
+            module: None,
+        })
+    });
     let text = exception.to_rust_string_lossy(tc);
-    Some(format!("{text} (line {line})"))
+    Some((text, location))
 }
 
 /// Calls `f(value)` and returns its result as a string; `None` when it throws.

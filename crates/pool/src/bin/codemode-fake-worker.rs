@@ -124,6 +124,7 @@ fn terminated() -> Step {
         error: Some(RunError {
             code: "TERMINATED".into(),
             message: "cancelled".into(),
+            location: None,
         }),
         ..Default::default()
     })
@@ -198,6 +199,7 @@ impl Run<'_> {
                     error: Some(RunError {
                         code: code.into(),
                         message: message.into(),
+                        location: None,
                     }),
                     ..Default::default()
                 })
@@ -267,6 +269,7 @@ impl Run<'_> {
                 error: Some(RunError {
                     code: "FAKE_SCRIPT".into(),
                     message: format!("unknown command {other:?}"),
+                    location: None,
                 }),
                 ..Default::default()
             }),

@@ -100,7 +100,9 @@ fn reports_a_syntax_error_with_its_line() {
     let ran = execute(request("async () => {\n  let = ;\n}"), no_host);
     let (code, message) = ran.error();
     assert_eq!(code, "SYNTAX_ERROR");
-    assert!(message.contains("(line 2)"), "{message}");
+    assert!(message.contains("(line 2, column 3)."), "{message}");
+    // Not a body written without its function: no entry-shape reminder.
+    assert!(!message.contains("must be one expression"), "{message}");
 }
 
 #[test]
