@@ -10,6 +10,7 @@
 //! Callers get results through a completion callback, which fits napi threadsafe functions
 //! and socket writers alike.
 
+mod conduct;
 mod handles;
 mod input;
 mod outbound;
@@ -119,6 +120,8 @@ struct Job {
     /// How many times the run was queued again (see [`REQUEUE_BOUND`]).
     requeues: u32,
     outbound: Outbound,
+    /// The providers and tools the request declared (what its worker may call).
+    tools: Arc<conduct::ToolList>,
     timeout_ms: u64,
     host: Arc<dyn Host>,
     done: Completion,
@@ -132,6 +135,7 @@ struct Running {
     requeues: u32,
     host: Arc<dyn Host>,
     outbound: Outbound,
+    tools: Arc<conduct::ToolList>,
     done: Completion,
     timeout_ms: u64,
     started: Instant,
@@ -149,6 +153,9 @@ struct WorkerSlot {
     /// The worker's fd 3: Cancel frames reach its cancel thread even mid-loop.
     control: Arc<Mutex<std::fs::File>>,
     exec: Option<u64>,
+    /// The execution the worker was last sent: every frame it sends is checked against it
+    /// (conduct.rs). Unlike `exec`, kept after the run ends, until the next one.
+    bound: Option<conduct::Binding>,
 }
 
 #[derive(Default)]
@@ -228,6 +235,7 @@ impl Pool {
         let exec_id = self.inner.next_exec.fetch_add(1, Ordering::Relaxed);
         let opts = &self.inner.opts;
         let timeout_ms = spec.timeout_ms.unwrap_or(opts.timeout_ms);
+        let tools = conduct::ToolList::of(&spec.providers);
         let request = HostMsg::Execute(ExecuteRequest {
             exec_id,
             code: spec.code,
@@ -261,6 +269,7 @@ impl Pool {
             frame: frame.into(),
             requeues: 0,
             outbound: spec.outbound,
+            tools,
             timeout_ms,
             host,
             done,
@@ -289,7 +298,7 @@ impl Pool {
             }
             .encode_small()
         });
-        supervisor::send_to_run(&self.inner, exec_id, frame);
+        supervisor::send_to_run(&self.inner, exec_id, call_id, frame);
     }
 
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with).

@@ -7,6 +7,14 @@ use crate::MAX_FRAME_BYTES;
 /// Reads one frame body (tag and fields, without the length prefix) into `buf`.
 /// Returns `Ok(false)` on a clean end of stream before a frame starts.
 pub fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<bool> {
+    read_frame_within(r, buf, MAX_FRAME_BYTES)
+}
+
+/// [`read_frame`] with a tighter bound on the body: a length prefix outside `1..=limit` is an
+/// `InvalidData` error before anything is allocated, and the buffer grows only with the bytes
+/// that actually arrive (a prefix that promises more than the stream holds costs nothing). A
+/// stream that ends inside a frame is an `UnexpectedEof` error.
+pub fn read_frame_within(r: &mut impl Read, buf: &mut Vec<u8>, limit: usize) -> io::Result<bool> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
         Ok(()) => {}
@@ -14,14 +22,19 @@ pub fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<bool> {
         Err(e) => return Err(e),
     }
     let len = u32::from_le_bytes(len) as usize;
-    if len == 0 || len > MAX_FRAME_BYTES {
+    if len == 0 || len > limit {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("frame length {len} is outside 1..={MAX_FRAME_BYTES}"),
+            format!("frame length {len} is outside 1..={limit}"),
         ));
     }
     buf.clear();
-    buf.resize(len, 0);
-    r.read_exact(buf)?;
+    let got = r.take(len as u64).read_to_end(buf)?;
+    if got < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the stream ended {got} bytes into a frame of {len}"),
+        ));
+    }
     Ok(true)
 }
