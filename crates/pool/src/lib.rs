@@ -122,6 +122,8 @@ struct Job {
     outbound: Outbound,
     /// The providers and tools the request declared (what its worker may call).
     tools: Arc<conduct::ToolList>,
+    /// The run's isolate limit; its worker's address-space ceiling follows it.
+    memory_limit_mib: u32,
     timeout_ms: u64,
     host: Arc<dyn Host>,
     done: Completion,
@@ -136,6 +138,7 @@ struct Running {
     host: Arc<dyn Host>,
     outbound: Outbound,
     tools: Arc<conduct::ToolList>,
+    memory_limit_mib: u32,
     done: Completion,
     timeout_ms: u64,
     started: Instant,
@@ -236,12 +239,13 @@ impl Pool {
         let opts = &self.inner.opts;
         let timeout_ms = spec.timeout_ms.unwrap_or(opts.timeout_ms);
         let tools = conduct::ToolList::of(&spec.providers);
+        let memory_limit_mib = spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib);
         let request = HostMsg::Execute(ExecuteRequest {
             exec_id,
             code: spec.code,
             modules: spec.modules,
             providers: spec.providers,
-            memory_limit_mib: spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib),
+            memory_limit_mib,
             outbound: spec.outbound,
             retain_handles: spec.retain_handles,
         });
@@ -270,6 +274,7 @@ impl Pool {
             requeues: 0,
             outbound: spec.outbound,
             tools,
+            memory_limit_mib,
             timeout_ms,
             host,
             done,

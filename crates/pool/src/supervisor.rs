@@ -44,6 +44,11 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
     let (control_read, control) =
         control_pipe().map_err(|e| start_failed(format!("no control pipe: {e}")))?;
     let control_raw = control_read.as_raw_fd();
+    let ceiling = libc::rlimit {
+        rlim_cur: crate::process::address_ceiling(inner.opts.memory_limit_mib)
+            .min(crate::process::address_hard_limit()),
+        rlim_max: crate::process::address_hard_limit(),
+    };
     let mut command = Command::new(&inner.opts.worker_path);
     // Nothing of the host's environment (its API keys, its database passwords) reaches a
     // worker's memory: the variables it reads, and those that shape what a program observes
@@ -62,10 +67,16 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(diagnostics());
-    // SAFETY: the closure runs in the forked child before exec and calls only dup2 and fcntl,
-    // which are async-signal-safe; it touches no memory shared with the parent's threads.
+    // SAFETY: the closure runs in the forked child before exec and calls only setrlimit, dup2
+    // and fcntl, which are async-signal-safe; it touches no memory shared with the parent's
+    // threads (the rlimit is a copy moved into it).
     unsafe {
         command.pre_exec(move || {
+            // The address-space ceiling for the pool's default memory limit; each run's
+            // Execute sets the one for its own limit (see `pump`).
+            if libc::setrlimit(libc::RLIMIT_AS, &ceiling) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if control_raw == CONTROL_FD {
                 // Already in place: only clear close-on-exec.
                 if libc::fcntl(CONTROL_FD, libc::F_SETFD, 0) != 0 {
@@ -149,6 +160,12 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
             continue;
         };
         slot.exec = Some(job.exec_id);
+        // Before the Execute: the worker builds the run's isolate under its ceiling. A worker
+        // that is already gone fails the write below and is reported lost.
+        let ceiling = crate::process::address_ceiling(job.memory_limit_mib);
+        if let Err(e) = slot.process.set_address_ceiling(ceiling) {
+            eprintln!("codemode-executor: could not set a worker's memory ceiling: {e}");
+        }
         slot.bound = Some(Binding::new(job.exec_id, job.tools.clone()));
         // A broken pipe means the worker is going; its reader thread reports it lost, and the
         // run, never acknowledged, goes back to the queue.
@@ -162,6 +179,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 host: job.host,
                 outbound: job.outbound,
                 tools: job.tools,
+                memory_limit_mib: job.memory_limit_mib,
                 done: job.done,
                 timeout_ms: job.timeout_ms,
                 started: Instant::now(),
@@ -538,6 +556,7 @@ fn settle_lost(inner: &Inner, key: u64, detail: &str, failure: Failure) {
                     requeues: run.requeues + 1,
                     outbound: run.outbound,
                     tools: run.tools,
+                    memory_limit_mib: run.memory_limit_mib,
                     timeout_ms: run.timeout_ms,
                     host: run.host,
                     done: run.done,

@@ -304,3 +304,52 @@ fn output_past_the_bounds_kills_the_worker_and_the_host_stays_small() {
         assert!(grown < 160 * 1024, "{name}: the host grew by {grown} KiB");
     }
 }
+
+/// The memory ceiling: a worker that grows native memory past it dies like any crash
+/// (WORKER_LOST), and the one beside it runs on.
+#[test]
+fn a_worker_growing_native_memory_past_its_ceiling_dies_like_any_crash() {
+    let pool = Pool::start(PoolOptions {
+        workers: 1,
+        worker_path: PathBuf::from(FAKE),
+        queue_bound: 4,
+        timeout_ms: 10_000,
+        memory_limit_mib: 64,
+        handles_idle_timeout_ms: 300_000,
+    })
+    .expect("pool starts");
+    let a = Tenant::new(&pool, false);
+    // Under the ceiling (512 MiB + 3 x 64 MiB) an allocation succeeds...
+    let (_, done) = submit(&pool, &a, spec("alloc 100; return ok", Outbound::Blocked));
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()));
+    let pids = pool.worker_pids();
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", pids[0])).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))
+        .unwrap();
+    let ceiling = ((512 + 3 * 64) * 1024 * 1024u64).to_string();
+    assert!(line.contains(&ceiling), "{line}");
+    // ...past it, the worker dies, and the run is reported lost.
+    let (_, done) = submit(
+        &pool,
+        &a,
+        spec("alloc 4096; return never", Outbound::Blocked),
+    );
+    let failure = done.recv_timeout(BOUND).unwrap().unwrap_err();
+    assert_eq!(failure.code, FailureCode::WorkerLost, "{failure}");
+    wait_for("a replacement", || {
+        let now = pool.worker_pids();
+        now.len() == 1 && now != pids
+    });
+    // A run with a larger memory limit raises its worker's ceiling.
+    let big = ExecSpec {
+        memory_limit_mib: Some(1024),
+        ..spec("alloc 2048; return ok", Outbound::Blocked)
+    };
+    let (_, done) = submit(&pool, &a, big);
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()));
+    pool.shutdown(Duration::from_secs(2));
+}

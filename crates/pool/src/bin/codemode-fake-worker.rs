@@ -36,6 +36,8 @@
 //!   or allocate, the body).
 //! - `truncated`: a frame cut short (its prefix promises 1000 bytes, 10 follow), then exit 0.
 //! - `host-msg`: a frame only the host sends (a `Cancel` of its own run).
+//! - `alloc MIB`: allocate and touch MIB MiB of native memory (past the worker's ceiling, the
+//!   allocation fails and the process aborts).
 //!
 //! A script that ends without `return` or `error` finishes with no result.
 //!
@@ -371,6 +373,11 @@ fn hostile(run: &mut Run, cmd: &str, rest: &str) -> bool {
             ));
         }
         "oversize" => send_raw(&u32::MAX.to_le_bytes()),
+        "alloc" => {
+            let held = vec![1u8; num() as usize * 1024 * 1024];
+            std::hint::black_box(&held);
+            std::mem::forget(held);
+        }
         "truncated" => {
             let mut frame = 1000u32.to_le_bytes().to_vec();
             frame.extend_from_slice(&[0; 10]);
