@@ -10,6 +10,7 @@
 //! Callers get results through a completion callback, which fits napi threadsafe functions
 //! and socket writers alike.
 
+mod conduct;
 mod handles;
 mod input;
 mod observe;
@@ -129,6 +130,10 @@ struct Job {
     /// How many times the run was queued again (see [`REQUEUE_BOUND`]).
     requeues: u32,
     outbound: Outbound,
+    /// The providers and tools the request declared (what its worker may call).
+    tools: Arc<conduct::ToolList>,
+    /// The run's isolate limit; its worker's address-space ceiling follows it.
+    memory_limit_mib: u32,
     timeout_ms: u64,
     host: Arc<dyn Host>,
     done: Completion,
@@ -142,6 +147,8 @@ struct Running {
     requeues: u32,
     host: Arc<dyn Host>,
     outbound: Outbound,
+    tools: Arc<conduct::ToolList>,
+    memory_limit_mib: u32,
     done: Completion,
     timeout_ms: u64,
     started: Instant,
@@ -159,6 +166,9 @@ struct WorkerSlot {
     /// The worker's fd 3: Cancel frames reach its cancel thread even mid-loop.
     control: Arc<Mutex<std::fs::File>>,
     exec: Option<u64>,
+    /// The execution the worker was last sent: every frame it sends is checked against it
+    /// (conduct.rs). Unlike `exec`, kept after the run ends, until the next one.
+    bound: Option<conduct::Binding>,
 }
 
 #[derive(Default)]
@@ -257,12 +267,14 @@ impl Pool {
         let exec_id = self.inner.next_exec.fetch_add(1, Ordering::Relaxed);
         let opts = &self.inner.opts;
         let timeout_ms = spec.timeout_ms.unwrap_or(opts.timeout_ms);
+        let tools = conduct::ToolList::of(&spec.providers);
+        let memory_limit_mib = spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib);
         let request = HostMsg::Execute(ExecuteRequest {
             exec_id,
             code: spec.code,
             modules: spec.modules,
             providers: spec.providers,
-            memory_limit_mib: spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib),
+            memory_limit_mib,
             outbound: spec.outbound,
             retain_handles: spec.retain_handles,
             live_logs: spec.live_logs,
@@ -295,6 +307,8 @@ impl Pool {
             frame: frame.into(),
             requeues: 0,
             outbound: spec.outbound,
+            tools,
+            memory_limit_mib,
             timeout_ms,
             host,
             done,
@@ -324,7 +338,7 @@ impl Pool {
             .encode_small()
         });
         self.inner.observe.tool_answered(exec_id, call_id);
-        supervisor::send_to_run(&self.inner, exec_id, frame);
+        supervisor::send_to_run(&self.inner, exec_id, call_id, frame);
     }
 
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with).

@@ -74,6 +74,37 @@ impl Process {
         sent
     }
 
+    /// Sets the process's address-space ceiling (`RLIMIT_AS`, soft limit; the hard limit stays
+    /// the host's, so a later run may get a higher one), if it has not been reaped: under the
+    /// lock reaping takes, the pid cannot have been handed to another process. The jailed
+    /// worker cannot raise it itself (its filter lets `prlimit64` only read).
+    pub(crate) fn set_address_ceiling(&self, bytes: u64) -> std::io::Result<()> {
+        let reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
+        if *reaped {
+            return Ok(());
+        }
+        let hard = address_hard_limit();
+        let limit = libc::rlimit {
+            rlim_cur: bytes.min(hard),
+            rlim_max: hard,
+        };
+        // SAFETY: prlimit reads the struct we pass and writes nothing (null old-limit pointer);
+        // the pid names our unreaped child (see above).
+        let r = unsafe {
+            libc::prlimit(
+                self.pid as libc::pid_t,
+                libc::RLIMIT_AS,
+                &limit,
+                std::ptr::null_mut(),
+            )
+        };
+        drop(reaped);
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Kills the child (it may still run) and reaps it, under the lock every kill takes.
     pub(crate) fn kill_and_reap(&self, child: &mut Child) -> Option<ExitStatus> {
         let mut reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
@@ -84,6 +115,29 @@ impl Process {
         *reaped = true;
         status
     }
+}
+
+/// The host's own hard `RLIMIT_AS`, which a worker inherits and cannot pass.
+pub(crate) fn address_hard_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0 {
+        return libc::RLIM_INFINITY;
+    }
+    lim.rlim_max
+}
+
+/// A worker's address-space ceiling for runs of `memory_limit_mib`: what V8 reserves with no
+/// isolate (measured: about 310 MiB of address space), plus three times the limit (a run that
+/// fills its limit peaks near twice it: the heap's headroom granted to stop it cleanly, and
+/// the metered buffers), plus slack. Native memory a compromised worker grows outside V8 stops
+/// here; the worker dies (its allocation fails) and the pool reports it like any crash.
+pub(crate) fn address_ceiling(memory_limit_mib: u32) -> u64 {
+    const MIB: u64 = 1024 * 1024;
+    (512 + 3 * u64::from(memory_limit_mib)) * MIB
 }
 
 #[cfg(test)]

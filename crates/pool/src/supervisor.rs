@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
-    frame::read_frame, Failure, FailureCode, HostMsg, Outbound, RunError, RunOutcome, WireRequest,
-    WireResponse, WorkerMsg, CONTROL_FD, PROTOCOL_VERSION,
+    frame::read_frame_within, Failure, FailureCode, HostMsg, Outbound, RunError, RunOutcome,
+    WireRequest, WireResponse, WorkerMsg, CONTROL_FD, PROTOCOL_VERSION,
 };
 
+use crate::conduct::{self, Binding, Violation, WORKER_FRAME_BYTES};
 use crate::handles;
 use crate::process::Process;
 use crate::{Completion, FetchCall, Inner, Job, Running, State, ToolCall, WorkerSlot};
@@ -32,13 +33,32 @@ fn control_pipe() -> std::io::Result<(OwnedFd, File)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
 }
 
+/// The host variables a worker starts with (besides `CODEMODE_MEMORY_LIMIT_MIB`): the time
+/// zone and locale, which V8 reads for `Date` and `Intl`, so a program sees what it sees under
+/// the host's Node. Extend only with variables that hold no secret.
+const PASSED_ENV: &[&str] = &["TZ", "LANG", "LANGUAGE", "LC_ALL"];
+
 pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
     let start_failed =
         |detail: String| FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]);
     let (control_read, control) =
         control_pipe().map_err(|e| start_failed(format!("no control pipe: {e}")))?;
     let control_raw = control_read.as_raw_fd();
+    let ceiling = libc::rlimit {
+        rlim_cur: crate::process::address_ceiling(inner.opts.memory_limit_mib)
+            .min(crate::process::address_hard_limit()),
+        rlim_max: crate::process::address_hard_limit(),
+    };
     let mut command = Command::new(&inner.opts.worker_path);
+    // Nothing of the host's environment (its API keys, its database passwords) reaches a
+    // worker's memory: the variables it reads, and those that shape what a program observes
+    // (time zone, locale), and nothing else. Its working directory holds nothing.
+    command.env_clear().current_dir("/");
+    for name in PASSED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
     command
         .env(
             "CODEMODE_MEMORY_LIMIT_MIB",
@@ -47,10 +67,16 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(diagnostics());
-    // SAFETY: the closure runs in the forked child before exec and calls only dup2 and fcntl,
-    // which are async-signal-safe; it touches no memory shared with the parent's threads.
+    // SAFETY: the closure runs in the forked child before exec and calls only setrlimit, dup2
+    // and fcntl, which are async-signal-safe; it touches no memory shared with the parent's
+    // threads (the rlimit is a copy moved into it).
     unsafe {
         command.pre_exec(move || {
+            // The address-space ceiling for the pool's default memory limit; each run's
+            // Execute sets the one for its own limit (see `pump`).
+            if libc::setrlimit(libc::RLIMIT_AS, &ceiling) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if control_raw == CONTROL_FD {
                 // Already in place: only clear close-on-exec.
                 if libc::fcntl(CONTROL_FD, libc::F_SETFD, 0) != 0 {
@@ -94,6 +120,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             input,
             control: Arc::new(Mutex::new(control)),
             exec: None,
+            bound: None,
         },
     );
     if let Some(watch) = &inner.watch {
@@ -156,6 +183,13 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
             continue;
         };
         slot.exec = Some(job.exec_id);
+        // Before the Execute: the worker builds the run's isolate under its ceiling. A worker
+        // that is already gone fails the write below and is reported lost.
+        let ceiling = crate::process::address_ceiling(job.memory_limit_mib);
+        if let Err(e) = slot.process.set_address_ceiling(ceiling) {
+            eprintln!("codemode-executor: could not set a worker's memory ceiling: {e}");
+        }
+        slot.bound = Some(Binding::new(job.exec_id, job.tools.clone()));
         // A broken pipe means the worker is going; its reader thread reports it lost, and the
         // run, never acknowledged, goes back to the queue.
         slot.input.send(job.frame.clone());
@@ -167,6 +201,8 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 requeues: job.requeues,
                 host: job.host,
                 outbound: job.outbound,
+                tools: job.tools,
+                memory_limit_mib: job.memory_limit_mib,
                 done: job.done,
                 timeout_ms: job.timeout_ms,
                 started: Instant::now(),
@@ -178,70 +214,68 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
     }
 }
 
+/// Why a worker's reader stopped.
+pub(crate) enum End {
+    /// Its output ended between frames.
+    Eof,
+    /// It must go, for a reason that breaks no rule (an unreadable pipe, a version mismatch).
+    Lost(String),
+    /// It sent what a healthy worker never sends (conduct.rs).
+    Violation(Violation),
+}
+
 fn read_worker(
     inner: Arc<Inner>,
     key: u64,
-    child: Child,
+    mut child: Child,
     process: Arc<Process>,
     stdout: ChildStdout,
 ) {
     let mut input = BufReader::with_capacity(64 * 1024, stdout);
     let mut buf = Vec::with_capacity(4096);
     let mut greeted = false;
-    let why = loop {
-        match read_frame(&mut input, &mut buf) {
+    let end = loop {
+        match read_frame_within(&mut input, &mut buf, WORKER_FRAME_BYTES) {
             Ok(true) => {}
-            Ok(false) => break None,
-            Err(e) => break Some(format!("unreadable output: {e}")),
+            Ok(false) => break End::Eof,
+            Err(e) => break unreadable(e, &mut child),
         }
-        if let Err(why) = on_frame(&inner, key, &mut greeted, &buf) {
-            break Some(why);
+        if let Err(end) = on_frame(&inner, key, &mut greeted, &buf) {
+            break end;
         }
     };
-    end_worker(&inner, key, child, &process, greeted, why);
+    end_worker(&inner, key, child, &process, greeted, end);
 }
 
-/// The worker is gone (or must go). Make sure, reap it (under the lock every kill of it
-/// takes), and settle what it held.
-pub(crate) fn end_worker(
-    inner: &Inner,
-    key: u64,
-    mut child: Child,
-    process: &Process,
-    greeted: bool,
-    why: Option<String>,
-) {
-    let status = process.kill_and_reap(&mut child);
-    if greeted {
-        worker_lost(inner, key, why, status);
-    } else {
-        let detail = why.unwrap_or_else(|| describe_exit(status) + " before its handshake");
-        worker_refused(inner, key, detail);
-    }
-}
-
-/// Handles one frame a worker sent (its body, without the length prefix). `Err` says why the
-/// worker must go.
+/// Handles one frame a worker sent (its body, without the length prefix), whichever reader
+/// read it (a reader thread, or the host's loop: watched.rs). `Err` says why the worker must
+/// go.
 pub(crate) fn on_frame(
     inner: &Arc<Inner>,
     key: u64,
     greeted: &mut bool,
     frame: &[u8],
-) -> Result<(), String> {
+) -> Result<(), End> {
     inner.observe.read(frame.len());
-    let msg = WorkerMsg::decode(frame).map_err(|e| e.to_string())?;
+    let msg = match WorkerMsg::decode(frame) {
+        Ok(m) => m,
+        // Before the handshake, garbage is most likely no worker at all (a wrong path).
+        Err(e) if !*greeted => return Err(End::Lost(e.to_string())),
+        Err(e) => return Err(End::Violation(Violation(e.to_string()))),
+    };
     if !*greeted && !matches!(msg, WorkerMsg::Hello { .. }) {
-        return Err("its first frame was not a Hello".into());
+        return Err(End::Lost("its first frame was not a Hello".into()));
     }
+    check(inner, key, &msg).map_err(End::Violation)?;
     match msg {
         WorkerMsg::Hello { version, .. } => {
             if *greeted {
-                return Err("it said Hello twice".into());
+                return Err(End::Violation(Violation("it said Hello twice".into())));
             }
             if version != PROTOCOL_VERSION {
-                return Err(format!(
+                return Err(End::Lost(format!(
                     "the worker binary speaks protocol {version}, this addon {PROTOCOL_VERSION}; rebuild or reinstall so both come from one release"
-                ));
+                )));
             }
             *greeted = true;
             mark_idle(inner, key);
@@ -281,50 +315,121 @@ pub(crate) fn on_frame(
             invoke_id,
             result,
         } => handles::invoked(inner, exec_id, invoke_id, result),
-        WorkerMsg::Done {
-            exec_id,
-            mut outcome,
-        } => {
-            let finished = {
-                let mut st = inner.lock();
-                let run = st.running.remove(&exec_id);
-                match (run, outcome.grant.take()) {
-                    // The isolate is retained: the worker's slot stays taken.
-                    (Some(run), Some(grant)) if run.cancelled_at.is_none() => {
-                        outcome.grant = Some(grant.clone());
-                        handles::grant(&mut st, exec_id, &run, grant);
-                        Some(run)
-                    }
-                    (run, grant) => {
-                        // Free, but not idle until its next isolate is prepared (Ready): a
-                        // run queued now goes to a worker that can start it at once.
-                        if let Some(slot) = st.workers.get_mut(&key) {
-                            slot.exec = None;
-                            if grant.is_some() {
-                                // Granted as the deadline passed: nobody gets the handles.
-                                let close = HostMsg::CloseHandles { exec_id };
-                                slot.input.send(close.encode_small());
-                            }
-                        }
-                        run
-                    }
-                }
-            };
-            if let Some(run) = finished {
-                let mut outcome = match run.cancelled_at {
-                    // Terminated at its deadline: whatever the worker said, it timed out.
-                    Some(_) => RunOutcome {
-                        stats: outcome.stats,
-                        ..timed_out(run.timeout_ms, outcome.logs)
-                    },
-                    None => outcome,
-                };
-                outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
-                (run.done)(exec_id, Ok(outcome));
-            }
-        }
+        WorkerMsg::Done { exec_id, outcome } => done(inner, key, exec_id, outcome),
     }
     Ok(())
+}
+
+/// The worker is gone (or must go). Make sure, reap it (under the lock every kill of it
+/// takes), and settle what it held.
+pub(crate) fn end_worker(
+    inner: &Inner,
+    key: u64,
+    mut child: Child,
+    process: &Process,
+    greeted: bool,
+    end: End,
+) {
+    let status = process.kill_and_reap(&mut child);
+    match end {
+        End::Violation(v) if greeted => violated(inner, key, process.pid(), v, status),
+        _ if greeted => {
+            let why = match end {
+                End::Lost(why) => Some(why),
+                _ => None,
+            };
+            worker_lost(inner, key, why, status)
+        }
+        _ => {
+            let detail = match end {
+                End::Lost(why) => why,
+                End::Violation(v) => v.0,
+                End::Eof => describe_exit(status) + " before its handshake",
+            };
+            worker_refused(inner, key, detail);
+        }
+    }
+}
+
+/// Checks a frame against the execution the worker is bound to (conduct.rs), under the lock.
+fn check(inner: &Inner, key: u64, msg: &WorkerMsg) -> Result<(), Violation> {
+    let mut st = inner.lock();
+    let binding = st.workers.get_mut(&key).and_then(|s| s.bound.as_mut());
+    conduct::admit(binding, msg)
+}
+
+/// Output that cannot be read as frames. A length past the bound, or a frame cut short by a
+/// worker that exited normally or still lives, is a violation; a frame cut short by the
+/// worker's death from a signal (the kernel's OOM killer, a memory ceiling) is a crash.
+pub(crate) fn unreadable(e: std::io::Error, child: &mut Child) -> End {
+    use std::io::ErrorKind;
+    use std::os::unix::process::ExitStatusExt;
+    match e.kind() {
+        ErrorKind::InvalidData => End::Violation(Violation(format!("an oversize frame: {e}"))),
+        ErrorKind::UnexpectedEof => {
+            // A worker that closed its output is exiting: give it a moment to say how.
+            let until = Instant::now() + Duration::from_millis(200);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(status)) if status.signal().is_some() => {
+                        break End::Lost(format!(
+                            "{}, in the middle of a frame",
+                            describe_exit(Some(status))
+                        ));
+                    }
+                    Ok(Some(_)) => {
+                        break End::Violation(Violation(format!("a truncated frame: {e}")))
+                    }
+                    Ok(None) if Instant::now() < until => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    _ => break End::Violation(Violation(format!("a truncated frame: {e}"))),
+                }
+            }
+        }
+        _ => End::Lost(format!("unreadable output: {e}")),
+    }
+}
+
+/// A run's Done: the outcome goes to whoever waits for it, or the isolate is retained.
+fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) {
+    let finished = {
+        let mut st = inner.lock();
+        let run = st.running.remove(&exec_id);
+        match (run, outcome.grant.take()) {
+            // The isolate is retained: the worker's slot stays taken.
+            (Some(run), Some(grant)) if run.cancelled_at.is_none() => {
+                outcome.grant = Some(grant.clone());
+                handles::grant(&mut st, exec_id, &run, grant);
+                Some(run)
+            }
+            (run, grant) => {
+                // Free, but not idle until its next isolate is prepared (Ready): a
+                // run queued now goes to a worker that can start it at once.
+                if let Some(slot) = st.workers.get_mut(&key) {
+                    slot.exec = None;
+                    if grant.is_some() {
+                        // Granted as the deadline passed: nobody gets the handles.
+                        let close = HostMsg::CloseHandles { exec_id };
+                        slot.input.send(close.encode_small());
+                    }
+                }
+                run
+            }
+        }
+    };
+    if let Some(run) = finished {
+        let mut outcome = match run.cancelled_at {
+            // Terminated at its deadline: whatever the worker said, it timed out.
+            Some(_) => RunOutcome {
+                stats: outcome.stats,
+                ..timed_out(run.timeout_ms, outcome.logs)
+            },
+            None => outcome,
+        };
+        outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
+        (run.done)(exec_id, Ok(outcome));
+    }
 }
 
 /// Routes a run's fetch by its outbound mode: to the host's policy, or to the native client on
@@ -404,7 +509,7 @@ pub(crate) fn answer_fetch(
         }
         .encode_small()
     });
-    let st = inner.lock();
+    let mut st = inner.lock();
     let worker = match st.running.get(&exec_id) {
         Some(run) => Some(run.worker),
         None => st
@@ -413,19 +518,28 @@ pub(crate) fn answer_fetch(
             .and_then(|id| st.retained.get(id))
             .map(|r| r.worker),
     };
-    if let Some(w) = worker.and_then(|w| st.workers.get(&w)) {
+    if let Some(w) = worker.and_then(|w| st.workers.get_mut(&w)) {
+        answered(w, exec_id, call_id);
         w.input.send(frame);
     }
 }
 
-/// Writes `frame` to the worker running `exec_id`. A run that already ended gets nothing (no one
+/// Call `call_id` of `exec_id` is answered: no longer in flight on `slot`'s worker.
+fn answered(slot: &mut WorkerSlot, exec_id: u64, call_id: u32) {
+    if let Some(b) = slot.bound.as_mut().filter(|b| b.exec_id == exec_id) {
+        b.answered(call_id);
+    }
+}
+
+/// Writes `frame`, the answer to call `call_id`, to the worker running `exec_id`. A run that already ended gets nothing (no one
 /// waits for the answer); a write error means the worker died, and its reader thread reports it.
-pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, frame: Vec<u8>) {
-    let st = inner.lock();
-    let Some(run) = st.running.get(&exec_id) else {
+pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, call_id: u32, frame: Vec<u8>) {
+    let mut st = inner.lock();
+    let Some(worker) = st.running.get(&exec_id).map(|r| r.worker) else {
         return;
     };
-    if let Some(w) = st.workers.get(&run.worker) {
+    if let Some(w) = st.workers.get_mut(&worker) {
+        answered(w, exec_id, call_id);
         w.input.send(frame);
     }
 }
@@ -442,6 +556,33 @@ fn mark_idle(inner: &Inner, key: u64) {
 fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<ExitStatus>) {
     let detail = why.unwrap_or_else(|| describe_exit(status));
     let failure = FailureCode::WorkerLost.failure(&[("detail", &detail)]);
+    settle_lost(inner, key, &detail, failure, status);
+}
+
+/// The worker broke a rule (conduct.rs) and was killed: the operator reads which, the run it
+/// held fails with `WORKER_VIOLATION`, and a replacement starts. No other run notices.
+fn violated(inner: &Inner, key: u64, pid: u32, v: Violation, status: Option<ExitStatus>) {
+    let held = inner.lock().workers.get(&key).and_then(|s| s.exec);
+    let run = held.map_or_else(
+        || "no execution".to_string(),
+        |id| format!("execution {id}"),
+    );
+    eprintln!(
+        "codemode-executor: worker {pid} broke the host's rules and was killed: {v}. It held {run}, which fails with WORKER_VIOLATION; a replacement is starting. A healthy worker never does this: suspect a program that took control of its worker (an engine exploit), or a worker binary from another build."
+    );
+    let failure = FailureCode::WorkerViolation.failure(&[("detail", &v.0)]);
+    settle_lost(inner, key, &v.0, failure, status);
+}
+
+/// Removes a dead worker, settles what it held with `failure`, and asks for a replacement.
+fn settle_lost(
+    inner: &Inner,
+    key: u64,
+    detail: &str,
+    failure: Failure,
+    status: Option<ExitStatus>,
+) {
+    let violated = failure.code == FailureCode::WorkerViolation;
     let mut settles = Vec::new();
     let (lost, replace) = {
         let mut st = inner.lock();
@@ -454,9 +595,11 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
         let mut lost = held.and_then(|id| st.running.remove(&id).map(|r| (id, r)));
         // A run the worker never acknowledged had no effect outside it: it goes back to the
         // front of the queue, for the replacement (or another idle worker), a bounded number
-        // of times. One past its deadline was cancelled: it times out below.
+        // of times. One past its deadline was cancelled: it times out below. One whose worker
+        // broke a rule fails: what the worker did with it is unknown.
         if let Some((exec_id, run)) = lost.take_if(|(_, r)| {
             r.unstarted.is_some()
+                && !violated
                 && r.cancelled_at.is_none()
                 && r.requeues < crate::REQUEUE_BOUND
                 && !st.stopping
@@ -467,6 +610,8 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
                     frame,
                     requeues: run.requeues + 1,
                     outbound: run.outbound,
+                    tools: run.tools,
+                    memory_limit_mib: run.memory_limit_mib,
                     timeout_ms: run.timeout_ms,
                     host: run.host,
                     done: run.done,
@@ -481,7 +626,9 @@ fn worker_lost(inner: &Inner, key: u64, why: Option<String>, status: Option<Exit
     handles::run_all(settles);
     let unresponsive = lost.as_ref().is_some_and(|(_, r)| r.cancelled_at.is_some());
     if let Some((exec_id, run)) = lost {
-        let result = if run.cancelled_at.is_some() {
+        let result = if violated {
+            Err(failure)
+        } else if run.cancelled_at.is_some() {
             let mut outcome = timed_out(run.timeout_ms, Vec::new());
             outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
             Ok(outcome)

@@ -14,10 +14,11 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::process::{Child, ChildStdout};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use codemode_protocol::frame::frame_len;
+use codemode_protocol::frame::{frame_len, truncated};
 
+use crate::conduct::WORKER_FRAME_BYTES;
 use crate::process::Process;
-use crate::supervisor::{end_worker, on_frame, start_reader};
+use crate::supervisor::{end_worker, on_frame, start_reader, unreadable, End};
 use crate::Inner;
 
 /// The host's event loop, as the pool asks it to watch a worker's output.
@@ -131,17 +132,20 @@ pub(crate) fn readable(inner: &Arc<Inner>, key: u64) -> Readable {
         return Readable::Ended(Some(w.stdout));
     }
     let mut chunk = [0u8; CHUNK];
-    let mut end: Option<Option<String>> = None;
+    let mut end: Option<Ending> = None;
     for _ in 0..CHUNKS_PER_WAKE {
         match w.stdout.read(&mut chunk) {
             Ok(0) => {
-                end = Some(None);
+                end = Some(match partial(&w) {
+                    Some((got, len)) => Ending::Unreadable(truncated(got, len)),
+                    None => Ending::Now(End::Eof),
+                });
                 break;
             }
             Ok(n) => {
                 w.pending.extend_from_slice(&chunk[..n]);
-                if let Err(why) = handle_frames(inner, key, &mut w) {
-                    end = Some(Some(why));
+                if let Err(e) = handle_frames(inner, key, &mut w) {
+                    end = Some(e);
                     break;
                 }
                 if n < CHUNK {
@@ -151,54 +155,90 @@ pub(crate) fn readable(inner: &Arc<Inner>, key: u64) -> Readable {
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
-                end = Some(Some(format!("unreadable output: {e}")));
+                end = Some(Ending::Unreadable(e));
                 break;
             }
         }
     }
-    let Some(why) = end else {
+    let Some(ending) = end else {
         inner.watched.lock().insert(key, w);
         return Readable::Open;
     };
     if let Some(child) = w.child.take() {
         // Handed over through a slot, so a thread that cannot be started gives it back.
-        let slot = Arc::new(Mutex::new(Some(child)));
+        let slot = Arc::new(Mutex::new(Some((child, ending))));
         let (inner2, slot2, process, greeted) =
             (inner.clone(), slot.clone(), w.process.clone(), w.greeted);
-        let why2 = why.clone();
-        let ending = std::thread::Builder::new()
+        let ending_thread = std::thread::Builder::new()
             .name(format!("worker-{key}-end"))
             .spawn(move || {
-                if let Some(child) = slot2.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                    end_worker(&inner2, key, child, &process, greeted, why2);
+                let taken = slot2.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some((child, ending)) = taken {
+                    finish(&inner2, key, child, &process, greeted, ending);
                 }
             });
-        if ending.is_err() {
+        if ending_thread.is_err() {
             // No thread to spare: end it here (a killed worker exits in milliseconds).
-            if let Some(child) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                end_worker(inner, key, child, &w.process, w.greeted, why);
+            let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some((child, ending)) = taken {
+                finish(inner, key, child, &w.process, w.greeted, ending);
             }
         }
     }
     Readable::Ended(Some(w.stdout))
 }
 
+/// Why a watched worker's output ended: decided, or a read error still to be judged (a frame
+/// cut short is a crash or a violation depending on how the worker exits, which
+/// `supervisor::unreadable` waits a moment to see, off the loop's thread).
+enum Ending {
+    Now(End),
+    Unreadable(std::io::Error),
+}
+
+fn finish(
+    inner: &Inner,
+    key: u64,
+    mut child: Child,
+    process: &Process,
+    greeted: bool,
+    ending: Ending,
+) {
+    let end = match ending {
+        Ending::Now(end) => end,
+        Ending::Unreadable(e) => unreadable(e, &mut child),
+    };
+    end_worker(inner, key, child, process, greeted, end);
+}
+
+/// The bytes of a frame begun and not finished (`(got, announced)`), if any.
+fn partial(w: &Watched) -> Option<(usize, usize)> {
+    let rest = &w.pending[w.start..];
+    if rest.is_empty() {
+        return None;
+    }
+    let announced = rest
+        .first_chunk::<4>()
+        .map_or(4, |p| 4 + u32::from_le_bytes(*p) as usize);
+    Some((rest.len().saturating_sub(4), announced.saturating_sub(4)))
+}
+
 /// Handles every whole frame in `w.pending`, keeping a partial one for the next read.
-fn handle_frames(inner: &Arc<Inner>, key: u64, w: &mut Watched) -> Result<(), String> {
+fn handle_frames(inner: &Arc<Inner>, key: u64, w: &mut Watched) -> Result<(), Ending> {
     loop {
         let rest = &w.pending[w.start..];
         let Some(prefix) = rest.first_chunk::<4>() else {
             break;
         };
-        let len = frame_len(*prefix).map_err(|e| format!("unreadable output: {e}"))?;
+        let len = frame_len(*prefix, WORKER_FRAME_BYTES).map_err(Ending::Unreadable)?;
         if rest.len() < 4 + len {
-            // Room for the whole frame at once (its length is within the frame bound).
-            w.pending.reserve(4 + len - rest.len());
+            // Grows with the bytes that arrive, as the reader thread's buffer does: a prefix
+            // that promises more than the worker sends costs nothing.
             break;
         }
         let body = w.start + 4..w.start + 4 + len;
         w.start = body.end;
-        on_frame(inner, key, &mut w.greeted, &w.pending[body])?;
+        on_frame(inner, key, &mut w.greeted, &w.pending[body]).map_err(Ending::Now)?;
     }
     if w.start == w.pending.len() {
         w.pending.clear();
@@ -225,7 +265,7 @@ pub(crate) fn end_all(inner: &Arc<Inner>) {
         })
         .collect();
     for (key, child, process, greeted) in ending {
-        end_worker(inner, key, child, &process, greeted, None);
+        end_worker(inner, key, child, &process, greeted, End::Eof);
     }
 }
 

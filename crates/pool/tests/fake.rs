@@ -7,7 +7,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use codemode_pool::protocol::{Failure, FailureCode, Outbound, RunOutcome, WireResponse};
+use codemode_pool::protocol::{
+    Failure, FailureCode, Outbound, ProviderDecl, RunOutcome, WireResponse,
+};
 use codemode_pool::{ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall, CANCEL_GRACE};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_codemode-fake-worker");
@@ -107,9 +109,15 @@ fn submit(pool: &Pool, host: &Arc<Answering>, spec: ExecSpec) -> Result<Done, Fa
     Ok(rx)
 }
 
+/// A run of `code` whose providers `kv` and `p` take any tool name (the scripts call them).
 fn script(code: &str) -> ExecSpec {
+    let open = |name: &str| ProviderDecl {
+        name: name.into(),
+        tools: None,
+    };
     ExecSpec {
         code: code.into(),
+        providers: vec![open("kv"), open("p")],
         ..Default::default()
     }
 }
@@ -326,10 +334,10 @@ fn a_worker_that_exits_mid_run_fails_only_that_run_and_is_replaced() {
 }
 
 #[test]
-fn a_garbage_frame_from_a_worker_loses_its_run_and_replaces_it() {
+fn a_garbage_frame_from_a_worker_fails_its_run_and_replaces_it() {
     let (pool, host, pids) = warm_pool();
     let failure = run(&pool, &host, script("garbage; sleep 5000")).unwrap_err();
-    assert_eq!(failure.code, FailureCode::WorkerLost);
+    assert_eq!(failure.code, FailureCode::WorkerViolation);
     assert!(
         failure.message.contains("malformed frame"),
         "{}",
@@ -601,9 +609,8 @@ fn an_oversize_host_answer_rejects_the_call_inside_the_sandbox() {
         let (tx, rx) = mpsc::channel();
         pool.execute(
             ExecSpec {
-                code: code.into(),
                 outbound: Outbound::Routed,
-                ..Default::default()
+                ..script(code)
             },
             host.clone(),
             Box::new(move |_, r| {

@@ -177,3 +177,39 @@ fn a_missing_binary_is_a_clear_fault() {
     assert_eq!(err.code, FailureCode::WorkerNotFound);
     assert!(err.message.contains("/nonexistent/codemode-worker"));
 }
+
+/// Under the worker's address-space ceiling (512 MiB + 3 x the run's limit), a run that fills
+/// its memory limit, with objects or with buffers, still ends with MEMORY_LIMIT: the ceiling
+/// stops native growth outside V8, never V8's own.
+#[test]
+fn runs_that_fill_their_memory_limit_end_with_memory_limit_under_the_ceiling() {
+    let pool = pool(1, 4);
+    let host: Arc<dyn Host> = Arc::new(Answering {
+        pool: Mutex::new(None),
+        calls: Mutex::new(Vec::new()),
+    });
+    for mib in [64, 256] {
+        for code in [
+            "async () => { const a = []; for (;;) a.push(new Array(1000).fill(Math.random())) }",
+            "async () => { const a = []; for (;;) a.push(new Uint8Array(1 << 20)) }",
+        ] {
+            let spec = ExecSpec {
+                code: code.into(),
+                memory_limit_mib: Some(mib),
+                ..Default::default()
+            };
+            let out = run(&pool, spec, host.clone()).unwrap();
+            let code = out.error.map(|e| e.code);
+            assert_eq!(code.as_deref(), Some("MEMORY_LIMIT"), "{mib} MiB");
+        }
+        let pid = pool.worker_pids()[0];
+        let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+        let line = limits
+            .lines()
+            .find(|l| l.starts_with("Max address space"))
+            .unwrap();
+        let ceiling = ((512 + 3 * u64::from(mib)) * 1024 * 1024).to_string();
+        assert!(line.contains(&ceiling), "{line}");
+    }
+    pool.shutdown(Duration::from_secs(2));
+}

@@ -202,6 +202,9 @@ failure_codes! {
     BundleFailed => ("BUNDLE_FAILED", Fault, false,
         "`bundleModules` could not bundle a package: it is not installed where it was resolved from, esbuild is missing, or esbuild reported an error.",
         "Could not bundle \"{package}\": {detail}."),
+    WorkerViolation => ("WORKER_VIOLATION", Fault, false,
+        "The worker process running the execution sent the host what a healthy worker never sends (a frame naming another execution, a second result, a tool the request did not declare, output past the bounds, a malformed frame); the host killed and replaced it.",
+        "The worker process running this execution broke the host's rules ({detail}) and was killed and replaced. A healthy worker never does this: the program most likely took control of its worker (an exploit of the JavaScript engine), or the worker binary does not match this executor. Do not retry the same program."),
 }
 
 impl FailureCode {

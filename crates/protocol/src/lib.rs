@@ -54,6 +54,8 @@ pub mod limits {
     pub const FETCH_BODY_BYTES: usize = 16 * 1024 * 1024;
     /// Redirects a native fetch follows.
     pub const FETCH_REDIRECTS: u32 = 10;
+    /// Tool calls and fetches of one run in flight at once (awaiting the host's answer).
+    pub const CALLS_IN_FLIGHT: usize = 10_000;
 }
 
 /// Frames larger than this are refused by both sides: a corrupt length prefix must not make

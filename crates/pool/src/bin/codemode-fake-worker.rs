@@ -22,6 +22,23 @@
 //! - `exit CODE`: exit the process at once.
 //! - `garbage`: write a frame whose body is no message.
 //!
+//! Hostile commands: what a worker taken over by a program might send (the pool must kill the
+//! worker, fail only its run, and replace it).
+//! - `forge KIND ID`: a frame of KIND (`started`, `call`, `fetch`, `done`, `invoked`) naming
+//!   execution ID instead of its own.
+//! - `send-done`: a Done for its own run now (the script's end sends another).
+//! - `same-call`: two tool calls (`kv.get`) under one call id, without waiting.
+//! - `flood-calls N`: N tool calls (`kv.get`) without waiting for any answer.
+//! - `flood-logs N BYTES`: N console entries of BYTES bytes each, past any bound.
+//! - `big-args BYTES`: a tool call (`kv.get`) whose arguments are BYTES bytes.
+//! - `big-result BYTES`: finish with a result of BYTES bytes.
+//! - `oversize`: a length prefix past every bound, then nothing (the host must not wait for,
+//!   or allocate, the body).
+//! - `truncated`: a frame cut short (its prefix promises 1000 bytes, 10 follow), then exit 0.
+//! - `host-msg`: a frame only the host sends (a `Cancel` of its own run).
+//! - `alloc MIB`: allocate and touch MIB MiB of native memory (past the worker's ceiling, the
+//!   allocation fails and the process aborts).
+//!
 //! A script that ends without `return` or `error` finishes with no result.
 //!
 //! The worker acknowledges each Execute with `Started` before running its script, unless the
@@ -39,8 +56,8 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::frame::read_frame;
 use codemode_protocol::{
-    HostMsg, LogEntry, LogLevel, RunError, RunOutcome, WireRequest, WorkerMsg, CONTROL_FD,
-    PROTOCOL_VERSION,
+    HostMsg, LogEntry, LogLevel, RunError, RunOutcome, WireRequest, WireResponse, WorkerMsg,
+    CONTROL_FD, PROTOCOL_VERSION,
 };
 
 fn send(msg: &WorkerMsg) {
@@ -265,6 +282,11 @@ impl Run<'_> {
                 send_raw(&[3, 0, 0, 0, 0xee, 0xee, 0xee]);
                 Step::Next
             }
+            _ if hostile(self, cmd, rest) => Step::Next,
+            "big-result" => Step::Finish(RunOutcome {
+                result: Some(vec![b'r'; rest.parse().unwrap_or(0)]),
+                ..Default::default()
+            }),
             other => Step::Finish(RunOutcome {
                 error: Some(RunError {
                     code: "FAKE_SCRIPT".into(),
@@ -275,6 +297,105 @@ impl Run<'_> {
             }),
         }
     }
+}
+
+fn tool_call(exec_id: u64, call_id: u32, args: Vec<u8>) -> WorkerMsg {
+    WorkerMsg::ToolCall {
+        exec_id,
+        call_id,
+        provider: "kv".into(),
+        tool: "get".into(),
+        args,
+    }
+}
+
+/// Runs a hostile command (see the top of this file); false when `cmd` is none.
+fn hostile(run: &mut Run, cmd: &str, rest: &str) -> bool {
+    let mut words = rest.split(' ');
+    let mut num = || -> u64 { words.next().and_then(|w| w.parse().ok()).unwrap_or(0) };
+    let call_id = || 1_000_000 + run.next_call;
+    match cmd {
+        "forge" => {
+            let (kind, id) = rest.split_once(' ').unwrap_or((rest, "0"));
+            let exec_id = id.parse().unwrap_or(0);
+            send(&match kind {
+                "started" => WorkerMsg::Started { exec_id },
+                "call" => tool_call(exec_id, call_id(), b"forged".to_vec()),
+                "fetch" => WorkerMsg::Fetch {
+                    exec_id,
+                    call_id: call_id(),
+                    request: WireRequest {
+                        method: "GET".into(),
+                        url: "https://forged.test/".into(),
+                        ..Default::default()
+                    },
+                },
+                "done" => WorkerMsg::Done {
+                    exec_id,
+                    outcome: RunOutcome {
+                        result: Some(b"forged".to_vec()),
+                        ..Default::default()
+                    },
+                },
+                _ => WorkerMsg::Invoked {
+                    exec_id,
+                    invoke_id: 1,
+                    result: Ok(WireResponse::default()),
+                },
+            });
+        }
+        "send-done" => send(&WorkerMsg::Done {
+            exec_id: run.exec_id,
+            outcome: RunOutcome::default(),
+        }),
+        "same-call" => {
+            send(&tool_call(run.exec_id, 77, b"a".to_vec()));
+            send(&tool_call(run.exec_id, 77, b"b".to_vec()));
+        }
+        "flood-calls" => {
+            for _ in 0..num() {
+                run.next_call += 1;
+                send(&tool_call(run.exec_id, run.next_call, b"flood".to_vec()));
+            }
+        }
+        "flood-logs" => {
+            let (n, bytes) = (num(), num() as usize);
+            for _ in 0..n {
+                run.logs.push(LogEntry {
+                    level: LogLevel::Log,
+                    message: "l".repeat(bytes),
+                });
+            }
+        }
+        "big-args" => {
+            run.next_call += 1;
+            send(&tool_call(
+                run.exec_id,
+                run.next_call,
+                vec![b'a'; num() as usize],
+            ));
+        }
+        "oversize" => send_raw(&u32::MAX.to_le_bytes()),
+        "alloc" => {
+            let held = vec![1u8; num() as usize * 1024 * 1024];
+            std::hint::black_box(&held);
+            std::mem::forget(held);
+        }
+        "truncated" => {
+            let mut frame = 1000u32.to_le_bytes().to_vec();
+            frame.extend_from_slice(&[0; 10]);
+            send_raw(&frame);
+            std::process::exit(0);
+        }
+        "host-msg" => send_raw(
+            &HostMsg::Cancel {
+                exec_id: run.exec_id,
+            }
+            .encode_small(),
+        ),
+        _ => return false,
+    }
+    true
 }
 
 fn main() {

@@ -1,0 +1,355 @@
+//! The host treats every worker as hostile: each scenario has `codemode-fake-worker` (no V8)
+//! send what a worker taken over by its program might, beside a healthy worker running
+//! another tenant's execution. The hostile worker is killed and replaced, its run (if it still
+//! held one) fails with WORKER_VIOLATION, and the healthy run completes untouched: its tool
+//! calls and fetches reach its own host only, and nothing of the hostile run reaches it.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use codemode_pool::protocol::{
+    limits, Failure, FailureCode, Outbound, ProviderDecl, RunOutcome, WireResponse,
+};
+use codemode_pool::{ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall};
+
+const FAKE: &str = env!("CARGO_BIN_EXE_codemode-fake-worker");
+const BOUND: Duration = Duration::from_secs(20);
+
+/// A tenant's host: records every call it sees; answers them when `answers` is set.
+struct Tenant {
+    pool: Pool,
+    answers: bool,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Tenant {
+    fn new(pool: &Pool, answers: bool) -> Arc<Tenant> {
+        Arc::new(Tenant {
+            pool: pool.clone(),
+            answers,
+            calls: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl Host for Tenant {
+    fn tool_call(&self, call: ToolCall) {
+        let args = String::from_utf8_lossy(&call.args).into_owned();
+        let seen = format!("{}:{}.{}({args})", call.exec_id, call.provider, call.tool);
+        self.calls.lock().unwrap().push(seen);
+        if self.answers {
+            let pool = self.pool.clone();
+            std::thread::spawn(move || {
+                let answer = format!("answer:{args}").into_bytes();
+                pool.answer_tool_call(call.exec_id, call.call_id, true, answer);
+            });
+        }
+    }
+
+    fn fetch(&self, call: FetchCall) {
+        let seen = format!("{}:GET {}", call.exec_id, call.request.url);
+        self.calls.lock().unwrap().push(seen);
+        if self.answers {
+            let pool = self.pool.clone();
+            std::thread::spawn(move || {
+                let response = WireResponse {
+                    status: 201,
+                    body: Some(format!("fetched {}", call.request.url).into_bytes()),
+                    ..Default::default()
+                };
+                pool.answer_fetch(call.exec_id, call.call_id, Ok(response));
+            });
+        }
+    }
+}
+
+type Done = mpsc::Receiver<Result<RunOutcome, Failure>>;
+
+fn submit(pool: &Pool, host: &Arc<Tenant>, spec: ExecSpec) -> (u64, Done) {
+    let (tx, rx) = mpsc::channel();
+    let id = pool
+        .execute(
+            spec,
+            host.clone(),
+            Box::new(move |_, r| {
+                let _ = tx.send(r);
+            }),
+        )
+        .expect("accepted");
+    (id, rx)
+}
+
+/// `kv` lists `get` only; outbound as given.
+fn spec(code: &str, outbound: Outbound) -> ExecSpec {
+    ExecSpec {
+        code: code.into(),
+        providers: vec![ProviderDecl {
+            name: "kv".into(),
+            tools: Some(vec!["get".into()]),
+        }],
+        outbound,
+        ..Default::default()
+    }
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let until = Instant::now() + BOUND;
+    while !ok() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// How the hostile run ends.
+enum Expect {
+    /// It fails with WORKER_VIOLATION naming this.
+    Violation(&'static str),
+    /// It completed before the violation (which comes after its Done).
+    Completed,
+}
+
+/// Runs one scenario: `hostile(healthy_exec_id)` is the hostile run's script.
+fn scenario(name: &str, hostile: impl Fn(u64) -> String, expect: Expect) {
+    let pool = Pool::start(PoolOptions {
+        workers: 2,
+        worker_path: PathBuf::from(FAKE),
+        queue_bound: 4,
+        timeout_ms: 10_000,
+        memory_limit_mib: 64,
+        handles_idle_timeout_ms: 300_000,
+    })
+    .expect("pool starts");
+    wait_for("two idle workers", || pool.stats().idle == 2);
+    let before = pool.worker_pids();
+
+    // Tenant B: a healthy run that calls a tool, waits, then fetches through its own routed
+    // outbound policy while the hostile worker does its worst.
+    let b = Tenant::new(&pool, true);
+    let healthy = "call kv get b1; sleep 300; fetch https://b.test/; return-answer";
+    let (b_id, b_done) = submit(&pool, &b, spec(healthy, Outbound::Routed));
+    wait_for("the healthy run's first call", || !b.calls().is_empty());
+
+    // Tenant A: blocked outbound, answers nothing.
+    let a = Tenant::new(&pool, false);
+    let (a_id, a_done) = submit(&pool, &a, spec(&hostile(b_id), Outbound::Blocked));
+    let a_result = a_done
+        .recv_timeout(BOUND)
+        .expect("the hostile run completes");
+    match expect {
+        Expect::Violation(text) => {
+            let failure = a_result.expect_err(name);
+            assert_eq!(
+                failure.code,
+                FailureCode::WorkerViolation,
+                "{name}: {failure}"
+            );
+            assert!(
+                failure.message.contains(text),
+                "{name}: {:?} lacks {text:?}",
+                failure.message
+            );
+        }
+        Expect::Completed => {
+            a_result.unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    let b_result = b_done
+        .recv_timeout(BOUND)
+        .expect("the healthy run completes");
+    let out = b_result.unwrap_or_else(|e| panic!("{name}: the healthy run failed: {e}"));
+    assert!(out.error.is_none(), "{name}: {:?}", out.error);
+    assert_eq!(
+        String::from_utf8(out.result.unwrap()).unwrap(),
+        "201 fetched https://b.test/",
+        "{name}"
+    );
+    assert_eq!(
+        b.calls(),
+        [
+            format!("{b_id}:kv.get(b1)"),
+            format!("{b_id}:GET https://b.test/")
+        ],
+        "{name}: the healthy tenant's host saw exactly its own calls"
+    );
+    assert!(
+        a.calls().iter().all(|c| c.starts_with(&format!("{a_id}:"))),
+        "{name}: the hostile tenant's host saw only its own run"
+    );
+
+    // The hostile worker is replaced; the healthy one stays.
+    wait_for("a replacement", || {
+        let now = pool.worker_pids();
+        now.len() == 2 && now.iter().filter(|p| before.contains(p)).count() == 1
+    });
+    wait_for("both workers idle again", || pool.stats().idle == 2);
+    let c = Tenant::new(&pool, true);
+    let (_, c_done) = submit(&pool, &c, spec("return ok", Outbound::Blocked));
+    let out = c_done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()), "{name}");
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_frame_naming_another_execution_kills_its_worker_and_touches_nothing_of_that_execution() {
+    for kind in ["started", "call", "fetch", "done", "invoked"] {
+        scenario(
+            &format!("forge {kind}"),
+            |b_id| format!("forge {kind} {b_id}; sleep 2000; return never"),
+            Expect::Violation("for execution"),
+        );
+    }
+}
+
+#[test]
+fn frames_out_of_their_place_kill_the_worker() {
+    scenario(
+        "a second Done",
+        |_| "send-done; return again".into(),
+        Expect::Completed,
+    );
+    scenario(
+        "one call id twice",
+        |_| "same-call; sleep 2000".into(),
+        Expect::Violation("already in flight"),
+    );
+    scenario(
+        "a message only the host sends",
+        |_| "host-msg; sleep 2000".into(),
+        Expect::Violation("malformed frame"),
+    );
+    scenario(
+        "garbage",
+        |_| "garbage; sleep 2000".into(),
+        Expect::Violation("malformed frame"),
+    );
+    scenario(
+        "a truncated frame",
+        |_| "truncated".into(),
+        Expect::Violation("truncated frame"),
+    );
+}
+
+#[test]
+fn tools_the_request_did_not_declare_never_reach_dispatch() {
+    scenario(
+        "an undeclared provider",
+        |_| "call db get x; return never".into(),
+        Expect::Violation("provider \"db\""),
+    );
+    scenario(
+        "an unlisted tool",
+        |_| "call kv drop x; return never".into(),
+        Expect::Violation("kv.drop"),
+    );
+}
+
+#[test]
+fn output_past_the_bounds_kills_the_worker_and_the_host_stays_small() {
+    let baseline = rss_kib();
+    let calls = limits::CALLS_IN_FLIGHT + 1;
+    let bounds: [(&str, String, &str); 7] = [
+        (
+            "an oversize frame",
+            "oversize; sleep 2000".into(),
+            "oversize frame",
+        ),
+        (
+            "too many calls in flight",
+            format!("flood-calls {calls}; sleep 2000"),
+            "in flight",
+        ),
+        (
+            "too many log entries",
+            format!("flood-logs {} 8", limits::LOG_ENTRIES + 5),
+            "log entries",
+        ),
+        (
+            "one log entry too long",
+            format!("flood-logs 1 {}", limits::LOG_ENTRY_BYTES * 2),
+            "a log entry",
+        ),
+        (
+            "too many log bytes",
+            format!("flood-logs 40 {}", limits::LOG_ENTRY_BYTES),
+            "the logs",
+        ),
+        (
+            "tool arguments too large",
+            format!("big-args {}; sleep 2000", limits::TOOL_PAYLOAD_BYTES + 1),
+            "arguments",
+        ),
+        (
+            "a result too large",
+            format!("big-result {}", limits::RESULT_BYTES + 1),
+            "the result",
+        ),
+    ];
+    for (name, code, text) in bounds {
+        scenario(name, |_| code.clone(), Expect::Violation(text));
+        // What crosses is bounded: at most a frame or two of the largest kind are held at once.
+        let grown = rss_kib().saturating_sub(baseline);
+        assert!(grown < 160 * 1024, "{name}: the host grew by {grown} KiB");
+    }
+}
+
+/// The memory ceiling: a worker that grows native memory past it dies like any crash
+/// (WORKER_LOST), and the one beside it runs on.
+#[test]
+fn a_worker_growing_native_memory_past_its_ceiling_dies_like_any_crash() {
+    let pool = Pool::start(PoolOptions {
+        workers: 1,
+        worker_path: PathBuf::from(FAKE),
+        queue_bound: 4,
+        timeout_ms: 10_000,
+        memory_limit_mib: 64,
+        handles_idle_timeout_ms: 300_000,
+    })
+    .expect("pool starts");
+    let a = Tenant::new(&pool, false);
+    // Under the ceiling (512 MiB + 3 x 64 MiB) an allocation succeeds...
+    let (_, done) = submit(&pool, &a, spec("alloc 100; return ok", Outbound::Blocked));
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()));
+    let pids = pool.worker_pids();
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", pids[0])).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))
+        .unwrap();
+    let ceiling = ((512 + 3 * 64) * 1024 * 1024u64).to_string();
+    assert!(line.contains(&ceiling), "{line}");
+    // ...past it, the worker dies, and the run is reported lost.
+    let (_, done) = submit(
+        &pool,
+        &a,
+        spec("alloc 4096; return never", Outbound::Blocked),
+    );
+    let failure = done.recv_timeout(BOUND).unwrap().unwrap_err();
+    assert_eq!(failure.code, FailureCode::WorkerLost, "{failure}");
+    wait_for("a replacement", || {
+        let now = pool.worker_pids();
+        now.len() == 1 && now != pids
+    });
+    // A run with a larger memory limit raises its worker's ceiling.
+    let big = ExecSpec {
+        memory_limit_mib: Some(1024),
+        ..spec("alloc 2048; return ok", Outbound::Blocked)
+    };
+    let (_, done) = submit(&pool, &a, big);
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()));
+    pool.shutdown(Duration::from_secs(2));
+}
