@@ -167,3 +167,23 @@ describe('accounting', () => {
     expect(out.stats.heapPeakBytes).toBeGreaterThan(100_000);
   });
 });
+
+describe('calls in flight', () => {
+  it('the call past the bound rejects inside the sandbox; the worker is not taken for a hostile one', async () => {
+    const before = ex.workerPids();
+    const out = await run(
+      ex,
+      `async () => {
+        const settled = await Promise.allSettled(Array.from({ length: 10_001 }, (_, i) => t.echo(i)));
+        const rejected = settled.filter((s) => s.status === 'rejected');
+        return { fulfilled: settled.length - rejected.length, rejected: rejected.map((s) => s.reason.message) };
+      }`,
+      { providers: [{ name: 't', tools: ['echo'] }], dispatch: ({ args }) => args[0] },
+    );
+    expect(out.error).toBeUndefined();
+    expect(out.result.fulfilled).toBe(10_000);
+    expect(out.result.rejected).toEqual([expect.stringContaining('more than the 10000 tool calls and fetches a run may have in flight')]);
+    expect(ex.workerPids()).toEqual(before);
+    await expectHealthy();
+  });
+});

@@ -205,6 +205,9 @@ failure_codes! {
     WorkerViolation => ("WORKER_VIOLATION", Fault, false,
         "The worker process running the execution sent the host what a healthy worker never sends (a frame naming another execution, a second result, a tool the request did not declare, output past the bounds, a malformed frame); the host killed and replaced it.",
         "The worker process running this execution broke the host's rules ({detail}) and was killed and replaced. A healthy worker never does this: the program most likely took control of its worker (an exploit of the JavaScript engine), or the worker binary does not match this executor. Do not retry the same program."),
+    CallsInFlight => ("CALLS_IN_FLIGHT", Sandbox, false,
+        "A tool call or fetch started while the run already had the most calls in flight a run may have (`limits::CALLS_IN_FLIGHT`); the call rejects inside the sandbox.",
+        "This call would be one more than the {limit} tool calls and fetches a run may have in flight at once. Await some of those in flight before starting more (for example, batch a large Promise.all)."),
 }
 
 impl FailureCode {

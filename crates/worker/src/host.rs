@@ -20,11 +20,22 @@ fn returned_promise<'s>(
 }
 
 /// Parks `resolver` under a fresh call id until the host answers; returns the exec id, the
-/// call id and where to send the request.
+/// call id and where to send the request. `None` when the run already has the most calls in
+/// flight it may have: `resolver` is then rejected with `CALLS_IN_FLIGHT`.
 fn park(
     scope: &mut v8::HandleScope,
     resolver: v8::Local<v8::PromiseResolver>,
 ) -> Option<(u64, u32, Outbox)> {
+    // The host holds a worker to this bound too (a worker past it is taken as compromised).
+    if scope
+        .get_slot::<RunState>()
+        .is_some_and(|s| s.calls.len() >= limits::CALLS_IN_FLIGHT)
+    {
+        let limit = limits::CALLS_IN_FLIGHT.to_string();
+        let text = FailureCode::CallsInFlight.render(&[("limit", &limit)]);
+        reject_with_error(scope, resolver, &text);
+        return None;
+    }
     let global = v8::Global::new(scope, resolver);
     let state = scope.get_slot_mut::<RunState>()?;
     let call_id = state.next_call;
