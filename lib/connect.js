@@ -4,6 +4,8 @@
 // the native executor's methods; its requests travel to a daemon over WebSocket channels, and
 // the daemon's tool calls and routed fetches come back over them to run here, in the caller's
 // process, through the same executor core as IsolateExecutor's (lib/executor-core.js).
+// Over 500 lines on purpose: the channel (open, reopen, pinning, close codes) and the executor
+// over it change together; lib/executor-core.js holds everything the two carriers share.
 //
 // Channels: executions go over the primary channel, opened again on the next request after it
 // is lost (behind a load balancer that reaches a surviving daemon). An invocation goes to the

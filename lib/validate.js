@@ -5,6 +5,8 @@
 // addon takes (NativeOptions, NativeRequest in native.d.ts), the outbound mode resolved. The
 // caller's objects are read once each (a getter or proxy cannot answer one thing to the check
 // and another to the pool), and a read that throws is the field's fault too.
+// Just over 500 lines on purpose: every public entry point's checks sit together, so one rule
+// (a field's range, its words) is written once for all of them.
 
 const os = require('node:os');
 const { ExecutorError, fault } = require('./errors');

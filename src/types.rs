@@ -1,6 +1,7 @@
 //! The JS shapes of the pool's types, each with its `From` conversion into or out of the pool
 //! core. `lib/validate.js` builds the inbound shapes (`NativeOptions`, `NativeRequest`), so what
 //! it returns is what crosses; the outbound shapes are what `lib/isolate-executor.js` receives.
+//! Just over 500 lines on purpose: one shape per thing, and every shape that crosses in one file.
 
 use std::path::PathBuf;
 

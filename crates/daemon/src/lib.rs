@@ -6,6 +6,9 @@
 //! for a connection (tool calls, routed fetches, completions, closed handles) is handed to that
 //! connection's task through an unbounded channel, so a pool thread never blocks on a socket.
 //! See docs/architecture.md, "The daemon".
+//!
+//! Just over 500 lines on purpose: the server's whole life (listen, accept, the HTTP routes
+//! beside the upgrade, drain, shutdown) reads in one place; connections are conn.rs.
 
 mod conn;
 pub mod http;

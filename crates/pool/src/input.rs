@@ -37,7 +37,7 @@ struct Pending {
     /// Frames not yet fully written, oldest first; `written` bytes of the front one are out.
     backlog: VecDeque<Frame>,
     written: usize,
-    /// The pipe broke: the worker is gone, and its reader thread reports that.
+    /// The pipe broke: the worker is gone, and its reader reports that.
     broken: bool,
 }
 

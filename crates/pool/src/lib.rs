@@ -1,8 +1,9 @@
 //! The pool core: supervised `codemode-worker` processes, a bounded queue, time bounds, and
 //! tool-call routing. Plain Rust with no napi, so the addon and a daemon share it.
 //!
-//! Threads, not an async runtime: each worker has one reader thread blocked on its stdout pipe
-//! (the lowest-latency wake-up for a result). Frames to a worker are written by the sender's own
+//! Threads, not an async runtime: each worker's stdout is read by its own reader thread, or by
+//! the host's event loop when it offers one (`Pool::start_watched`, watched.rs: the addon, so
+//! a frame wakes only the JS thread that acts on it). Frames to a worker are written by the sender's own
 //! thread when the pipe takes them at once, and otherwise queued for the worker's writer thread
 //! (`input.rs`), so no caller (the JS thread answering a tool call, the watchdog, a dispatch
 //! under the state lock) ever blocks on a full pipe, and the common case adds no thread hop.

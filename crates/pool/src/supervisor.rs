@@ -190,7 +190,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
             eprintln!("codemode-executor: could not set a worker's memory ceiling: {e}");
         }
         slot.bound = Some(Binding::new(job.exec_id, job.tools.clone()));
-        // A broken pipe means the worker is going; its reader thread reports it lost, and the
+        // A broken pipe means the worker is going; its reader reports it lost, and the
         // run, never acknowledged, goes back to the queue.
         slot.input.send(job.frame.clone());
         st.running.insert(
@@ -532,7 +532,7 @@ fn answered(slot: &mut WorkerSlot, exec_id: u64, call_id: u32) {
 }
 
 /// Writes `frame`, the answer to call `call_id`, to the worker running `exec_id`. A run that already ended gets nothing (no one
-/// waits for the answer); a write error means the worker died, and its reader thread reports it.
+/// waits for the answer); a write error means the worker died, and its reader reports it.
 pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, call_id: u32, frame: Vec<u8>) {
     let mut st = inner.lock();
     let Some(worker) = st.running.get(&exec_id).map(|r| r.worker) else {
@@ -760,8 +760,9 @@ pub(crate) fn shutdown(inner: &Arc<Inner>, grace: Duration) {
         done(exec_id, Err(FailureCode::Closed.failure(&[])));
     }
     // A worker holds nothing worth flushing once its runs are settled, so SIGKILL is the
-    // fastest stop that cannot be ignored; each reader thread then reaps its own child.
-    // A worker its reader thread reaped meanwhile is not signalled (see `Process`).
+    // fastest stop that cannot be ignored; each reader thread then reaps its own child, and
+    // `watched::end_all` the loop-read ones. A worker reaped meanwhile is not signalled (see
+    // `Process`).
     for process in &processes {
         process.kill();
     }

@@ -1,6 +1,6 @@
 //! Enforces each run's time bound from the host side: at the deadline the worker is told to
 //! cancel (it terminates the isolate); if it has not answered within CANCEL_GRACE, the process
-//! is killed, its reader thread reaps it, and a replacement starts.
+//! is killed, its reader reaps it, and a replacement starts.
 
 use std::io::Write;
 use std::sync::{Arc, Weak};
