@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use codemode_pool::protocol::{
-    self, Failure, LogEntry, Outbound, ProviderDecl, RunError, RunOutcome, RunStats, WireRequest,
-    WireResponse,
+    self, Failure, LogEntry, Outbound, ProviderDecl, RunError, RunOutcome, RunStats,
+    SourceLocation, WireRequest, WireResponse,
 };
 use codemode_pool::{CloseReason, ExecSpec, FetchCall, PoolOptions, PoolStats, ToolCall};
 use napi::bindgen_prelude::Buffer;
@@ -183,14 +183,13 @@ pub struct NativeFailure {
 
 impl From<RunError> for NativeFailure {
     fn from(e: RunError) -> Self {
-        let at = *e.location.unwrap_or_default();
-        let known = at.line > 0;
+        let (line, column, module) = SourceLocation::reported(e.location);
         NativeFailure {
             code: e.code,
             message: e.message,
-            line: known.then_some(at.line),
-            column: known.then_some(at.column),
-            module: at.module,
+            line,
+            column,
+            module,
         }
     }
 }

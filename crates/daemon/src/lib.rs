@@ -129,15 +129,7 @@ impl Shared {
 
     /// `GET /metrics`: the pool's metrics, then the daemon's own, in the Prometheus text format.
     pub fn metrics(&self) -> String {
-        use codemode_pool::{Family, Sample};
-        let sample = |name: &str, labels: &[(&str, &str)], value: f64| Sample {
-            name: name.to_string(),
-            labels: labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            value,
-        };
+        use codemode_pool::{in_and_out, sample, Family};
         let mut families = self.pool.metrics();
         families.push(Family {
             def: CONNECTIONS,
@@ -149,18 +141,7 @@ impl Shared {
         });
         families.push(Family {
             def: CONNECTION_BYTES,
-            samples: vec![
-                sample(
-                    CONNECTION_BYTES.name,
-                    &[("direction", "in")],
-                    self.bytes_in.load(Ordering::Relaxed) as f64,
-                ),
-                sample(
-                    CONNECTION_BYTES.name,
-                    &[("direction", "out")],
-                    self.bytes_out.load(Ordering::Relaxed) as f64,
-                ),
-            ],
+            samples: in_and_out(CONNECTION_BYTES.name, &self.bytes_in, &self.bytes_out),
         });
         codemode_pool::render_metrics(&families)
     }

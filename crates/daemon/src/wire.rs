@@ -8,6 +8,7 @@
 
 use codemode_pool::protocol::{
     limits, Failure, FailureCode, LogEntry, Outbound, ProviderDecl, RunOutcome, RunStats,
+    SourceLocation,
 };
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::tungstenite::Message;
@@ -384,14 +385,13 @@ impl ServerMsg {
                     id,
                     has_result: o.result.is_some(),
                     error: o.error.map(|e| {
-                        let at = *e.location.unwrap_or_default();
-                        let known = at.line > 0;
+                        let (line, column, module) = SourceLocation::reported(e.location);
                         CodeText {
                             code: e.code,
                             message: e.message,
-                            line: known.then_some(at.line),
-                            column: known.then_some(at.column),
-                            module: at.module,
+                            line,
+                            column,
+                            module,
                         }
                     }),
                     logs: o.logs.into_iter().map(LogMsg::from).collect(),

@@ -34,7 +34,9 @@ use codemode_protocol::{
 
 pub use codemode_protocol as protocol;
 pub use handles::{CloseReason, InvokeDone};
-pub use observe::{render as render_metrics, Family, MetricDef, MetricKind, Sample, FAMILIES};
+pub use observe::{
+    in_and_out, render as render_metrics, sample, Family, MetricDef, MetricKind, Sample, FAMILIES,
+};
 pub use watched::{Readable, Watch};
 
 /// How many times a run is queued again because its worker was lost before acknowledging it
@@ -365,23 +367,29 @@ impl Pool {
     /// stopped as at its deadline (its worker is reused); either way it completes, exactly once,
     /// with `ABORTED`. A retained execution, or one already finished, is left alone.
     pub fn abort(&self, exec_id: u64) {
-        let queued = {
-            let mut st = self.inner.lock();
-            if let Some(run) = st.running.get_mut(&exec_id) {
-                run.deadline = Instant::now();
-                self.inner.observe.mark_aborted(exec_id);
-                self.inner.changed.notify_all();
-                None
-            } else {
-                let at = st.queue.iter().position(|j| j.exec_id == exec_id);
-                at.and_then(|i| st.queue.remove(i))
-            }
-        };
-        if let Some(job) = queued {
+        if let Some(job) = self.stop_now(exec_id, true) {
             // Not marked: its completion is the abort itself (counted by the wrapper too).
             self.inner.observe.aborted_queued();
             (job.done)(exec_id, Err(observe::aborted("execution")));
         }
+    }
+
+    /// Stops execution `exec_id` now: a running one as at its deadline (the watchdog cancels
+    /// it; `aborted` marks it for the abort's completion), a queued one by taking it out of the
+    /// queue, returned for the caller to complete.
+    fn stop_now(&self, exec_id: u64, aborted: bool) -> Option<Job> {
+        let mut st = self.inner.lock();
+        if let Some(run) = st.running.get_mut(&exec_id) {
+            run.deadline = run.deadline.min(Instant::now());
+            if aborted {
+                self.inner.observe.mark_aborted(exec_id);
+            }
+            // Wakes the watchdog, which cancels the run.
+            self.inner.changed.notify_all();
+            return None;
+        }
+        let at = st.queue.iter().position(|j| j.exec_id == exec_id);
+        at.and_then(|i| st.queue.remove(i))
     }
 
     /// The caller aborted invocation `invoke_id`: one still waiting its turn rejects at once;
@@ -407,22 +415,7 @@ impl Pool {
     /// queue and completes with `CLOSED`. Either way its completion still fires, exactly once.
     /// A retained execution, or one already finished, is left alone.
     pub fn abandon(&self, exec_id: u64) {
-        let queued = {
-            let mut st = self.inner.lock();
-            if let Some(run) = st.running.get_mut(&exec_id) {
-                let now = Instant::now();
-                if run.deadline > now {
-                    run.deadline = now;
-                }
-                // Wakes the watchdog, which cancels the run.
-                self.inner.changed.notify_all();
-                None
-            } else {
-                let at = st.queue.iter().position(|j| j.exec_id == exec_id);
-                at.and_then(|i| st.queue.remove(i))
-            }
-        };
-        if let Some(job) = queued {
+        if let Some(job) = self.stop_now(exec_id, false) {
             (job.done)(exec_id, Err(FailureCode::Closed.failure(&[])));
         }
     }

@@ -160,7 +160,8 @@ fn number(v: f64) -> String {
     }
 }
 
-fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> Sample {
+/// One sample of metric `name`.
+pub fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> Sample {
     Sample {
         name: name.to_string(),
         labels: labels
@@ -169,6 +170,22 @@ fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> Sample {
             .collect(),
         value,
     }
+}
+
+/// The two samples of a byte counter labelled `direction`: `in`, then `out`.
+pub fn in_and_out(name: &str, bytes_in: &AtomicU64, bytes_out: &AtomicU64) -> Vec<Sample> {
+    vec![
+        sample(
+            name,
+            &[("direction", "in")],
+            bytes_in.load(Ordering::Relaxed) as f64,
+        ),
+        sample(
+            name,
+            &[("direction", "out")],
+            bytes_out.load(Ordering::Relaxed) as f64,
+        ),
+    ]
 }
 
 #[derive(Default)]
@@ -429,18 +446,7 @@ impl Observe {
         .iter()
         .map(|(state, n)| sample(WORKERS.name, &[("state", state)], *n as f64))
         .collect();
-        let bytes = vec![
-            sample(
-                WORKER_BYTES.name,
-                &[("direction", "in")],
-                self.bytes_in.load(Ordering::Relaxed) as f64,
-            ),
-            sample(
-                WORKER_BYTES.name,
-                &[("direction", "out")],
-                self.bytes_out.load(Ordering::Relaxed) as f64,
-            ),
-        ];
+        let bytes = in_and_out(WORKER_BYTES.name, &self.bytes_in, &self.bytes_out);
         let aborts = vec![
             sample(
                 ABORTS.name,

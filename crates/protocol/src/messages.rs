@@ -169,6 +169,20 @@ pub struct SourceLocation {
     pub module: Option<String>,
 }
 
+impl SourceLocation {
+    /// Line, column and module as hosts report them: line and column absent when the place is
+    /// unknown (line 0, or no location at all).
+    pub fn reported(at: Option<Box<SourceLocation>>) -> (Option<u32>, Option<u32>, Option<String>) {
+        let at = *at.unwrap_or_default();
+        let known = at.line > 0;
+        (
+            known.then_some(at.line),
+            known.then_some(at.column),
+            at.module,
+        )
+    }
+}
+
 /// What a run used, measured by the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RunStats {

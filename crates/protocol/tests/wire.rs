@@ -172,40 +172,6 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         tool_calls: e,
         worker_pid: f,
     });
-    let outcome = (
-        prop::option::of(bytes()),
-        prop::option::of(
-            (
-                text(),
-                text(),
-                prop::option::of((any::<u32>(), any::<u32>(), prop::option::of(text()))),
-            )
-                .prop_map(|(code, message, at)| RunError {
-                    code,
-                    message,
-                    location: at.map(|(line, column, module)| {
-                        Box::new(SourceLocation {
-                            line,
-                            column,
-                            module,
-                        })
-                    }),
-                }),
-        ),
-        prop::collection::vec(log.clone(), 0..4),
-        stats,
-        prop::option::of((text(), prop::collection::vec(text(), 0..2))),
-    )
-        .prop_map(|(result, error, logs, stats, grant)| RunOutcome {
-            result,
-            error,
-            logs,
-            stats,
-            grant: grant.map(|(execution_id, handles)| Grant {
-                execution_id,
-                handles,
-            }),
-        });
     let run_error = (
         text(),
         text(),
@@ -220,6 +186,24 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
                     column,
                     module,
                 })
+            }),
+        })
+        .boxed();
+    let outcome = (
+        prop::option::of(bytes()),
+        prop::option::of(run_error.clone()),
+        prop::collection::vec(log.clone(), 0..4),
+        stats,
+        prop::option::of((text(), prop::collection::vec(text(), 0..2))),
+    )
+        .prop_map(|(result, error, logs, stats, grant)| RunOutcome {
+            result,
+            error,
+            logs,
+            stats,
+            grant: grant.map(|(execution_id, handles)| Grant {
+                execution_id,
+                handles,
             }),
         });
     let request = request();

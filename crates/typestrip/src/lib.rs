@@ -217,6 +217,25 @@ impl<'s> Blanker<'s> {
     }
 
     /// Blanks `span` and the `,` that follows it (a list item removed from its list).
+    /// An export list: the whole statement when it is `export type`, else its type-only
+    /// specifiers.
+    fn blank_type_exports(
+        &mut self,
+        kind: ImportOrExportKind,
+        span: Span,
+        specifiers: &[ExportSpecifier],
+    ) {
+        if kind.is_type() {
+            self.blank_statement(span);
+            return;
+        }
+        for s in specifiers {
+            if s.export_kind.is_type() {
+                self.blank_item(s.span);
+            }
+        }
+    }
+
     fn blank_item(&mut self, span: Span) {
         self.blank_span(span);
         let next = self.skip_space(span.end);
@@ -380,27 +399,11 @@ impl<'a> Visit<'a> for Blanker<'_> {
                 return;
             }
             Statement::ExportNamedDeclaration(e) => {
-                if e.export_kind.is_type() {
-                    self.blank_statement(e.span);
-                    return;
-                }
-                for s in &e.specifiers {
-                    if s.export_kind.is_type() {
-                        self.blank_item(s.span);
-                    }
-                }
+                self.blank_type_exports(e.export_kind, e.span, &e.specifiers);
                 return;
             }
             Statement::ExportFromDeclaration(e) => {
-                if e.export_kind.is_type() {
-                    self.blank_statement(e.span);
-                    return;
-                }
-                for s in &e.specifiers {
-                    if s.export_kind.is_type() {
-                        self.blank_item(s.span);
-                    }
-                }
+                self.blank_type_exports(e.export_kind, e.span, &e.specifiers);
                 return;
             }
             Statement::ExportAllDeclaration(e) => {
