@@ -97,7 +97,13 @@ describe('GET /metrics on a running daemon', () => {
       }
     }
     expect((await rejection(killed)).code).toBe('WORKER_LOST');
-    const later = await scrape();
+    // The idle worker's death is read on its own reader thread, in its own time: wait for
+    // both restarts (bounded), then check every figure.
+    let later = await scrape();
+    for (let i = 0; i < 100 && value(later, 'codemode_worker_restarts_total', { cause: 'signal' }) < 2; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      later = await scrape();
+    }
     expect(value(later, 'codemode_aborts_total', { what: 'execution' })).toBe(1);
     expect(value(later, 'codemode_executions_total', { code: 'ABORTED' })).toBe(1);
     expect(value(later, 'codemode_executions_total', { code: 'WORKER_LOST' })).toBe(1);

@@ -625,6 +625,10 @@ fn settle_lost(
     };
     handles::run_all(settles);
     let unresponsive = lost.as_ref().is_some_and(|(_, r)| r.cancelled_at.is_some());
+    if replace {
+        // Counted before the run is settled, so whoever sees its outcome sees the restart.
+        inner.observe.restarted(status, unresponsive);
+    }
     if let Some((exec_id, run)) = lost {
         let result = if violated {
             Err(failure)
@@ -647,7 +651,6 @@ fn settle_lost(
         (run.done)(exec_id, result);
     }
     if replace {
-        inner.observe.restarted(status, unresponsive);
         // A closed channel means the pool is being dropped: nothing to replace for.
         let _ = inner.respawn.send(());
     }
