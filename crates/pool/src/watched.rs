@@ -48,6 +48,8 @@ pub(crate) struct Watched {
     child: Option<Child>,
     process: Arc<Process>,
     stdout: ChildStdout,
+    /// What each `read` fills: allocated (and zeroed) once per worker, not once per wake.
+    chunk: Box<[u8]>,
     /// Bytes read and not yet handled, from `start` on.
     pending: Vec<u8>,
     start: usize,
@@ -100,6 +102,7 @@ pub(crate) fn watch(
             child: Some(child),
             process,
             stdout,
+            chunk: vec![0; CHUNK].into_boxed_slice(),
             pending: Vec::new(),
             start: 0,
             greeted: false,
@@ -131,10 +134,9 @@ pub(crate) fn readable(inner: &Arc<Inner>, key: u64) -> Readable {
     if w.child.is_none() {
         return Readable::Ended(Some(w.stdout));
     }
-    let mut chunk = [0u8; CHUNK];
     let mut end: Option<Ending> = None;
     for _ in 0..CHUNKS_PER_WAKE {
-        match w.stdout.read(&mut chunk) {
+        match w.stdout.read(&mut w.chunk) {
             Ok(0) => {
                 end = Some(match partial(&w) {
                     Some((got, len)) => Ending::Unreadable(truncated(got, len)),
@@ -143,7 +145,7 @@ pub(crate) fn readable(inner: &Arc<Inner>, key: u64) -> Readable {
                 break;
             }
             Ok(n) => {
-                w.pending.extend_from_slice(&chunk[..n]);
+                w.pending.extend_from_slice(&w.chunk[..n]);
                 if let Err(e) = handle_frames(inner, key, &mut w) {
                     end = Some(e);
                     break;
