@@ -189,7 +189,7 @@ export interface ProgramError {
 
 /** What one run used (docs/bounds.md, "Accounting"). */
 export interface RunStats {
-  /** Host wall time from the moment a worker took the run to its answer (the clock `timeout` uses). */
+  /** Host wall time from the moment a worker started the run (its `Started`) to its answer (the clock `timeout` uses). */
   wallMs: number
   /** CPU time of the worker thread that ran the program. */
   cpuMs: number

@@ -163,12 +163,14 @@ pub(crate) fn abort(inner: &Inner, invoke_id: u64) {
     let waiting = {
         let mut st = inner.lock();
         let mut found = None;
+        let mut due = None;
         for r in st.retained.values_mut() {
             if let Some(c) = r.current.as_mut().filter(|c| c.invoke_id == invoke_id) {
                 if c.cancelled_at.is_none() {
-                    c.deadline = Instant::now();
+                    let now = Instant::now();
+                    c.deadline = now;
                     inner.observe.mark_invocation_aborted(invoke_id);
-                    inner.changed.notify_all();
+                    due = Some(now);
                 }
                 break;
             }
@@ -176,6 +178,9 @@ pub(crate) fn abort(inner: &Inner, invoke_id: u64) {
                 found = r.waiting.remove(i);
                 break;
             }
+        }
+        if let Some(now) = due {
+            crate::watchdog::due_by(inner, &mut st, now);
         }
         found
     };
@@ -199,16 +204,17 @@ fn start_next(inner: &Inner, st: &mut State, id: &str) {
     let Some(w) = r.waiting.pop_front() else {
         return;
     };
+    let deadline = Instant::now() + Duration::from_millis(r.timeout_ms);
     r.current = Some(Current {
         invoke_id: w.invoke_id,
         done: w.done,
-        deadline: Instant::now() + Duration::from_millis(r.timeout_ms),
+        deadline,
         cancelled_at: None,
     });
     if let Some(slot) = workers.get(&r.worker) {
         slot.input.send(w.frame);
     }
-    inner.changed.notify_all();
+    crate::watchdog::due_by(inner, st, deadline);
 }
 
 /// The worker's answer to an invocation.

@@ -46,6 +46,11 @@ pub const REQUEUE_BOUND: u32 = 3;
 /// How long a worker may take to confirm a cancelled run before it is killed and replaced.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(1000);
 
+/// How long a run handed to a worker still preparing its next isolate (see `State::preparing`)
+/// may wait for it to start before its time bound runs anyway. Its bound proper starts when the
+/// worker acknowledges it (`Started`); preparing takes about 1.5 ms.
+pub const PREPARE_GRACE: Duration = Duration::from_millis(1000);
+
 #[derive(Debug, Clone)]
 pub struct PoolOptions {
     pub workers: usize,
@@ -156,8 +161,12 @@ struct Running {
     timeout_ms: u64,
     started: Instant,
     deadline: Instant,
-    /// Set when the deadline passed and a Cancel was sent.
+    /// Set when the deadline passed and a Cancel was sent (or, for a run not yet `Started`,
+    /// is to be sent when it starts: a worker still preparing would not know the run).
     cancelled_at: Option<Instant>,
+    /// Handed to a worker still preparing: `started` and `deadline` count again from `Started`.
+    /// Cleared by an abort, whose deadline stands.
+    rebase: bool,
 }
 
 struct WorkerSlot {
@@ -182,6 +191,11 @@ struct State {
     workers: HashMap<u64, WorkerSlot>,
     /// Workers with a prepared isolate, longest-idle first.
     idle: VecDeque<u64>,
+    /// Workers whose run just ended and that are preparing their next isolate (until `Ready`),
+    /// first-ended first. With no idle worker, a queued run goes to one of these at once and
+    /// waits in its stdin: the worker starts it the moment its isolate is ready, without a
+    /// round trip through the host.
+    preparing: VecDeque<u64>,
     queue: VecDeque<Job>,
     running: HashMap<u64, Running>,
     /// Retained executions by execution id (the UUID the worker minted), and that id by the
@@ -189,12 +203,16 @@ struct State {
     retained: HashMap<String, handles::Retained>,
     retained_ids: HashMap<u64, String>,
     next_invoke: u64,
+    /// When the watchdog means to look again (`None` before its first look): a new deadline
+    /// wakes it only when it comes earlier (see [`watchdog::due_by`]).
+    watchdog_at: Option<Instant>,
 }
 
 struct Inner {
     opts: PoolOptions,
     state: Mutex<State>,
-    /// Wakes the watchdog (new deadline) and `shutdown` (a worker was reaped).
+    /// Wakes the watchdog (an earlier deadline: `watchdog::due_by`) and `shutdown` (a worker
+    /// was reaped).
     changed: Condvar,
     next_exec: AtomicU64,
     client: outbound::NativeClient,
@@ -380,12 +398,14 @@ impl Pool {
     fn stop_now(&self, exec_id: u64, aborted: bool) -> Option<Job> {
         let mut st = self.inner.lock();
         if let Some(run) = st.running.get_mut(&exec_id) {
-            run.deadline = run.deadline.min(Instant::now());
+            let now = Instant::now();
+            run.deadline = run.deadline.min(now);
+            run.rebase = false;
             if aborted {
                 self.inner.observe.mark_aborted(exec_id);
             }
             // Wakes the watchdog, which cancels the run.
-            self.inner.changed.notify_all();
+            watchdog::due_by(&self.inner, &mut st, now);
             return None;
         }
         let at = st.queue.iter().position(|j| j.exec_id == exec_id);

@@ -169,11 +169,16 @@ fn diagnostics() -> Stdio {
     }
 }
 
-/// Hands queued jobs to idle workers. Called with the lock held.
+/// Hands queued jobs to idle workers, else to workers preparing their next isolate (see
+/// `State::preparing`). Called with the lock held.
 pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
     while !st.queue.is_empty() {
-        let Some(worker) = st.idle.pop_front() else {
-            return;
+        let (worker, early) = match st.idle.pop_front() {
+            Some(worker) => (worker, false),
+            None => match st.preparing.pop_front() {
+                Some(worker) => (worker, true),
+                None => return,
+            },
         };
         let Some(job) = st.queue.pop_front() else {
             return;
@@ -193,6 +198,11 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         // A broken pipe means the worker is going; its reader reports it lost, and the
         // run, never acknowledged, goes back to the queue.
         slot.input.send(job.frame.clone());
+        let now = Instant::now();
+        let mut deadline = now + Duration::from_millis(job.timeout_ms);
+        if early {
+            deadline += crate::PREPARE_GRACE;
+        }
         st.running.insert(
             job.exec_id,
             Running {
@@ -205,12 +215,13 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 memory_limit_mib: job.memory_limit_mib,
                 done: job.done,
                 timeout_ms: job.timeout_ms,
-                started: Instant::now(),
-                deadline: Instant::now() + Duration::from_millis(job.timeout_ms),
+                started: now,
+                deadline,
                 cancelled_at: None,
+                rebase: early,
             },
         );
-        inner.changed.notify_all();
+        crate::watchdog::due_by(inner, st, deadline);
     }
 }
 
@@ -282,11 +293,7 @@ pub(crate) fn on_frame(
         }
         WorkerMsg::Ready => mark_idle(inner, key),
         WorkerMsg::Log { exec_id, entry } => inner.observe.log(exec_id, entry),
-        WorkerMsg::Started { exec_id } => {
-            if let Some(run) = inner.lock().running.get_mut(&exec_id) {
-                run.unstarted = None;
-            }
-        }
+        WorkerMsg::Started { exec_id } => started(inner, exec_id),
         WorkerMsg::Fetch {
             exec_id,
             call_id,
@@ -391,6 +398,36 @@ pub(crate) fn unreadable(e: std::io::Error, child: &mut Child) -> End {
     }
 }
 
+/// A run's `Started`: it can no longer be queued again; one handed over while its worker was
+/// preparing gets its time bound from now; one cancelled before it started is cancelled now
+/// (the worker knows the run from here on).
+fn started(inner: &Inner, exec_id: u64) {
+    let mut st = inner.lock();
+    let State {
+        running, workers, ..
+    } = &mut *st;
+    let Some(run) = running.get_mut(&exec_id) else {
+        return;
+    };
+    run.unstarted = None;
+    let mut rebased = None;
+    if std::mem::take(&mut run.rebase) && run.cancelled_at.is_none() {
+        let now = Instant::now();
+        run.started = now;
+        run.deadline = now + Duration::from_millis(run.timeout_ms);
+        rebased = Some(run.deadline);
+    }
+    if run.cancelled_at.is_some() {
+        if let Some(w) = workers.get(&run.worker) {
+            crate::watchdog::send_cancel(exec_id, &w.control, &w.input);
+        }
+    }
+    // Later than the deadline it replaces, but maybe earlier than the watchdog's next look.
+    if let Some(deadline) = rebased {
+        crate::watchdog::due_by(inner, &mut st, deadline);
+    }
+}
+
 /// A run's Done: the outcome goes to whoever waits for it, or the isolate is retained.
 fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) {
     let finished = {
@@ -404,8 +441,8 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) {
                 Some(run)
             }
             (run, grant) => {
-                // Free, but not idle until its next isolate is prepared (Ready): a
-                // run queued now goes to a worker that can start it at once.
+                // Free, but not idle until its next isolate is prepared (Ready); a run
+                // queued with no idle worker is handed to it now, to start when it can.
                 if let Some(slot) = st.workers.get_mut(&key) {
                     slot.exec = None;
                     if grant.is_some() {
@@ -413,6 +450,8 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) {
                         let close = HostMsg::CloseHandles { exec_id };
                         slot.input.send(close.encode_small());
                     }
+                    st.preparing.push_back(key);
+                    pump(inner, &mut st);
                 }
                 run
             }
@@ -546,6 +585,8 @@ pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, call_id: u32, frame: Vec<
 
 fn mark_idle(inner: &Inner, key: u64) {
     let mut st = inner.lock();
+    st.preparing.retain(|k| *k != key);
+    // Not free when it was handed a run while preparing: that run is already in its stdin.
     let free = st.workers.get(&key).is_some_and(|slot| slot.exec.is_none());
     if free && !st.idle.contains(&key) {
         st.idle.push_back(key);
@@ -588,6 +629,7 @@ fn settle_lost(
         let mut st = inner.lock();
         let slot = st.workers.remove(&key);
         st.idle.retain(|k| *k != key);
+        st.preparing.retain(|k| *k != key);
         let held = slot.and_then(|s| s.exec);
         if let Some(exec_id) = held {
             handles::worker_lost(inner, &mut st, exec_id, &failure, &mut settles);
@@ -695,6 +737,7 @@ fn worker_refused(inner: &Inner, key: u64, detail: String) {
         let mut st = inner.lock();
         st.workers.remove(&key);
         st.idle.retain(|k| *k != key);
+        st.preparing.retain(|k| *k != key);
         inner.changed.notify_all();
         if st.stopping {
             // Killed by shutdown while starting: nothing failed.

@@ -2,13 +2,15 @@
 //! cancel (it terminates the isolate); if it has not answered within CANCEL_GRACE, the process
 //! is killed, its reader reaps it, and a replacement starts.
 
+use std::fs::File;
 use std::io::Write;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::HostMsg;
 
-use crate::{Inner, CANCEL_GRACE};
+use crate::input::WorkerInput;
+use crate::{Inner, State, CANCEL_GRACE};
 
 pub(crate) fn start(inner: &Arc<Inner>) {
     let weak = Arc::downgrade(inner);
@@ -23,7 +25,7 @@ fn run(weak: Weak<Inner>) {
         let mut cancels = Vec::new();
         let mut kills = Vec::new();
         let mut settles = Vec::new();
-        let wait = {
+        let wait: Instant = {
             let mut st = inner.lock();
             if st.stopping && st.workers.is_empty() {
                 return;
@@ -37,7 +39,11 @@ fn run(weak: Weak<Inner>) {
                 match run.cancelled_at {
                     None if run.deadline <= now => {
                         run.cancelled_at = Some(now);
-                        if let Some(w) = workers.get(&run.worker) {
+                        // A run not yet Started is cancelled when it starts (supervisor.rs):
+                        // its worker may not know it yet, and would miss the Cancel.
+                        if let Some(w) =
+                            workers.get(&run.worker).filter(|_| run.unstarted.is_none())
+                        {
                             cancels.push((*exec_id, w.control.clone(), w.input.clone()));
                         }
                         next = next.min(now + CANCEL_GRACE);
@@ -67,26 +73,49 @@ fn run(weak: Weak<Inner>) {
             for id in due.idle {
                 handles::end(&inner, &mut st, &id, CloseReason::Idle, true, &mut settles);
             }
-            next.saturating_duration_since(now)
+            st.watchdog_at = Some(next);
+            next
         };
         handles::run_all(settles);
         for (exec_id, control, input) in cancels {
-            let frame = HostMsg::Cancel { exec_id }.encode_small();
-            // The control pipe terminates running JS; stdin wakes a run waiting for tools.
-            if let Ok(mut pipe) = control.lock() {
-                let _ = pipe.write_all(&frame);
-            };
-            input.send(frame);
+            send_cancel(exec_id, &control, &input);
         }
         // Outside the state lock: a worker reaped since is not signalled (see `Process`).
         for process in kills {
             process.kill();
         }
-        let st = inner.lock();
-        let _ = inner.changed.wait_timeout(st, wait);
+        // `watchdog_at`, not `wait` alone: a deadline set since the scan (while the lock was
+        // free) lowered it, and its notification found no one waiting.
+        {
+            let st = inner.lock();
+            let wake = st.watchdog_at.unwrap_or(wait).min(wait);
+            let left = wake.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                let _ = inner.changed.wait_timeout(st, left);
+            }
+        }
         drop(inner);
     }
 }
 
+/// Tells a worker to stop run `exec_id`: the control pipe terminates running JS; stdin wakes a
+/// run waiting for tools.
+pub(crate) fn send_cancel(exec_id: u64, control: &Mutex<File>, input: &WorkerInput) {
+    let frame = HostMsg::Cancel { exec_id }.encode_small();
+    if let Ok(mut pipe) = control.lock() {
+        let _ = pipe.write_all(&frame);
+    };
+    input.send(frame);
+}
+
+/// Asks the watchdog to look again by `at` (a new deadline, or now for an abort). It is woken
+/// only when `at` precedes the look it planned: it looks at least once a second, so a run
+/// starting under the default bound costs it no wake-up. Called with the lock held.
+pub(crate) fn due_by(inner: &Inner, st: &mut State, at: Instant) {
+    if st.watchdog_at.is_none_or(|planned| at < planned) {
+        st.watchdog_at = Some(at);
+        inner.changed.notify_all();
+    }
+}
+
 use crate::handles::{self, CloseReason};
-use crate::State;

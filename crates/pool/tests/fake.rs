@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use codemode_pool::protocol::{
     Failure, FailureCode, Outbound, ProviderDecl, RunOutcome, WireResponse,
 };
-use codemode_pool::{ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall, CANCEL_GRACE};
+use codemode_pool::{
+    ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall, CANCEL_GRACE, PREPARE_GRACE,
+};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_codemode-fake-worker");
 /// The longest any single completion may take in these tests.
@@ -682,5 +684,107 @@ fn an_abandoned_run_stops_as_at_its_deadline_and_a_queued_one_leaves_the_queue()
         result_text(&run(&pool, &host, script("return ok")).unwrap()),
         "ok"
     );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+/// Submits `first` and, while it runs, `second` (under `timeout_ms`) on a one-worker pool: the
+/// second is handed over at the first's Done, while the worker prepares its next isolate.
+fn behind(
+    first: &str,
+    second: &str,
+    timeout_ms: u64,
+) -> (Pool, Arc<Answering>, Vec<u32>, Done, Done) {
+    let (pool, host, pids) = warm_pool();
+    let a = submit(&pool, &host, script(first)).unwrap();
+    let spec = ExecSpec {
+        timeout_ms: Some(timeout_ms),
+        ..script(second)
+    };
+    let b = submit(&pool, &host, spec).unwrap();
+    (pool, host, pids, a, b)
+}
+
+#[test]
+fn a_queued_run_goes_to_the_worker_that_just_finished_without_waiting_for_its_ready() {
+    // The first run's worker never says Ready: the second still runs, because it was handed
+    // over with the first's Done.
+    let (pool, _host, _, a, b) = behind("sleep 100; no-ready; return a", "return b", 5_000);
+    let out = a.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(result_text(&out), "a");
+    let out = b
+        .recv_timeout(BOUND)
+        .expect("handed over before Ready")
+        .unwrap();
+    assert_eq!(result_text(&out), "b");
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_run_handed_over_while_its_worker_prepares_gets_its_whole_bound_from_its_start() {
+    // The worker starts it 600 ms after the handover (less than PREPARE_GRACE): its 300 ms
+    // count from Started.
+    assert!(PREPARE_GRACE > Duration::from_millis(600));
+    let second = "start-after 600; sleep 50; return b";
+    let (pool, host, pids, a, b) = behind("sleep 100; return a", second, 300);
+    assert_eq!(result_text(&a.recv_timeout(BOUND).unwrap().unwrap()), "a");
+    let out = b.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(result_text(&out), "b");
+    assert!(
+        out.stats.wall_us < 1_000_000,
+        "wall time counts from Started: {} us",
+        out.stats.wall_us
+    );
+    assert_eq!(pool.worker_pids(), pids);
+    assert_eq!(
+        result_text(&run(&pool, &host, script("return ok")).unwrap()),
+        "ok"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+#[test]
+fn a_run_cancelled_before_its_worker_started_it_is_cancelled_when_it_starts() {
+    // Past its bound before Started (no handover: the worker is idle), and aborted before
+    // Started (handed over): each Cancel reaches the worker once it knows the run, so the
+    // worker stops the run and is kept. Sent earlier, the Cancel would be lost and the worker
+    // killed after CANCEL_GRACE.
+    let (pool, host, pids) = warm_pool();
+    let (out, took) = run_timed(
+        &pool,
+        &host,
+        50,
+        "start-after 300; sleep 20000; return never",
+    );
+    assert_eq!(out.error.unwrap().code, "TIMEOUT");
+    assert!(
+        took < CANCEL_GRACE,
+        "cancelled at its start, not killed: {took:?}"
+    );
+    assert_eq!(pool.worker_pids(), pids);
+
+    // Handed over at the first run's Done, aborted before its worker starts it.
+    let a = submit(&pool, &host, script("sleep 100; return a")).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let id = pool
+        .execute(
+            script("start-after 300; sleep 20000; return never"),
+            host.clone(),
+            Box::new(move |_, r| {
+                let _ = tx.send(r);
+            }),
+        )
+        .unwrap();
+    assert_eq!(result_text(&a.recv_timeout(BOUND).unwrap().unwrap()), "a");
+    std::thread::sleep(Duration::from_millis(100));
+    let aborted_at = Instant::now();
+    pool.abort(id);
+    let out = rx.recv_timeout(BOUND).unwrap();
+    assert_eq!(out.unwrap_err().code, FailureCode::Aborted);
+    let took = aborted_at.elapsed();
+    assert!(
+        took < CANCEL_GRACE,
+        "cancelled at its start, not killed: {took:?}"
+    );
+    assert_eq!(pool.worker_pids(), pids);
     pool.shutdown(Duration::from_secs(2));
 }

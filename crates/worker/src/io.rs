@@ -9,20 +9,55 @@ use std::time::Duration;
 use codemode_protocol::{frame::read_frame, HostMsg, WorkerMsg, CONTROL_FD};
 
 /// The run in progress, so the reader thread can terminate it the moment a Cancel arrives,
-/// even while the main thread is inside a synchronous loop.
+/// even while the main thread is inside a synchronous loop. A Cancel for the run being started
+/// (`expect`ed, its isolate not yet set) is kept, and terminates it as soon as it is set: the
+/// host may hand a run over while the worker still prepares its isolate.
 #[derive(Clone, Default)]
-pub struct CurrentRun(Arc<Mutex<Option<(u64, v8::IsolateHandle)>>>);
+pub struct CurrentRun(Arc<Mutex<Current>>);
+
+#[derive(Default)]
+struct Current {
+    exec_id: Option<u64>,
+    handle: Option<v8::IsolateHandle>,
+    cancelled: bool,
+}
 
 impl CurrentRun {
-    pub fn set(&self, run: Option<(u64, v8::IsolateHandle)>) {
+    /// Run `exec_id` is about to start (called before `Started` is sent).
+    pub fn expect(&self, exec_id: u64) {
         if let Ok(mut g) = self.0.lock() {
-            *g = run;
+            *g = Current {
+                exec_id: Some(exec_id),
+                handle: None,
+                cancelled: false,
+            };
         }
     }
+
+    pub fn set(&self, run: Option<(u64, v8::IsolateHandle)>) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = match run {
+                Some((exec_id, handle)) => {
+                    let cancelled = g.exec_id == Some(exec_id) && g.cancelled;
+                    if cancelled {
+                        handle.terminate_execution();
+                    }
+                    Current {
+                        exec_id: Some(exec_id),
+                        handle: Some(handle),
+                        cancelled,
+                    }
+                }
+                None => Current::default(),
+            };
+        }
+    }
+
     fn cancel(&self, exec_id: u64) {
-        if let Ok(g) = self.0.lock() {
-            if let Some((id, handle)) = g.as_ref() {
-                if *id == exec_id {
+        if let Ok(mut g) = self.0.lock() {
+            if g.exec_id == Some(exec_id) {
+                g.cancelled = true;
+                if let Some(handle) = &g.handle {
                     handle.terminate_execution();
                 }
             }

@@ -91,7 +91,9 @@ fn main() {
         match msg {
             HostMsg::Execute(req) => {
                 // First, before anything of the run: the host now counts the run as started
-                // (until here, a lost worker's run goes back to the queue).
+                // (until here, a lost worker's run goes back to the queue), and a Cancel for it
+                // is kept from here on.
+                current.expect(req.exec_id);
                 io::send(&WorkerMsg::Started {
                     exec_id: req.exec_id,
                 });

@@ -46,6 +46,12 @@
 //! - `unstarted-exit`: exit at once without acknowledging (the run never started).
 //! - `unstarted-exit-once PATH`: the same, unless PATH exists; creates it (a directory) first,
 //!   so the worker that takes the run next runs it.
+//!
+//! Anywhere in the script (they act around the run, not in order):
+//! - `start-after MS`: acknowledge only MS ms after reading the Execute, as a worker still
+//!   preparing its isolate would, and forget a Cancel that arrived meanwhile (a worker does not
+//!   know a run before it starts it).
+//! - `no-ready`: send no `Ready` after this run's `Done` (the next run must come anyway).
 
 use std::fs::File;
 use std::io::{BufReader, Write};
@@ -68,6 +74,16 @@ fn send(msg: &WorkerMsg) {
             std::process::exit(2)
         }
     }
+}
+
+/// The `start-after` delay and whether `no-ready` is set, from anywhere in the script.
+fn around_run(code: &str) -> (Option<Duration>, bool) {
+    let lines = || code.split(['\n', ';']).map(str::trim);
+    let delay = lines()
+        .find_map(|l| l.strip_prefix("start-after "))
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    (delay, lines().any(|l| l == "no-ready"))
 }
 
 /// Whether the script's first line asks the worker to exit without acknowledging the run.
@@ -272,7 +288,7 @@ impl Run<'_> {
                 }
                 Step::Next
             }
-            "unstarted-exit" | "unstarted-exit-once" => Step::Next,
+            "unstarted-exit" | "unstarted-exit-once" | "start-after" | "no-ready" => Step::Next,
             "ignore-cancel" => {
                 self.ignore_cancel = true;
                 Step::Next
@@ -435,6 +451,11 @@ fn main() {
         if exits_unstarted(&req.code) {
             std::process::exit(9);
         }
+        let (start_after, no_ready) = around_run(&req.code);
+        if let Some(delay) = start_after {
+            std::thread::sleep(delay);
+            cancelled.store(0, Ordering::SeqCst);
+        }
         send(&WorkerMsg::Started {
             exec_id: req.exec_id,
         });
@@ -462,6 +483,8 @@ fn main() {
             exec_id: req.exec_id,
             outcome,
         });
-        send(&WorkerMsg::Ready);
+        if !no_ready {
+            send(&WorkerMsg::Ready);
+        }
     }
 }
