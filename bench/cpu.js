@@ -111,7 +111,7 @@ function program(w, warm, reps) {
 }`;
 }
 
-const settings = (quick) => (quick ? { rounds: 1, warm: 2, reps: 5 } : { rounds: 5, warm: 2, reps: 4 });
+const settings = (quick) => (quick ? { rounds: 1, warm: 2, reps: 5 } : { rounds: 9, warm: 3, reps: 5 });
 
 /** One round of every workload in this process's main context (what a `--child` prints). */
 async function childRound(warm, reps) {
