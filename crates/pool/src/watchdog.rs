@@ -25,7 +25,7 @@ fn run(weak: Weak<Inner>) {
         let mut cancels = Vec::new();
         let mut kills = Vec::new();
         let mut settles = Vec::new();
-        let wait: Instant = {
+        let next_look: Instant = {
             let mut st = inner.lock();
             if st.stopping && st.workers.is_empty() {
                 return;
@@ -84,11 +84,11 @@ fn run(weak: Weak<Inner>) {
         for process in kills {
             process.kill();
         }
-        // `watchdog_at`, not `wait` alone: a deadline set since the scan (while the lock was
-        // free) lowered it, and its notification found no one waiting.
+        // `watchdog_at`, not `next_look` alone: a deadline set since the scan (while the lock
+        // was free) lowered it, and its notification found no one waiting.
         {
             let st = inner.lock();
-            let wake = st.watchdog_at.unwrap_or(wait).min(wait);
+            let wake = st.watchdog_at.unwrap_or(next_look).min(next_look);
             let left = wake.saturating_duration_since(Instant::now());
             if !left.is_zero() {
                 let _ = inner.changed.wait_timeout(st, left);
