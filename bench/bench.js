@@ -13,7 +13,7 @@ const os = require('node:os');
 const path = require('node:path');
 const vm = require('node:vm');
 const { IsolateExecutor } = require('..');
-const { stats, median, cpuMs } = require('./measure');
+const { stats, median, mean, cpuMs } = require('./measure');
 const cpu = require('./cpu');
 const memory = require('./memory');
 const { writeReport, fmt } = require('./report');
@@ -266,7 +266,7 @@ async function ceiling() {
   for (const [k, v] of Object.entries(prepares[0])) prep[k] = typeof v === 'number' ? median(prepares.map((p) => p[k])) : v;
   prep.runs = PREPARE_RUNS;
   prep.rounds = CEILING_ROUNDS;
-  const runMs = runs.reduce((a, b) => a + b, 0) / runs.length;
+  const runMs = mean(runs);
   const perRunMs = prep.runtimeFromSnapshotMeanMs + runMs + prep.disposeMeanMs;
   const result = { cores: CORES, workers: WORKERS, measured: median(rates), runMs, perRunMs, ceiling: (CORES * 1000) / perRunMs };
   result.p50PerRunMs = prep.runtimeFromSnapshotMs + median(runs) + prep.disposeMs;

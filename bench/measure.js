@@ -1,5 +1,5 @@
 'use strict';
-// What the benches share: percentiles and medians, sequential sampling with an idle gap, and a
+// What the benches share: percentiles, medians and means, sequential sampling with an idle gap, and a
 // process's resident memory and CPU time (Linux /proc).
 
 const { execFileSync } = require('node:child_process');
@@ -17,6 +17,9 @@ function stats(samples) {
 
 /** The median of `xs` (the upper one of an even count). */
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The mean of `xs`. */
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** Runs `once` `n` times, `gapMs` apart after a warm-up, and returns the p50/p99 in ms. */
 async function measure(once, n, gapMs) {
@@ -64,4 +67,4 @@ function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }
 
-module.exports = { stats, median, measure, rssMiB, pssMiB, cpuMs };
+module.exports = { stats, median, mean, measure, rssMiB, pssMiB, cpuMs };

@@ -99,16 +99,26 @@ impl Host for Answering {
 type Done = mpsc::Receiver<Result<RunOutcome, Failure>>;
 
 fn submit(pool: &Pool, host: &Arc<Answering>, spec: ExecSpec) -> Result<Done, FailureCode> {
+    submit_id(pool, host, spec).map(|(_, rx)| rx)
+}
+
+/// `submit`, also giving the execution's id (to abort it).
+fn submit_id(
+    pool: &Pool,
+    host: &Arc<Answering>,
+    spec: ExecSpec,
+) -> Result<(u64, Done), FailureCode> {
     let (tx, rx) = mpsc::channel();
-    pool.execute(
-        spec,
-        host.clone(),
-        Box::new(move |_, r| {
-            let _ = tx.send(r);
-        }),
-    )
-    .map_err(|f| f.code)?;
-    Ok(rx)
+    let id = pool
+        .execute(
+            spec,
+            host.clone(),
+            Box::new(move |_, r| {
+                let _ = tx.send(r);
+            }),
+        )
+        .map_err(|f| f.code)?;
+    Ok((id, rx))
 }
 
 /// A run of `code` whose providers `kv` and `p` take any tool name (the scripts call them).
@@ -764,16 +774,12 @@ fn a_run_cancelled_before_its_worker_started_it_is_cancelled_when_it_starts() {
 
     // Handed over at the first run's Done, aborted before its worker starts it.
     let a = submit(&pool, &host, script("sleep 100; return a")).unwrap();
-    let (tx, rx) = mpsc::channel();
-    let id = pool
-        .execute(
-            script("start-after 300; sleep 20000; return never"),
-            host.clone(),
-            Box::new(move |_, r| {
-                let _ = tx.send(r);
-            }),
-        )
-        .unwrap();
+    let (id, rx) = submit_id(
+        &pool,
+        &host,
+        script("start-after 300; sleep 20000; return never"),
+    )
+    .unwrap();
     assert_eq!(result_text(&a.recv_timeout(BOUND).unwrap().unwrap()), "a");
     std::thread::sleep(Duration::from_millis(100));
     let aborted_at = Instant::now();
