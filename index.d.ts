@@ -372,6 +372,13 @@ export declare class RemoteExecutor {
   /** The name the daemon's `onConnection` hook gave this connection. */
   readonly name: string
   /**
+   * The most time (ms) and memory (MiB) a request may ask of this daemon (`serve --timeout`,
+   * `--memory-limit`), which is also what a request without them gets. A request above either
+   * is refused with `INVALID_OPTION` naming the ceiling. `CodemodeExecutor`'s own 60 s default
+   * is lowered to the daemon's timeout when the host set none.
+   */
+  readonly ceilings: { timeout: number; memoryLimit: number }
+  /**
    * Runs one program on the daemon, as `IsolateExecutor.execute`. Also rejects with `DRAINING`
    * (retryable: the daemon is shutting down), `IN_FLIGHT_LIMIT` (retryable) and
    * `CONNECTION_LOST` (retryable; the daemon stops a run whose caller is gone).
@@ -413,15 +420,52 @@ export interface ConnectionInfo {
 
 /** `serve()`'s options: the pool's (as `IsolateExecutor` takes them) and the server's. */
 export interface ServeOptions {
-  /** Address to listen on. Default `127.0.0.1`. */
+  /**
+   * Address to listen on. Default `127.0.0.1`. Any address other than loopback (`0.0.0.0`, a
+   * LAN address, a name that resolves off loopback) needs a `token`: without one `serve`
+   * rejects with `TOKEN_REQUIRED`.
+   */
   host?: string
   /** Port to listen on; `0` picks a free one. Default 8080. */
   port?: number
   /**
    * A shared secret every client must present (`connect(url, { token })`); a connection without
-   * it is refused before any message is read. For deployments without a gateway in front.
+   * it is refused before any message is read. At least 16 characters (`INVALID_OPTION`
+   * otherwise), e.g. `openssl rand -hex 32`. Required off loopback.
    */
   token?: string
+  /**
+   * Origins (`https://app.example`) whose web pages may open a connection. Browsers send
+   * `Origin` on every WebSocket upgrade and apply no same-origin rule to it, so an upgrade that
+   * carries an `Origin` outside this list is refused (403). Clients that send no `Origin`
+   * (`connect()`, `ws`) are not affected. Default: none.
+   */
+  allowOrigins?: string[]
+  /**
+   * Names (without port) a request's `Host` may use besides the bound address (and `localhost`
+   * on loopback): the name a proxy or DNS gives the daemon. Any other `Host` is refused (403),
+   * which closes DNS rebinding. A daemon bound to every address (`0.0.0.0`, `::`) accepts any
+   * `Host` until this list is given. Default: none.
+   */
+  allowHosts?: string[]
+  /** WebSocket connections open at once; the next upgrade gets 503. Default 1024. */
+  maxConnections?: number
+  /** WebSocket connections open at once from one address; the next gets 503. Default 64. */
+  maxConnectionsPerAddress?: number
+  /** ms a new connection may take to send `hello`; then it is closed with 4008. Default 10,000. */
+  helloTimeout?: number
+  /**
+   * ms a connection with nothing in flight, no call waiting and no retained execution may stay
+   * silent; then it is closed with 1001 (`connect()` opens a new one for its next call).
+   * `0`: never. Default 300,000.
+   */
+  idleTimeout?: number
+  /**
+   * The largest message a client may send, in bytes (at least 17 MiB, so the largest payload
+   * fits); a larger one is answered `PROTOCOL_ERROR` and the connection closed with 1009.
+   * Default 20 MiB.
+   */
+  maxMessageBytes?: number
   /**
    * Names each caller, or refuses it: return a name (or `{ name }`, or nothing for the default
    * `address:port`); throw or reject to refuse, and the client's `connect()` rejects with
@@ -434,8 +478,11 @@ export interface ServeOptions {
   /** Requests in flight on one connection before `IN_FLIGHT_LIMIT`. Default 1024. */
   maxInFlight?: number
   workers?: number
+  /** Executions that may wait for a worker, and invocations that may wait for one retained execution (`QUEUE_FULL` past it). */
   queueBound?: number
+  /** ms: the time bound of a run without one, and the most a request may ask for (`INVALID_OPTION` above it). */
   timeout?: number
+  /** MiB: the memory limit of a run without one, and the most a request may ask for (`INVALID_OPTION` above it). */
   memoryLimit?: number
   handlesIdleTimeout?: number
   workerPath?: string
@@ -463,7 +510,7 @@ export interface Server {
 
 /**
  * Starts the executor daemon in this process (the CLI `codemode-executor serve` calls it). Rejects
- * with `ExecutorError`: `INVALID_OPTION`, `LISTEN_FAILED`, `WORKER_NOT_FOUND`,
+ * with `ExecutorError`: `INVALID_OPTION`, `TOKEN_REQUIRED`, `LISTEN_FAILED`, `WORKER_NOT_FOUND`,
  * `WORKER_START_FAILED`. Node stays alive until it is closed.
  */
 export declare function serve(options?: ServeOptions): Promise<Server>

@@ -139,7 +139,7 @@ describe('failure texts', () => {
       binding.renderFailure('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: 'p', tool: 't', size: '20', limit: '10' }),
     );
     // A placeholder without a value stays as written; braces that are not a placeholder too.
-    expect(render('QUEUE_FULL')).toContain('{bound} executions');
+    expect(render('QUEUE_FULL')).toContain('{bound} {what}');
     expect(render('SYNTAX_ERROR', { detail: 'x', hint: ' The code must be one expression' })).toBe('x. The code must be one expression');
     expect(render('NO_SUCH_CODE', { a: 1 })).toBe('NO_SUCH_CODE');
   });

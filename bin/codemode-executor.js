@@ -17,15 +17,32 @@ const USAGE = `Usage: codemode-executor serve [options]
 Runs the executor daemon: a pool of worker processes behind one WebSocket port.
 
 Options:
-  --host ADDRESS               address to listen on (default 127.0.0.1)
+  --host ADDRESS               address to listen on (default 127.0.0.1). Any address other
+                               than loopback needs --token-file; put TLS in front with a proxy
+                               (docs/deployment.md: HAProxy terminates it)
   --port N                     port to listen on; 0 picks a free one (default 8080)
+  --token-file PATH            file holding a shared secret (16+ characters, e.g.
+                               openssl rand -hex 32) every client must present
+  --allow-origin ORIGIN        a web origin whose pages may connect (repeatable); an upgrade
+                               carrying any other Origin header is refused (default: none)
+  --allow-host NAME            a name clients may reach the daemon by besides its address
+                               (repeatable; for a proxy or DNS name in front)
   --workers N                  worker processes (default: the machine's parallelism)
-  --memory-limit MIB           default memory limit of a run (default 128)
-  --timeout MS                 default time bound of a run (default 30000)
-  --queue-bound N              executions that may wait for a worker (default 1024)
+  --memory-limit MIB           memory limit of a run: the default and the most a request may
+                               ask for (default 128)
+  --timeout MS                 time bound of a run: the default and the most a request may ask
+                               for (default 30000)
+  --queue-bound N              executions that may wait for a worker, and invocations for a
+                               retained execution (default 1024)
   --handles-idle-timeout MS    how long a retained execution lives unused (default 300000)
   --max-in-flight N            requests in flight per connection (default 1024)
-  --token-file PATH            file holding a shared secret every client must present
+  --max-connections N          connections open at once (default 1024)
+  --max-connections-per-address N
+                               connections open at once from one address (default 64)
+  --hello-timeout MS           how long a new connection may take to say hello (default 10000)
+  --idle-timeout MS            close a connection with nothing in flight after this long;
+                               0: never (default 300000)
+  --max-message-bytes N        the largest message a client may send (default 20971520)
   --quiet                      log nothing but errors to stderr
   -h, --help                   show this text
   -v, --version                print the version
@@ -41,6 +58,11 @@ const INTEGER_FLAGS = {
   'queue-bound': 'queueBound',
   'handles-idle-timeout': 'handlesIdleTimeout',
   'max-in-flight': 'maxInFlight',
+  'max-connections': 'maxConnections',
+  'max-connections-per-address': 'maxConnectionsPerAddress',
+  'hello-timeout': 'helloTimeout',
+  'idle-timeout': 'idleTimeout',
+  'max-message-bytes': 'maxMessageBytes',
 };
 
 /** @param {string} message */
@@ -68,6 +90,8 @@ async function main() {
       options: {
         host: { type: 'string' },
         'token-file': { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true },
+        'allow-host': { type: 'string', multiple: true },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -92,6 +116,8 @@ async function main() {
     options[key] = Number(given);
   }
   if (values.host !== undefined) options.host = values.host;
+  if (values['allow-origin'] !== undefined) options.allowOrigins = values['allow-origin'];
+  if (values['allow-host'] !== undefined) options.allowHosts = values['allow-host'];
   if (values['token-file'] !== undefined) {
     const file = values['token-file'];
     let token;
@@ -112,9 +138,11 @@ async function main() {
     server = await serve(options);
   } catch (e) {
     if (e instanceof ExecutorError && e.code === 'INVALID_OPTION') {
-      const flag = Object.entries(INTEGER_FLAGS).find(([, key]) => e.message.includes(`\`${key}\``))?.[0];
+      const flags = { ...INTEGER_FLAGS, 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token' };
+      const flag = Object.entries(flags).find(([, key]) => e.message.includes(`\`${key}\``))?.[0];
       return usageError(flag ? `--${flag}: ${e.message}` : e.message);
     }
+    if (e instanceof ExecutorError && e.code === 'TOKEN_REQUIRED') return usageError(e.message);
     process.stderr.write(`codemode-executor: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);
   }

@@ -172,6 +172,12 @@ async () => {
       dispatch,
       timeout: options.timeout ?? this.#defaults.timeout,
     };
+    // The reference's own default (60 s) asks no more than a daemon allows: over connect(), a
+    // daemon's --timeout is a ceiling, and a host that set no timeout gets the daemon's.
+    const ceiling = /** @type {{ ceilings?: { timeout?: unknown } }} */ (this.#native).ceilings?.timeout;
+    if (options.timeout === undefined && !this.#defaults.timeoutGiven && typeof ceiling === 'number' && ceiling < request.timeout) {
+      request.timeout = ceiling;
+    }
     const modules = options.modules ?? this.#defaults.modules;
     if (modules !== undefined) request.modules = modules;
     // The native executor validates it, and rejects with ABORTED when it fires.

@@ -370,6 +370,16 @@ class RemoteExecutor {
   }
 
   /**
+   * The most time (ms) and memory (MiB) a request may ask of this daemon (its `--timeout` and
+   * `--memory-limit`), as its welcome said: a request above either is refused `INVALID_OPTION`.
+   * @returns {{ timeout: number, memoryLimit: number }}
+   */
+  get ceilings() {
+    const { timeout, memoryLimit } = this.#primary.limits;
+    return { timeout: Number(timeout), memoryLimit: Number(memoryLimit) };
+  }
+
+  /**
    * @param {import('../index').ExecuteRequest} request
    * @returns {Promise<import('../index').Outcome>}
    */

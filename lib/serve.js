@@ -70,7 +70,17 @@ async function serve(options) {
   };
   try {
     server = new binding.NativeServer(
-      { host: opts.host, port: opts.port, token: opts.token, pool: opts.pool, maxInFlight: opts.maxInFlight, hook: Boolean(onConnection) },
+      {
+        host: opts.host,
+        port: opts.port,
+        token: opts.token,
+        pool: opts.pool,
+        maxInFlight: opts.maxInFlight,
+        hook: Boolean(onConnection),
+        allowOrigins: opts.allowOrigins,
+        allowHosts: opts.allowHosts,
+        ...opts.bounds,
+      },
       onEvent,
     );
   } catch (e) {

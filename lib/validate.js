@@ -399,9 +399,21 @@ function wireRequest(given) {
 }
 
 const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
-const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', ...POOL_KEYS];
-/** The daemon's bounds beyond the pool's (docs/protocol.md, "Bounds"). */
-const SERVE_LIMITS = { port: /** @type {[number, number]} */ ([0, 65_535]), maxInFlight: /** @type {[number, number]} */ ([1, 65_536]) };
+const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes']);
+const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS];
+/** The daemon's bounds beyond the pool's (docs/protocol.md, "Bounds"); their defaults live in crates/daemon (`Bounds`). */
+const SERVE_LIMITS = {
+  port: /** @type {[number, number]} */ ([0, 65_535]),
+  maxInFlight: /** @type {[number, number]} */ ([1, 65_536]),
+  maxConnections: /** @type {[number, number]} */ ([1, 1_000_000]),
+  maxConnectionsPerAddress: /** @type {[number, number]} */ ([1, 1_000_000]),
+  helloTimeout: /** @type {[number, number]} */ ([1, 3_600_000]),
+  idleTimeout: /** @type {[number, number]} */ ([0, 2_147_483_647]),
+  // A message must hold the largest payload (16 MiB) with its header; at most 1 GiB.
+  maxMessageBytes: /** @type {[number, number]} */ ([17 * 1024 * 1024, 1024 * 1024 * 1024]),
+};
+/** @type {Record<string, string>} */
+const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', maxMessageBytes: ' (bytes)' };
 
 /**
  * The daemon's options: the pool's (as the IsolateExecutor takes them, without `outbound` and
@@ -413,6 +425,9 @@ const SERVE_LIMITS = { port: /** @type {[number, number]} */ ([0, 65_535]), maxI
  * @property {import('../index').ServeOptions['onConnection']} onConnection
  * @property {((line: string) => void) | undefined} log
  * @property {number} maxInFlight
+ * @property {string[]} allowOrigins
+ * @property {string[]} allowHosts
+ * @property {Partial<Record<typeof CONNECTION_BOUND_KEYS[number], number>>} bounds
  * @property {NativeOptions} pool
  *
  * @param {unknown} given `serve`'s argument
@@ -442,6 +457,25 @@ function serveOptions(given, defaultWorkerPath) {
   if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
     throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: 'a non-empty string every client must present' });
   }
+  /** @type {Record<string, string[]>} */
+  const lists = { allowOrigins: [], allowHosts: [] };
+  for (const key of /** @type {const} */ (['allowOrigins', 'allowHosts'])) {
+    const list = input[key];
+    if (list === undefined) continue;
+    const origin = key === 'allowOrigins';
+    const allowed = origin ? "an array of origins, e.g. ['https://app.example']" : "an array of host names, e.g. ['executor.internal']";
+    if (!Array.isArray(list)) throw fault(kind, { field: key, problem: `got ${describe(list)}`, allowed });
+    for (const item of list) {
+      const ok = typeof item === 'string' && (origin ? /^https?:\/\/[^\s/?#]+\/?$/i.test(item) : /^[^\s/:?#]+$/.test(item));
+      if (!ok) throw fault(kind, { field: key, problem: `got ${describe(item)} in the list`, allowed });
+      lists[key].push(item);
+    }
+  }
+  /** @type {ValidServeOptions['bounds']} */
+  const bounds = {};
+  for (const key of CONNECTION_BOUND_KEYS) {
+    if (input[key] !== undefined) bounds[key] = integerIn(kind, key, input[key], SERVE_LIMITS[key], BOUND_UNITS[key] ?? '');
+  }
   for (const key of /** @type {const} */ (['onConnection', 'log'])) {
     if (input[key] !== undefined && typeof input[key] !== 'function') {
       const allowed = key === 'log' ? 'a function (line) => void' : 'a function (info) => name | { name } | undefined, throwing to refuse';
@@ -455,6 +489,9 @@ function serveOptions(given, defaultWorkerPath) {
     onConnection: /** @type {ValidServeOptions['onConnection']} */ (input.onConnection),
     log: /** @type {ValidServeOptions['log']} */ (input.log),
     maxInFlight,
+    allowOrigins: lists.allowOrigins,
+    allowHosts: lists.allowHosts,
+    bounds,
     pool,
   };
 }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use codemode_daemon::{Event, Server, ServerOptions};
+use codemode_daemon::{Bounds, Event, Server, ServerOptions};
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
@@ -28,6 +28,43 @@ pub struct NativeServeOptions {
     /// Ask JS (`onConnection`) about each connection: a `connection` event, answered by
     /// `admit`.
     pub hook: bool,
+    /// Origins whose web pages may connect.
+    pub allow_origins: Vec<String>,
+    /// Names a request's `Host` may use besides the bound address.
+    pub allow_hosts: Vec<String>,
+    /// The bounds on connections; absent fields take the daemon's defaults
+    /// (`codemode_daemon::Bounds::default`).
+    pub max_connections: Option<u32>,
+    pub max_connections_per_address: Option<u32>,
+    /// ms.
+    pub hello_timeout: Option<u32>,
+    /// ms; 0: never.
+    pub idle_timeout: Option<u32>,
+    pub max_message_bytes: Option<u32>,
+}
+
+impl NativeServeOptions {
+    fn bounds(&self) -> Bounds {
+        let d = Bounds::default();
+        let ms = |v: u32| Duration::from_millis(u64::from(v));
+        let max_message_bytes = self
+            .max_message_bytes
+            .map_or(d.max_message_bytes, |b| b as usize);
+        Bounds {
+            max_connections: self.max_connections.unwrap_or(d.max_connections),
+            max_connections_per_address: self
+                .max_connections_per_address
+                .unwrap_or(d.max_connections_per_address),
+            hello_timeout: self.hello_timeout.map_or(d.hello_timeout, ms),
+            idle_timeout: match self.idle_timeout {
+                None => d.idle_timeout,
+                Some(0) => None,
+                Some(t) => Some(ms(t)),
+            },
+            max_message_bytes,
+            max_queued_bytes: d.max_queued_bytes.max(4 * max_message_bytes),
+        }
+    }
 }
 
 /// A connection waiting for `admit`.
@@ -122,6 +159,7 @@ impl NativeServer {
                 ]),
             )
         })?;
+        let bounds = options.bounds();
         let server = Server::start(
             ServerOptions {
                 host: options.host,
@@ -130,6 +168,9 @@ impl NativeServer {
                 pool: options.pool.into(),
                 max_in_flight: options.max_in_flight,
                 hook: options.hook,
+                allow_origins: options.allow_origins,
+                allow_hosts: options.allow_hosts,
+                bounds,
             },
             Box::new(move |e: Event| {
                 on_event.call(e.into(), ThreadsafeFunctionCallMode::NonBlocking);

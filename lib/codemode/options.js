@@ -48,8 +48,10 @@ function constructorDefaults(given) {
     throw invalid('options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing');
   }
   given = snapshot('INVALID_OPTION', 'options', given, KEYS, 'CodemodeExecutor options');
+  /** @type {{ timeout: number, timeoutGiven?: boolean, modules?: Record<string, string>, outbound?: unknown }} */
   const defaults = { timeout: DEFAULT_TIMEOUT };
   if (given.timeout !== undefined) {
+    defaults.timeoutGiven = true;
     const t = given.timeout;
     if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) throw invalid('timeout', t, 'a whole number of ms, 1 or more');
     defaults.timeout = t;

@@ -1,12 +1,14 @@
 //! One connection's task: it reads the client's messages, answers them, and writes what the
 //! pool reports for this connection's executions (tool calls, routed fetches, completions,
-//! closed handles), which pool threads hand over through an unbounded channel.
+//! closed handles), which pool threads hand over through an [`Outbox`]: never blocking a pool
+//! thread, bounded in the bytes it holds for a client that does not read.
 //!
 //! Over 500 lines on purpose: a connection's whole life (hello, each request, each pool event,
 //! the calls it leaves when it ends) is read in one place, since each step changes what the
 //! others may assume (ids in flight, calls waiting, grants).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +33,52 @@ pub(crate) type Ws = WebSocketStream<TcpStream>;
 
 /// How long a closing connection waits for the client to close its side.
 const LINGER: Duration = Duration::from_secs(2);
+/// How long a write may wait for the client to read before the connection is closed.
+const WRITE_BOUND: Duration = Duration::from_secs(30);
+
+/// The sending side of a connection's queue of pool events, shared by the pool threads that
+/// report for its executions. It never blocks: it counts the bytes queued and not yet taken
+/// by the connection's task, and past [`crate::Bounds::max_queued_bytes`] it refuses the event
+/// (the caller answers it as for a connection that is gone) and wakes the task to close.
+#[derive(Clone)]
+pub(crate) struct Outbox {
+    tx: mpsc::UnboundedSender<ConnEvent>,
+    queued: Arc<AtomicUsize>,
+    limit: usize,
+    overflow: Arc<tokio::sync::Notify>,
+}
+
+impl Outbox {
+    pub(crate) fn new(limit: usize) -> (Outbox, mpsc::UnboundedReceiver<ConnEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let outbox = Outbox {
+            tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+            limit,
+            overflow: Arc::new(tokio::sync::Notify::new()),
+        };
+        (outbox, rx)
+    }
+
+    pub(crate) fn send(&self, ev: ConnEvent) -> Result<(), Box<ConnEvent>> {
+        let size = ev.size();
+        let before = self.queued.fetch_add(size, Ordering::AcqRel);
+        if before.saturating_add(size) > self.limit && !matches!(ev, ConnEvent::Shutdown) {
+            self.queued.fetch_sub(size, Ordering::AcqRel);
+            self.overflow.notify_one();
+            return Err(Box::new(ev));
+        }
+        self.tx.send(ev).map_err(|mpsc::error::SendError(ev)| {
+            self.queued.fetch_sub(size, Ordering::AcqRel);
+            Box::new(ev)
+        })
+    }
+
+    /// The task took `ev` off the queue.
+    fn taken(&self, ev: &ConnEvent) {
+        self.queued.fetch_sub(ev.size(), Ordering::AcqRel);
+    }
+}
 
 /// What pool threads (and the drain) hand to a connection's task.
 pub(crate) enum ConnEvent {
@@ -64,6 +112,25 @@ pub(crate) enum ConnEvent {
     Shutdown,
 }
 
+impl ConnEvent {
+    /// The bytes it holds while queued (its payloads, plus a fixed share for the rest).
+    fn size(&self) -> usize {
+        256 + match self {
+            ConnEvent::ToolCall { call, .. } => call.args.len(),
+            ConnEvent::Fetch { call, .. } => call.request.body.as_ref().map_or(0, Vec::len),
+            ConnEvent::Done { result, .. } => result.as_ref().map_or(0, |o| {
+                o.result.as_ref().map_or(0, Vec::len)
+                    + o.logs.iter().map(|l| l.message.len()).sum::<usize>()
+            }),
+            ConnEvent::Invoked { result, .. } => result
+                .as_ref()
+                .map_or(0, |r| r.body.as_ref().map_or(0, Vec::len)),
+            ConnEvent::Log { entry, .. } => entry.message.len(),
+            ConnEvent::HandlesClosed { .. } | ConnEvent::Shutdown => 0,
+        }
+    }
+}
+
 /// The text a call rejects with inside the sandbox once its connection is gone.
 fn caller_gone(what: &str) -> String {
     FailureCode::CallerGone.render(&[("what", what)])
@@ -73,24 +140,20 @@ fn caller_gone(what: &str) -> String {
 /// on. Once that connection is gone, tool calls and routed fetches reject at once.
 struct ExecHost {
     id: u32,
-    tx: mpsc::UnboundedSender<ConnEvent>,
+    tx: Outbox,
     pool: Pool,
 }
 
 impl Host for ExecHost {
     fn tool_call(&self, call: ToolCall) {
-        if let Err(mpsc::error::SendError(ev)) =
-            self.tx.send(ConnEvent::ToolCall { id: self.id, call })
-        {
-            gone(&self.pool, ev);
+        if let Err(ev) = self.tx.send(ConnEvent::ToolCall { id: self.id, call }) {
+            gone(&self.pool, *ev);
         }
     }
 
     fn fetch(&self, call: FetchCall) {
-        if let Err(mpsc::error::SendError(ev)) =
-            self.tx.send(ConnEvent::Fetch { id: self.id, call })
-        {
-            gone(&self.pool, ev);
+        if let Err(ev) = self.tx.send(ConnEvent::Fetch { id: self.id, call }) {
+            gone(&self.pool, *ev);
         }
     }
 
@@ -142,10 +205,10 @@ struct Pending {
     what: Waiting,
 }
 
-pub(crate) async fn websocket(stream: TcpStream, read_ahead: Vec<u8>) -> Ws {
+pub(crate) async fn websocket(stream: TcpStream, read_ahead: Vec<u8>, max_message: usize) -> Ws {
     let config = WebSocketConfig::default()
-        .max_message_size(Some(wire::MAX_MESSAGE_BYTES))
-        .max_frame_size(Some(wire::MAX_MESSAGE_BYTES));
+        .max_message_size(Some(max_message))
+        .max_frame_size(Some(max_message));
     WebSocketStream::from_partially_read(stream, read_ahead, Role::Server, Some(config)).await
 }
 
@@ -184,7 +247,7 @@ struct Conn<'a> {
     shared: &'a Shared,
     id: u32,
     name: &'a str,
-    tx: mpsc::UnboundedSender<ConnEvent>,
+    tx: Outbox,
     greeted: bool,
     in_flight: HashMap<u32, InFlight>,
     pending: HashMap<u32, Pending>,
@@ -195,15 +258,40 @@ struct Conn<'a> {
     out: Vec<Message>,
 }
 
+/// Writes `out` and flushes; `false` when the socket failed.
+async fn write(ws: &mut Ws, out: Vec<Message>, shared: &Shared) -> bool {
+    for m in out {
+        shared
+            .bytes_out
+            .fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        if ws.feed(m).await.is_err() {
+            return false;
+        }
+    }
+    ws.flush().await.is_ok()
+}
+
+/// Sleeps until `at`, or forever when there is none.
+async fn sleep_until_or_never(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Serves an admitted connection until it closes; returns the close code seen, if any.
 pub(crate) async fn serve(
     shared: &Arc<Shared>,
     mut ws: Ws,
     id: u32,
     name: &str,
-    tx: mpsc::UnboundedSender<ConnEvent>,
+    tx: Outbox,
     mut rx: mpsc::UnboundedReceiver<ConnEvent>,
 ) -> Option<u16> {
+    let bounds = shared.bounds;
+    let overflow = tx.overflow.clone();
+    let hello_by = tokio::time::Instant::now() + bounds.hello_timeout;
+    let mut active = tokio::time::Instant::now();
     let mut c = Conn {
         shared,
         id,
@@ -219,7 +307,26 @@ pub(crate) async fn serve(
     let mut peer_code = None;
     let close = loop {
         let mut close = None;
+        let idle_by = bounds
+            .idle_timeout
+            .filter(|_| c.greeted && c.idle())
+            .map(|t| active + t);
         tokio::select! {
+            () = tokio::time::sleep_until(hello_by), if !c.greeted => {
+                let secs = bounds.hello_timeout.as_secs_f64();
+                shared.log(format!("connection {id}: no hello within {secs} s"));
+                close = Some((4008, "no hello in time"));
+            }
+            () = sleep_until_or_never(idle_by) => {
+                shared.log(format!("connection {id} ({name}): idle, closed"));
+                close = Some((1001, "idle"));
+            }
+            () = overflow.notified() => {
+                // Nothing more is written to a client that does not read: the socket is
+                // dropped (a close frame would wait behind what it left unread).
+                c.overflowed();
+                break None;
+            }
             msg = ws.next() => match msg {
                 None => break None,
                 Some(Err(WsError::Capacity(CapacityError::MessageTooLong { size, max_size }))) => {
@@ -232,28 +339,33 @@ pub(crate) async fn serve(
                     peer_code = frame.map(|f| u16::from(f.code));
                 }
                 Some(Ok(m)) => {
+                    active = tokio::time::Instant::now();
                     shared.bytes_in.fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
                     close = c.take(m);
                 }
             },
             ev = rx.recv() => match ev {
                 Some(ConnEvent::Shutdown) => close = Some((1001, "the daemon stopped")),
-                Some(ev) => c.event(ev),
+                Some(ev) => {
+                    c.tx.taken(&ev);
+                    c.event(ev);
+                }
                 // Unreachable: `c.tx` keeps the channel open.
                 None => break None,
             },
         }
-        let mut failed = false;
-        for m in c.out.drain(..) {
-            shared
-                .bytes_out
-                .fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
-            if ws.feed(m).await.is_err() {
-                failed = true;
-                break;
+        // A client that stops reading backs the writes up into its socket: the write waits,
+        // bounded in time and by what the pool keeps queueing meanwhile.
+        let out = std::mem::take(&mut c.out);
+        let written = tokio::select! {
+            w = write(&mut ws, out, shared) => w,
+            () = overflow.notified() => false,
+            () = tokio::time::sleep(WRITE_BOUND) => false,
+        };
+        if !written {
+            if close.is_none() {
+                c.overflowed();
             }
-        }
-        if failed || ws.flush().await.is_err() {
             break None;
         }
         if close.is_some() {
@@ -271,6 +383,22 @@ pub(crate) async fn serve(
 }
 
 impl Conn<'_> {
+    /// Nothing in flight, no call waiting for an answer, no retained execution granted here.
+    fn idle(&self) -> bool {
+        self.in_flight.is_empty() && self.pending.is_empty() && self.granted.is_empty()
+    }
+
+    /// The client fell too far behind (or stopped reading): say so in the log.
+    fn overflowed(&self) {
+        self.shared.log(format!(
+            "connection {} ({}): closed: it did not read what its runs produced (more than {} bytes waited, or a write waited {} s)",
+            self.id,
+            self.name,
+            self.shared.bounds.max_queued_bytes,
+            WRITE_BOUND.as_secs()
+        ));
+    }
+
     fn send(&mut self, msg: ServerMsg, payload: Option<&[u8]>) {
         self.out.push(wire::encode(&msg, payload));
     }
@@ -390,7 +518,12 @@ impl Conn<'_> {
                     protocol: wire::PROTOCOL,
                     daemon: self.shared.daemon_id.clone(),
                     name: self.name.to_string(),
-                    limits: wire::Limits::new(self.shared.max_in_flight),
+                    limits: wire::Limits::new(
+                        self.shared.max_in_flight,
+                        self.shared.bounds.max_message_bytes,
+                        self.shared.ceilings.timeout_ms,
+                        self.shared.ceilings.memory_limit_mib,
+                    ),
                 };
                 self.send(welcome, None);
                 None
@@ -441,6 +574,36 @@ impl Conn<'_> {
         }
         if let Some(m) = e.memory_limit.filter(|m| !(8..=16_384).contains(m)) {
             let f = invalid("memoryLimit", "an integer from 8 to 16384 (MiB)", m);
+            return self.send(ServerMsg::failed(id, f), None);
+        }
+        // The daemon's own bounds are ceilings as well as defaults: whoever reaches the port
+        // gets no more time or memory than the operator gave it.
+        let above = |field: &str, got: u64, ceiling: u64, unit: &str, flag: &str| {
+            FailureCode::InvalidOption.failure(&[
+                ("field", field),
+                (
+                    "problem",
+                    &format!(
+                        "got {got}, above this daemon's ceiling of {ceiling} {unit} (serve {flag})"
+                    ),
+                ),
+                (
+                    "allowed",
+                    &format!("an integer up to {ceiling} ({unit}), or none for the ceiling"),
+                ),
+            ])
+        };
+        let ceilings = self.shared.ceilings;
+        if let Some(t) = e.timeout.filter(|t| *t > ceilings.timeout_ms) {
+            let f = above("timeout", t, ceilings.timeout_ms, "ms", "--timeout");
+            return self.send(ServerMsg::failed(id, f), None);
+        }
+        if let Some(m) = e
+            .memory_limit
+            .filter(|m| *m > u64::from(ceilings.memory_limit_mib))
+        {
+            let ceiling = u64::from(ceilings.memory_limit_mib);
+            let f = above("memoryLimit", m, ceiling, "MiB", "--memory-limit");
             return self.send(ServerMsg::failed(id, f), None);
         }
         let spec = ExecSpec {

@@ -144,6 +144,96 @@ pub fn route(head: &Head) -> Route {
     }
 }
 
+/// Who may open a WebSocket from a web page, and by which names the daemon may be addressed.
+///
+/// Browsers apply no same-origin rule to WebSockets: any page the machine's browser shows can
+/// open one to a daemon on loopback, and a name the attacker controls can be made to resolve to
+/// loopback (DNS rebinding). A browser always sends `Origin` on an upgrade and always names the
+/// host it resolved in `Host`; non-browser clients (`connect()`, `ws`) send no `Origin`.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    /// Origins whose pages may connect (`scheme://host[:port]`, compared case-insensitively).
+    origins: Vec<String>,
+    /// Host names a request may use besides the bound address (and `localhost` on loopback).
+    hosts: Vec<String>,
+    /// The address the daemon is bound to.
+    bound: std::net::IpAddr,
+}
+
+impl Gate {
+    pub fn new(origins: &[String], hosts: &[String], bound: std::net::IpAddr) -> Gate {
+        let norm = |s: &String| s.trim().trim_end_matches('/').to_ascii_lowercase();
+        Gate {
+            origins: origins.iter().map(norm).collect(),
+            hosts: hosts
+                .iter()
+                .map(|h| h.trim().trim_end_matches('.').to_ascii_lowercase())
+                .collect(),
+            bound,
+        }
+    }
+
+    /// Why an upgrade must be refused (403), or `None` to let it through.
+    pub fn refusal(&self, head: &Head) -> Option<String> {
+        for origin in head.values("origin") {
+            let given = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+            if !self.origins.contains(&given) {
+                return Some(format!(
+                    "the Origin {origin:?} is not allowed: a web page may connect only from an origin the daemon was started with (--allow-origin)"
+                ));
+            }
+        }
+        let mut names = head.values("host");
+        let (Some(host), None) = (names.next(), names.next()) else {
+            return Some("an upgrade must carry exactly one Host header".into());
+        };
+        if self.host_allowed(host) {
+            None
+        } else {
+            Some(format!(
+                "the Host {host:?} does not name this daemon's address ({}): add the name with --allow-host if a proxy or DNS name is meant to reach it",
+                self.bound
+            ))
+        }
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let name = host_name(host);
+        if self.hosts.contains(&name) {
+            return true;
+        }
+        let literal = name
+            .strip_prefix('[')
+            .and_then(|n| n.strip_suffix(']'))
+            .unwrap_or(&name)
+            .parse::<std::net::IpAddr>()
+            .ok();
+        if self.bound.is_unspecified() {
+            // Bound to every address: any address literal names it, and so does any name when
+            // no list was given (such a daemon needs a token: see `Server::start`).
+            return literal.is_some() || self.hosts.is_empty() || name == "localhost";
+        }
+        match literal {
+            Some(ip) => ip == self.bound,
+            None => name == "localhost" && self.bound.is_loopback(),
+        }
+    }
+}
+
+/// The host part of a `Host` value (lowercase, without the port and a trailing dot).
+fn host_name(host: &str) -> String {
+    let host = host.trim();
+    let name = if host.starts_with('[') {
+        host.find(']').map_or(host, |end| &host[..=end])
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => host,
+        }
+    };
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
 /// The token as the daemon expects to see it: raw (for `Authorization: Bearer`) and as the
 /// subprotocol's base64url suffix.
 #[derive(Debug, Clone)]
@@ -173,9 +263,11 @@ impl Token {
             }
         }
         for auth in head.values("authorization") {
-            let auth = auth.trim();
-            if auth.len() > 7 && auth[..7].eq_ignore_ascii_case("bearer ") {
-                ok |= same(auth[7..].trim().as_bytes(), &self.raw);
+            // Bytes, not a `str` slice: a client's value may hold a multibyte character at any
+            // offset, and slicing a `str` there panics.
+            let auth = auth.trim().as_bytes();
+            if auth.len() > 7 && auth[..7].eq_ignore_ascii_case(b"bearer ") {
+                ok |= same(auth[7..].trim_ascii(), &self.raw);
             }
         }
         ok
@@ -311,6 +403,57 @@ mod tests {
         );
         assert!(s.contains("Sec-WebSocket-Protocol: codemode-executor\r\n"));
         assert!(s.ends_with("\r\n\r\n"));
+    }
+
+    #[test]
+    fn a_multibyte_character_in_authorization_is_a_wrong_token_not_a_panic() {
+        let token = Token::new("a long enough shared secret");
+        for value in ["Beareré x", "Bearerééé", "é", "Bearer\u{1F600}", "bearer é"] {
+            let h = head(&format!("{UPGRADE}Authorization: {value}\r\n\r\n"));
+            assert!(!token.presented_in(&h), "{value}");
+        }
+    }
+
+    #[test]
+    fn the_gate_refuses_other_origins_and_names_that_are_not_the_daemon() {
+        let lo: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        let gate = Gate::new(&["https://App.example/".into()], &[], lo);
+        let up = |extra: &str| head(&format!("GET / HTTP/1.1\r\n{extra}\r\n"));
+        assert_eq!(gate.refusal(&up("Host: 127.0.0.1:8080\r\n")), None);
+        assert_eq!(gate.refusal(&up("Host: 127.0.0.1\r\n")), None);
+        assert_eq!(gate.refusal(&up("Host: LOCALHOST:1\r\n")), None);
+        assert_eq!(gate.refusal(&up("Host: localhost.:1\r\n")), None);
+        assert_eq!(
+            gate.refusal(&up("Host: 127.0.0.1:1\r\nOrigin: https://app.example\r\n")),
+            None
+        );
+        for bad in [
+            "Host: evil.example:8080\r\n",
+            "Host: 127.0.0.2:8080\r\n",
+            "Host: 127.0.0.1.evil.example\r\n",
+            "Host: [::1]:8080\r\n",
+            "",
+            "Host: 127.0.0.1\r\nHost: evil.example\r\n",
+            "Host: 127.0.0.1\r\nOrigin: null\r\n",
+            "Host: 127.0.0.1\r\nOrigin: http://evil.example\r\n",
+            "Host: 127.0.0.1\r\nOrigin: https://app.example.evil\r\n",
+            "Host: 127.0.0.1\r\nOrigin: https://app.example\r\nOrigin: http://evil\r\n",
+        ] {
+            assert!(gate.refusal(&up(bad)).is_some(), "{bad:?}");
+        }
+        let v6 = Gate::new(&[], &["executor.internal".into()], "::1".parse().unwrap());
+        assert_eq!(v6.refusal(&up("Host: [::1]:9\r\n")), None);
+        assert_eq!(v6.refusal(&up("Host: Executor.Internal:443\r\n")), None);
+        assert!(v6.refusal(&up("Host: [::2]:9\r\n")).is_some());
+        let any = Gate::new(&[], &[], "0.0.0.0".parse().unwrap());
+        assert_eq!(any.refusal(&up("Host: whatever.example\r\n")), None);
+        let named = Gate::new(
+            &[],
+            &["executor.internal".into()],
+            "0.0.0.0".parse().unwrap(),
+        );
+        assert_eq!(named.refusal(&up("Host: 10.1.2.3:8080\r\n")), None);
+        assert!(named.refusal(&up("Host: rebind.example\r\n")).is_some());
     }
 
     #[test]

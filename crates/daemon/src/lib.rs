@@ -24,7 +24,7 @@ use codemode_pool::protocol::{Failure, FailureCode};
 use codemode_pool::{Pool, PoolOptions};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{oneshot, Notify};
 
 pub use codemode_pool;
 
@@ -32,6 +32,12 @@ pub use codemode_pool;
 pub const HOOK_BOUND: Duration = Duration::from_secs(10);
 /// How long a request head may take to arrive.
 const HEAD_BOUND: Duration = Duration::from_secs(10);
+/// Sockets that may be reading their request head at once. Past it the one waiting longest is
+/// dropped: a client that sends its head at once (a health check) always gets through, however
+/// many silent sockets pile up.
+const PENDING_HEADS: usize = 512;
+/// The shortest token `serve` takes: a shared secret, not a word.
+pub const TOKEN_MIN_CHARS: usize = 16;
 /// How long the daemon waits for its connections to close after telling them to.
 const CLOSE_BOUND: Duration = Duration::from_secs(5);
 
@@ -49,6 +55,44 @@ pub struct ServerOptions {
     /// Ask the host about each connection ([`Event::Connection`], answered by
     /// [`Server::admit`]).
     pub hook: bool,
+    /// Origins whose web pages may connect; an upgrade carrying any other `Origin` is refused.
+    pub allow_origins: Vec<String>,
+    /// Names (besides the bound address) a request's `Host` may use (see [`http::Gate`]).
+    pub allow_hosts: Vec<String>,
+    pub bounds: Bounds,
+}
+
+/// What one client may hold of the daemon (docs/protocol.md, "Bounds").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// WebSocket connections open at once, over every client.
+    pub max_connections: u32,
+    /// WebSocket connections open at once from one address.
+    pub max_connections_per_address: u32,
+    /// How long an upgraded connection may take to send `hello` (then closed with 4008).
+    pub hello_timeout: Duration,
+    /// How long a connection with nothing in flight, no call waiting and no retained execution
+    /// may stay silent (then closed with 1001). `None`: forever.
+    pub idle_timeout: Option<Duration>,
+    /// The largest message a client may send.
+    pub max_message_bytes: usize,
+    /// Bytes queued for a connection that has not read them yet; past it the connection is
+    /// closed (1008) and its runs stopped, so a slow reader cannot make the daemon hold
+    /// everything its runs produce.
+    pub max_queued_bytes: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            max_connections: 1024,
+            max_connections_per_address: 64,
+            hello_timeout: Duration::from_secs(10),
+            idle_timeout: Some(Duration::from_secs(300)),
+            max_message_bytes: wire::MAX_MESSAGE_BYTES,
+            max_queued_bytes: 4 * wire::MAX_MESSAGE_BYTES,
+        }
+    }
 }
 
 /// A connection waiting for the host's `onConnection` answer.
@@ -82,7 +126,7 @@ type Admission = Result<Option<String>, String>;
 pub(crate) struct Registry {
     /// Set once the drain closes connections: a connection admitted later closes at once.
     closing: bool,
-    conns: HashMap<u32, mpsc::UnboundedSender<conn::ConnEvent>>,
+    conns: HashMap<u32, conn::Outbox>,
 }
 
 pub(crate) struct Shared {
@@ -93,7 +137,16 @@ pub(crate) struct Shared {
     hook: bool,
     events: Events,
     pub draining: AtomicBool,
+    gate: http::Gate,
+    pub bounds: Bounds,
+    /// The pool's defaults, which are also the most a request may ask for.
+    pub ceilings: Ceilings,
     connections: AtomicUsize,
+    /// Open connections by client address (for [`Bounds::max_connections_per_address`]).
+    per_address: Mutex<HashMap<std::net::IpAddr, u32>>,
+    /// Sockets reading their head: arrival number -> what drops them.
+    heads: Mutex<std::collections::BTreeMap<u64, Arc<Notify>>>,
+    next_head: std::sync::atomic::AtomicU64,
     /// WebSocket message bytes received and sent, over every connection (`/metrics`).
     pub bytes_in: std::sync::atomic::AtomicU64,
     pub bytes_out: std::sync::atomic::AtomicU64,
@@ -110,8 +163,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// One line for the log. What a client sent (a serde error quotes it, a name, a header)
+    /// reaches it escaped: no control character, so no client forges a line or a terminal
+    /// sequence.
     pub fn log(&self, line: String) {
-        (self.events)(Event::Log(line));
+        (self.events)(Event::Log(printable(&line)));
     }
 
     pub fn counts(&self) -> wire::Counts {
@@ -147,6 +203,73 @@ impl Shared {
     }
 }
 
+/// `line` with every control character escaped (`\n`, `\u{1b}`, ...).
+pub fn printable(line: &str) -> String {
+    if !line.chars().any(char::is_control) {
+        return line.to_string();
+    }
+    line.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<String>()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The time and memory a request may ask for at most: the daemon's own defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct Ceilings {
+    pub timeout_ms: u64,
+    pub memory_limit_mib: u32,
+}
+
+/// One WebSocket connection counted against [`Bounds`]; uncounted when dropped.
+pub(crate) struct Slot {
+    shared: Arc<Shared>,
+    address: std::net::IpAddr,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.shared.connections.fetch_sub(1, Ordering::SeqCst);
+        let mut per = lock(&self.shared.per_address);
+        if let Some(n) = per.get_mut(&self.address) {
+            *n -= 1;
+            if *n == 0 {
+                per.remove(&self.address);
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Counts a connection from `address`, or says which bound it would pass.
+    fn take_slot(self: &Arc<Self>, address: std::net::IpAddr) -> Result<Slot, String> {
+        let mut per = lock(&self.per_address);
+        let from = per.get(&address).copied().unwrap_or(0);
+        if from >= self.bounds.max_connections_per_address {
+            return Err(format!(
+                "{from} connections from {address} are open, the most the daemon takes from one address (--max-connections-per-address)"
+            ));
+        }
+        let all = self.connections.load(Ordering::SeqCst);
+        if all >= self.bounds.max_connections as usize {
+            return Err(format!(
+                "{all} connections are open, the most the daemon takes (--max-connections)"
+            ));
+        }
+        self.connections.fetch_add(1, Ordering::SeqCst);
+        per.insert(address, from + 1);
+        Ok(Slot {
+            shared: self.clone(),
+            address,
+        })
+    }
+}
+
 /// The daemon's own metrics (the pool's are defined in `codemode_pool::FAMILIES`).
 pub const CONNECTIONS: codemode_pool::MetricDef = codemode_pool::MetricDef {
     name: "codemode_daemon_connections",
@@ -177,11 +300,27 @@ impl Server {
         let listen_failed = |detail: String| {
             FailureCode::ListenFailed.failure(&[("address", &address), ("detail", &detail)])
         };
+        if let Some(token) = &options.token {
+            if token.chars().count() < TOKEN_MIN_CHARS || token.trim() != token {
+                return Err(FailureCode::InvalidOption.failure(&[
+                    ("field", "token"),
+                    ("problem", &format!("got {} characters", token.chars().count())),
+                    (
+                        "allowed",
+                        &format!("a shared secret of at least {TOKEN_MIN_CHARS} characters without surrounding spaces, e.g. 32 random bytes as hex: openssl rand -hex 32"),
+                    ),
+                ]));
+            }
+        }
         let listener = std::net::TcpListener::bind((options.host.as_str(), options.port))
             .map_err(|e| listen_failed(e.to_string()))?;
         let addr = listener
             .local_addr()
             .map_err(|e| listen_failed(e.to_string()))?;
+        // Checked on the address actually bound, so a name that resolves off loopback counts.
+        if options.token.is_none() && !addr.ip().is_loopback() {
+            return Err(FailureCode::TokenRequired.failure(&[("address", &address)]));
+        }
         listener
             .set_nonblocking(true)
             .map_err(|e| listen_failed(e.to_string()))?;
@@ -194,6 +333,10 @@ impl Server {
             let _entered = runtime.enter();
             tokio::net::TcpListener::from_std(listener).map_err(|e| listen_failed(e.to_string()))?
         };
+        let ceilings = Ceilings {
+            timeout_ms: options.pool.timeout_ms,
+            memory_limit_mib: options.pool.memory_limit_mib,
+        };
         let pool = Pool::start(options.pool)?;
         let shared = Arc::new(Shared {
             pool: pool.clone(),
@@ -203,7 +346,13 @@ impl Server {
             hook: options.hook,
             events,
             draining: AtomicBool::new(false),
+            gate: http::Gate::new(&options.allow_origins, &options.allow_hosts, addr.ip()),
+            bounds: options.bounds,
+            ceilings,
             connections: AtomicUsize::new(0),
+            per_address: Mutex::new(HashMap::new()),
+            heads: Mutex::new(std::collections::BTreeMap::new()),
+            next_head: std::sync::atomic::AtomicU64::new(0),
             bytes_in: Default::default(),
             bytes_out: Default::default(),
             next_conn: AtomicU32::new(1),
@@ -340,10 +489,18 @@ async fn drain(shared: Arc<Shared>, grace: Duration) {
 
 /// One accepted socket: plain HTTP (`/healthz`, 404) or an upgrade to a connection.
 async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
-    let head = match tokio::time::timeout(HEAD_BOUND, http::read_head(&mut stream)).await {
-        Ok(Ok(head)) => head,
-        // Closed, failed or too slow: nothing to answer.
-        _ => return,
+    let head = {
+        let _reading = HeadReader::enter(&shared);
+        let dropped = _reading.dropped.clone();
+        tokio::select! {
+            head = tokio::time::timeout(HEAD_BOUND, http::read_head(&mut stream)) => match head {
+                Ok(Ok(head)) => head,
+                // Closed, failed or too slow: nothing to answer.
+                _ => return,
+            },
+            // Dropped to make room for a socket that arrived later.
+            () = dropped.notified() => return,
+        }
     };
     let (head, rest) = match head {
         Ok(h) => h,
@@ -400,7 +557,20 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
             let body = "The executor daemon is shutting down.\n";
             answer(stream, 503, "Service Unavailable", body).await;
         }
+        http::Route::Upgrade { .. } if shared.gate.refusal(&head).is_some() => {
+            let why = shared.gate.refusal(&head).unwrap_or_default();
+            shared.log(format!("upgrade from {peer} refused: {why}"));
+            answer(stream, 403, "Forbidden", &format!("{why}\n")).await;
+        }
         http::Route::Upgrade { key, offered } => {
+            let slot = match shared.take_slot(peer.ip()) {
+                Ok(slot) => slot,
+                Err(why) => {
+                    shared.log(format!("upgrade from {peer} refused: {why}"));
+                    let body = format!("{why}. Close idle connections or reuse one.\n");
+                    return answer(stream, 503, "Service Unavailable", &body).await;
+                }
+            };
             if stream
                 .write_all(&http::switching(&key, offered, &shared.daemon_id))
                 .await
@@ -409,7 +579,42 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
                 return;
             }
             upgraded(shared, stream, rest, peer, head).await;
+            drop(slot);
         }
+    }
+}
+
+/// A socket reading its head, registered so that the oldest can be dropped past
+/// [`PENDING_HEADS`].
+struct HeadReader<'a> {
+    shared: &'a Shared,
+    number: u64,
+    dropped: Arc<Notify>,
+}
+
+impl<'a> HeadReader<'a> {
+    fn enter(shared: &'a Shared) -> Self {
+        let number = shared.next_head.fetch_add(1, Ordering::Relaxed);
+        let dropped = Arc::new(Notify::new());
+        let mut heads = lock(&shared.heads);
+        heads.insert(number, dropped.clone());
+        while heads.len() > PENDING_HEADS {
+            if let Some((_, oldest)) = heads.pop_first() {
+                // notify_one stores a permit: the oldest ends even if it is not waiting yet.
+                oldest.notify_one();
+            }
+        }
+        HeadReader {
+            shared,
+            number,
+            dropped,
+        }
+    }
+}
+
+impl Drop for HeadReader<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.heads).remove(&self.number);
     }
 }
 
@@ -432,7 +637,7 @@ async fn upgraded(
     head: http::Head,
 ) {
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-    let mut ws = conn::websocket(stream, rest).await;
+    let mut ws = conn::websocket(stream, rest, shared.bounds.max_message_bytes).await;
     let remote = format!("{}:{}", peer.ip(), peer.port());
     if let Some(token) = &shared.token {
         if !token.presented_in(&head) {
@@ -472,7 +677,7 @@ async fn upgraded(
     } else {
         remote.clone()
     };
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = conn::Outbox::new(shared.bounds.max_queued_bytes);
     let closing = {
         let mut reg = lock(&shared.registry);
         if !reg.closing {
@@ -483,11 +688,9 @@ async fn upgraded(
     if closing {
         return conn::finish(&mut ws, 1001, "the daemon stopped").await;
     }
-    shared.connections.fetch_add(1, Ordering::SeqCst);
     shared.log(format!("connection {id} opened from {remote} as {name:?}"));
     let code = conn::serve(&shared, ws, id, &name, tx, rx).await;
     lock(&shared.registry).conns.remove(&id);
-    shared.connections.fetch_sub(1, Ordering::SeqCst);
     let code = code.map_or_else(|| "no close code".to_string(), |c| format!("code {c}"));
     shared.log(format!("connection {id} ({name}) closed: {code}"));
 }

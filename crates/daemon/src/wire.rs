@@ -16,8 +16,11 @@ use tokio_tungstenite::tungstenite::Message;
 /// The executor protocol's version, carried by `hello` and `welcome`.
 pub const PROTOCOL: u32 = 1;
 
-/// The largest message either side sends or takes (`limits.maxMessageBytes`).
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// The largest message a client may send by default (`limits.maxMessageBytes`; `serve
+/// --max-message-bytes`): the largest payload (16 MiB: a result, a tool payload, a fetch body)
+/// with room for its header and the run's logs. Each connection may hold one message this large
+/// while it arrives, so the bound times the connection cap is the memory clients can pin.
+pub const MAX_MESSAGE_BYTES: usize = 20 * 1024 * 1024;
 
 /// How a run's `fetch` reaches the network, as the wire spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -173,15 +176,26 @@ impl ClientMsg {
 pub struct Limits {
     pub max_message_bytes: u64,
     pub max_in_flight: u32,
+    /// The most time (ms) a request may ask for, and what one without `timeout` gets.
+    pub timeout: u64,
+    /// The most memory (MiB) a request may ask for, and what one without `memoryLimit` gets.
+    pub memory_limit: u32,
     pub tool_payload_bytes: u64,
     pub result_bytes: u64,
     pub fetch_body_bytes: u64,
 }
 
 impl Limits {
-    pub fn new(max_in_flight: u32) -> Self {
+    pub fn new(
+        max_in_flight: u32,
+        max_message_bytes: usize,
+        timeout: u64,
+        memory_limit: u32,
+    ) -> Self {
         Limits {
-            max_message_bytes: MAX_MESSAGE_BYTES as u64,
+            max_message_bytes: max_message_bytes as u64,
+            timeout,
+            memory_limit,
             max_in_flight,
             tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
             result_bytes: limits::RESULT_BYTES as u64,
@@ -721,7 +735,7 @@ mod tests {
                 protocol: 1,
                 daemon: "d".into(),
                 name: "n".into(),
-                limits: Limits::new(1),
+                limits: Limits::new(1, MAX_MESSAGE_BYTES, 30_000, 128),
             },
             M::Refused {
                 code: "CONNECTION_REFUSED",

@@ -59,6 +59,9 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
             },
             max_in_flight,
             hook,
+            allow_origins: Vec::new(),
+            allow_hosts: Vec::new(),
+            bounds: Default::default(),
         },
         Box::new(move |e| seen.lock().unwrap().push(e)),
     )
@@ -186,8 +189,11 @@ async fn a_client_runs_programs_whose_tool_calls_it_answers() {
     let (welcome, _) = recv(&mut ws).await;
     assert_eq!(welcome["daemon"], d.server.daemon_id());
     assert!(welcome["name"].as_str().unwrap().starts_with("127.0.0.1:"));
-    assert_eq!(welcome["limits"]["maxMessageBytes"], 64 << 20);
+    assert_eq!(welcome["limits"]["maxMessageBytes"], 20 << 20);
     assert_eq!(welcome["limits"]["maxInFlight"], 1024);
+    // The daemon's defaults are ceilings too, and it says which.
+    assert_eq!(welcome["limits"]["timeout"], 10_000);
+    assert_eq!(welcome["limits"]["memoryLimit"], 64);
 
     send(&mut ws, kv_execute(1)).await;
     let (call, args) = recv(&mut ws).await;
@@ -351,7 +357,7 @@ async fn an_oversize_message_gets_an_error_and_close_1009() {
 
 #[tokio::test]
 async fn the_token_refuses_before_any_message_and_admits_either_way() {
-    let d = start(Some("s3cret"), false, 1);
+    let d = start(Some("s3cret-s3cret-s3cret"), false, 1);
     let port = d.server.port();
     let mut ws = connect_with(port, &[("authorization", "Bearer wrong".into())]).await;
     let (refused, _) = recv(&mut ws).await;
@@ -367,8 +373,9 @@ async fn the_token_refuses_before_any_message_and_admits_either_way() {
     let mut ws = connect_with(port, &[]).await;
     assert_eq!(recv(&mut ws).await.0["type"], "refused");
     assert_eq!(close_code(&mut ws).await, 4001);
-    // The subprotocol form: the token in base64url, no padding ("s3cret" -> "czNjcmV0").
-    let offered = "codemode-executor, codemode-executor.token.czNjcmV0".to_string();
+    // The subprotocol form: the token in base64url, no padding.
+    let offered =
+        "codemode-executor, codemode-executor.token.czNjcmV0LXMzY3JldC1zM2NyZXQ".to_string();
     let mut ws = connect_with(port, &[("sec-websocket-protocol", offered)]).await;
     send(&mut ws, json!({"type": "hello", "protocol": 1})).await;
     assert_eq!(recv(&mut ws).await.0["type"], "welcome");
@@ -384,7 +391,11 @@ async fn the_token_refuses_before_any_message_and_admits_either_way() {
     let answer = json!({"type": "toolResult", "id": 1, "callId": call["callId"], "ok": true});
     send_binary(&mut ws, answer, &v8_int(1)).await;
     assert_eq!(recv(&mut ws).await.0["type"], "done");
-    let mut ws = connect_with(port, &[("authorization", "Bearer s3cret".into())]).await;
+    let mut ws = connect_with(
+        port,
+        &[("authorization", "Bearer s3cret-s3cret-s3cret".into())],
+    )
+    .await;
     send(&mut ws, json!({"type": "hello", "protocol": 2})).await;
     let (error, _) = recv(&mut ws).await;
     assert_eq!(error["code"], "PROTOCOL_MISMATCH");

@@ -139,6 +139,20 @@ pub(crate) fn invoke(
             ])
         });
     }
+    // Invocations run one at a time: past the pool's queue bound, the caller hears so at once
+    // instead of the pool holding every request a client sends.
+    let bound = inner.opts.queue_bound;
+    if r.waiting.len() >= bound {
+        return Err(FailureCode::QueueFull.failure(&[
+            ("bound", &bound.to_string()),
+            ("what", "invocations"),
+            (
+                "whom",
+                "this execution's handles, which serve one at a time",
+            ),
+            ("advice", ", or raise `queueBound`"),
+        ]));
+    }
     let frame = HostMsg::Invoke {
         exec_id: r.exec_id,
         invoke_id,

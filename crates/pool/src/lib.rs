@@ -312,7 +312,12 @@ impl Pool {
         let free = st.workers.values().filter(|w| w.exec.is_none()).count();
         if st.queue.len() >= opts.queue_bound + free {
             let bound = opts.queue_bound.to_string();
-            return Err(FailureCode::QueueFull.failure(&[("bound", &bound)]));
+            return Err(FailureCode::QueueFull.failure(&[
+                ("bound", &bound),
+                ("what", "executions"),
+                ("whom", "a worker (every worker is busy)"),
+                ("advice", ", or raise `queueBound` or `workers`"),
+            ]));
         }
         if st.workers.is_empty() {
             drop(st);
