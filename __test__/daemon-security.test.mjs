@@ -2,7 +2,8 @@
 // browser on the same machine, can reach. Each test drives a real daemon on 127.0.0.1 (the CLI
 // or serve() in this process); no traffic leaves loopback.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -231,5 +232,25 @@ describe('the ceilings a client sees', () => {
     const refused = await rejection(strict.execute('async () => 5', []));
     expect(refused.code).toBe('INVALID_OPTION');
     expect(refused.message).toContain('5000');
+  });
+});
+
+describe('the deployment recipes', () => {
+  const read = (p) => readFileSync(fileURLToPath(new URL(`../${p}`, import.meta.url)), 'utf8');
+  it('ship no placeholder secret, and every recipe off loopback reads a token file', () => {
+    const files = ['deploy/Dockerfile', 'deploy/kubernetes.yaml', 'deploy/codemode-executor.service', 'deploy/haproxy.cfg', 'docs/deployment.md'];
+    for (const f of files) expect(read(f), f).not.toMatch(/change-?me|placeholder|your[-_ ]secret|stringData:\s*\n\s*token:/i);
+    const entry = /ENTRYPOINT \[(.*)\]/.exec(read('deploy/Dockerfile'))[1];
+    expect(entry).toContain('"0.0.0.0"');
+    expect(entry).toContain('"--token-file"');
+    expect(read('deploy/kubernetes.yaml')).toMatch(/"--token-file", "\/run\/secrets\/codemode\/token"/);
+    expect(read('deploy/kubernetes.yaml')).not.toMatch(/^kind: Secret/m);
+  });
+
+  it('the CLI refuses a token file that holds a placeholder-length secret', () => {
+    const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--workers', '1', '--token-file', tokenFile('change-me')], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--token-file');
+    expect(run.stderr).toContain('16 characters');
   });
 });
