@@ -1,5 +1,7 @@
 // Translation between Express and the executor: request bodies as bytes, WireRequest from an
 // incoming request, an incoming WireResponse written back, and executor faults as HTTP answers.
+// The model's code sits on the far side of both translations: it gets none of the caller's
+// credentials, and what it answers cannot set anything on the app's origin.
 
 import {
   type ArgumentsHost,
@@ -38,6 +40,31 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
+// The caller's credentials, never handed to the model's code: the API token travels in
+// `authorization`, and cookies or proxy credentials are none of the handler's business either.
+const CREDENTIALS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
+// The only headers of a handler's response the app serves: they describe the body and nothing
+// else. Everything else is dropped, so no handler can set a cookie (`set-cookie`), pin or clear
+// state on the app's origin (`strict-transport-security`, `clear-site-data`,
+// `service-worker-allowed`), grant other origins access (`access-control-*`), loosen the app's
+// own policy (`content-security-policy`, `x-content-type-options`, `cache-control`), or steer a
+// proxy in front of the app (`x-accel-redirect`, `x-sendfile`). An allow-list, so a header
+// browsers learn tomorrow is dropped too.
+const HANDLER_RESPONSE_HEADERS = new Set(['content-type', 'content-language', 'content-disposition', 'location', 'retry-after']);
+
+/**
+ * Headers on every answer of the app (set in main.ts before any route). A page a handler serves
+ * runs in a unique opaque origin with scripts, forms, plugins and popups off and nothing to load,
+ * so it can neither read nor write the app's origin; the body's type is the declared one; no
+ * cache keeps an answer that was given to a token holder.
+ */
+export const SANDBOX_HEADERS: readonly [string, string][] = [
+  ['content-security-policy', "sandbox; default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"],
+  ['x-content-type-options', 'nosniff'],
+  ['cache-control', 'no-store'],
+];
+
 function toArrayBuffer(bytes: Buffer): ArrayBuffer {
   // A copy: a small Buffer may be a view into Node's shared pool.
   const copy = new ArrayBuffer(bytes.length);
@@ -47,7 +74,8 @@ function toArrayBuffer(bytes: Buffer): ArrayBuffer {
 
 /**
  * The WireRequest a handler mounted at `mount` sees: the method, the URL with the rest of the
- * path after the mount and the query, every header but the hop-by-hop ones, and the body bytes.
+ * path after the mount and the query, every header but the hop-by-hop ones and the credentials,
+ * and the body bytes.
  */
 export async function toWireRequest(req: Request, mount: string): Promise<WireRequest> {
   const rest = req.originalUrl.slice(mount.length);
@@ -55,22 +83,27 @@ export async function toWireRequest(req: Request, mount: string): Promise<WireRe
   const headers: [string, string][] = [];
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i];
-    if (!HOP_BY_HOP.has(name.toLowerCase())) headers.push([name, req.rawHeaders[i + 1]]);
+    const lower = name.toLowerCase();
+    if (!HOP_BY_HOP.has(lower) && !CREDENTIALS.has(lower)) headers.push([name, req.rawHeaders[i + 1]]);
   }
   const bytes = await readBody(req);
   const bodyless = req.method === 'GET' || req.method === 'HEAD' || bytes.length === 0;
   return { method: req.method, url: url.href, headers, body: bodyless ? null : toArrayBuffer(bytes) };
 }
 
-/** Writes a WireResponse as it is: status, status text, headers in order, body bytes. */
+/** The headers of a handler's response the app serves, in order: those HANDLER_RESPONSE_HEADERS names. */
+export function servedHeaders(headers: WireResponse['headers']): [string, string][] {
+  return headers.filter(([name]) => HANDLER_RESPONSE_HEADERS.has(name.toLowerCase()));
+}
+
+/**
+ * Writes a WireResponse: status, status text, the headers `servedHeaders` keeps (next to the
+ * app's SANDBOX_HEADERS, already set), body bytes. Node sets content-length from the bytes.
+ */
 export function writeWireResponse(req: Request, res: Response, answer: WireResponse): void {
   res.statusCode = answer.status;
   if (answer.statusText) res.statusMessage = answer.statusText;
-  for (const [name, value] of answer.headers) {
-    const lower = name.toLowerCase();
-    // Node sets content-length from the bytes it writes.
-    if (!HOP_BY_HOP.has(lower) && lower !== 'content-length') res.appendHeader(name, value);
-  }
+  for (const [name, value] of servedHeaders(answer.headers)) res.appendHeader(name, value);
   const bodyless = req.method === 'HEAD' || answer.status === 204 || answer.status === 304 || answer.body === null;
   res.end(bodyless ? undefined : Buffer.from(answer.body as ArrayBuffer));
 }

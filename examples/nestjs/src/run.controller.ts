@@ -2,13 +2,38 @@
 // its outcome as JSON. A program failure is part of the outcome (200, `error` set); an
 // executor fault is an HTTP error (FaultFilter).
 
-import { BadRequestException, Controller, HttpStatus, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import {
+  BadRequestException,
+  Controller,
+  HttpStatus,
+  Inject,
+  Post,
+  Req,
+  Res,
+  UnsupportedMediaTypeException,
+  UseFilters,
+} from '@nestjs/common';
 import { IsolateExecutor, type ExecuteRequest } from '@supolka/codemode-executor';
+import { parse as parseContentType } from 'content-type';
 import type { Request, Response } from 'express';
 import { FaultFilter, readBody } from './http.js';
 import { StoreTools } from './store.tools.js';
 
 const BODY_SHAPE = 'The body must be a JSON object: { "code": "async () => { ... }", "retainHandles"?: true }.';
+const JSON_ONLY = 'POST /run takes `Content-Type: application/json` (UTF-8); send the body as JSON with that type.';
+
+/**
+ * 415 unless the body is declared `application/json` (UTF-8, the charset JSON.parse reads). A
+ * web page can send JSON text cross-site only under a type a form can send (`text/plain`); to
+ * send this one its browser must ask first (a CORS preflight), and this app grants none.
+ */
+function requireJson(req: Request): void {
+  const { type, parameters } = parseContentType(req.headers['content-type'] ?? '');
+  const charset = parameters.charset?.toLowerCase();
+  if (type !== 'application/json' || (charset !== undefined && charset !== 'utf-8')) {
+    throw new UnsupportedMediaTypeException(JSON_ONLY);
+  }
+}
 
 function parseRun(bytes: Buffer): Pick<ExecuteRequest, 'code' | 'retainHandles'> {
   let body: unknown;
@@ -35,6 +60,7 @@ export class RunController {
 
   @Post('run')
   async run(@Req() req: Request, @Res() res: Response): Promise<void> {
+    requireJson(req);
     const run = parseRun(await readBody(req));
     const outcome = await this.executor.execute({ ...run, providers: this.tools.providers, dispatch: this.tools.dispatch });
     // { result, logs, stats }, with `error` on a program failure and `executionId`, `handles`
