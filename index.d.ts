@@ -89,7 +89,10 @@ export interface ToolCall {
 /**
  * Answers tool calls in the host process. Its return value (or what its promise resolves to)
  * is copied into the sandbox with structuredClone semantics; a throw or rejection rejects that
- * tool call inside the sandbox with the thrown error's message.
+ * tool call inside the sandbox with the thrown error's message. At most 64 calls of one run are
+ * dispatched at once (later ones wait their turn, in arrival order), and a call whose arguments
+ * would take the run's unanswered calls past 32 MiB (serialized) is rejected inside the sandbox
+ * with `TOOL_BYTES_IN_FLIGHT` without reaching dispatch (docs/bounds.md).
  */
 export type Dispatch = (call: ToolCall) => unknown | Promise<unknown>
 
@@ -113,7 +116,7 @@ export interface ExecuteRequest {
   timeout?: number
   /** Overrides the executor's `memoryLimit` for this run (MiB). */
   memoryLimit?: number
-  /** Overrides the executor's `outbound` for this run (present, even as `undefined`, it wins). */
+  /** Overrides the executor's `outbound` for this run; `undefined` is the field left out (it inherits). */
   outbound?: OutboundPolicy | null
   /**
    * Keep the isolate when the program returns a request handler (a function, or an object with
@@ -539,8 +542,9 @@ export interface ExtendedExecuteOptions {
   /** ms for this call, in place of the constructor's `timeout`. A run past it answers `Execution timed out`. */
   timeout?: number
   /**
-   * This call's outbound policy (see IsolateExecutorOptions.outbound); present, even as
-   * `undefined`, it wins over the constructor's `globalOutbound`.
+   * This call's outbound policy (see IsolateExecutorOptions.outbound); given (`null` or a
+   * function), it wins over the constructor's `globalOutbound`; `undefined` is the field left
+   * out, so the constructor's (or the native executor's) applies.
    */
   outbound?: OutboundPolicy | null
   /** Forwarded to the native executor (`ExecuteRequest.signal`): `execute` rejects with `ABORTED`. */

@@ -119,9 +119,10 @@ describe('blocked outbound (null)', () => {
       const out = await closed.execute({ code: `async () => { try { await fetch('${base}/json') } catch (e) { return e.message } }` });
       expect(out.result).toBe('fetch is closed in this sandbox: the host allows no network access from programs. Ask for the data through a tool call instead.');
       expect(seen.length).toBe(before);
-      // A per-call value overrides the executor's: here, native again.
-      const open = await closed.execute({ code: `async () => (await fetch('${base}/json')).status`, outbound: undefined });
-      expect(open.result).toBe(200);
+      // An explicit undefined is the field left out: the executor's null holds.
+      const still = await closed.execute({ code: `async () => { try { await fetch('${base}/json') } catch (e) { return e.message } }`, outbound: undefined });
+      expect(still.result).toBe(out.result);
+      expect(seen.length).toBe(before);
     } finally {
       await closed.close();
     }

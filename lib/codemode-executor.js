@@ -182,7 +182,8 @@ async () => {
     if (modules !== undefined) request.modules = modules;
     // The native executor validates it, and rejects with ABORTED when it fires.
     if (options.signal !== undefined) request.signal = options.signal;
-    if ('outbound' in options) request.outbound = options.outbound;
+    // undefined is the option left out: it inherits (globalOutbound, else the native executor's).
+    if (options.outbound !== undefined) request.outbound = options.outbound;
     else if ('outbound' in this.#defaults) request.outbound = this.#defaults.outbound;
     let outcome;
     try {

@@ -13,6 +13,7 @@
 
 const { ExecutorError, render, fault } = require('./errors');
 const { serialize, deserialize } = require('./clone');
+const { loadNative } = require('./native');
 const tracing = require('./tracing');
 
 /**
@@ -52,6 +53,11 @@ const tracing = require('./tracing');
  * @property {boolean} aborted the caller aborted it: its promise rejected, its completion is dropped
  * @property {() => void} unlisten stops listening to its signal
  * @property {import('./tracing').RunTrace | null} trace
+ * @property {number} held serialized argument bytes of its tool calls not yet answered
+ * @property {number} active its dispatches running
+ * @property {NativeToolCall[]} waiting its calls past the dispatch cap, still serialized, oldest first
+ * @property {number} next the index of the oldest in `waiting`
+ * @property {boolean} pumping its waiting calls are being started (no nested start)
  *
  * A retained execution (docs/handles.md): its run id, and the policy its handlers' routed
  * fetches go to.
@@ -103,6 +109,10 @@ class ExecutorCore {
   #transport;
   /** The bound the pool holds tool payloads to (the worker applies it to arguments). */
   #toolPayloadBytes;
+  /** The argument bytes a run's unanswered tool calls may hold (crates/protocol `limits`). */
+  #toolBytesInFlight;
+  /** The dispatches a run may have running at once; later calls wait their turn. */
+  #dispatches;
   /** @type {((event: import('../index').HandlesClosed) => void) | undefined} */
   #onHandlesClosed;
   /** @type {Map<number, Run>} run id -> run */
@@ -127,6 +137,10 @@ class ExecutorCore {
   constructor(transport, toolPayloadBytes, onHandlesClosed) {
     this.#transport = transport;
     this.#toolPayloadBytes = toolPayloadBytes;
+    // This host's own bounds (a connect() client's too): they protect the heap that dispatches.
+    const bounds = loadNative().binding.dispatchLimits();
+    this.#toolBytesInFlight = bounds.toolBytesInFlight;
+    this.#dispatches = bounds.dispatches;
     this.#onHandlesClosed = onHandlesClosed;
   }
 
@@ -148,7 +162,7 @@ class ExecutorCore {
     /** @type {Deferred<Outcome>} */
     const { resolve, reject, promise } = deferred();
     /** @type {Run} */
-    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace };
+    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, held: 0, active: 0, waiting: [], next: 0, pumping: false };
     if (signal) {
       const onAbort = () => {
         if (run.aborted || this.#runs.get(id) !== run) return;
@@ -244,6 +258,7 @@ class ExecutorCore {
     }
     for (const [id, run] of this.#runs) {
       this.#runs.delete(id);
+      dropWaiting(run);
       run.unlisten();
       if (run.aborted) continue;
       const e = error();
@@ -306,16 +321,81 @@ class ExecutorCore {
     return this.#retainedIds.has(id);
   }
 
-  /** @param {NativeToolCall} call */
+  /**
+   * A tool call of a run. Its arguments stay serialized until its dispatch starts: a call that
+   * would take the run's unanswered calls past their byte budget rejects inside the sandbox at
+   * once (TOOL_BYTES_IN_FLIGHT), and one past the dispatch cap waits its turn (docs/bounds.md).
+   * @param {NativeToolCall} call
+   */
   onToolCall(call) {
     const run = this.#runs.get(call.id);
     if (!run || run.aborted) return;
+    const size = call.args.length;
+    if (run.held + size > this.#toolBytesInFlight) {
+      const span = tracing.startToolCall(run.trace, call.provider, call.tool);
+      const text = render('TOOL_BYTES_IN_FLIGHT', { provider: call.provider, tool: call.tool, size: String(size), held: String(run.held), limit: String(this.#toolBytesInFlight) });
+      tracing.endChild(span, text);
+      this.#transport.rejectToolCall(call, text);
+      return;
+    }
+    run.held += size;
+    run.waiting.push(call);
+    this.#pump(run);
+  }
+
+  /**
+   * Starts waiting calls of `run` while it has fewer dispatches running than the cap. Not
+   * re-entered: a dispatch that settles at once frees its slot for this loop to fill.
+   * @param {Run} run
+   */
+  #pump(run) {
+    if (run.pumping) return;
+    run.pumping = true;
+    try {
+      while (run.active < this.#dispatches && run.next < run.waiting.length) {
+        if (run.aborted || this.#runs.get(/** @type {NativeToolCall} */ (run.waiting[run.next]).id) !== run) {
+          dropWaiting(run);
+          return;
+        }
+        const call = /** @type {NativeToolCall} */ (run.waiting[run.next]);
+        run.waiting[run.next++] = /** @type {never} */ (undefined);
+        if (run.next > 1024 && run.next * 2 > run.waiting.length) {
+          run.waiting.splice(0, run.next);
+          run.next = 0;
+        }
+        run.active++;
+        this.#dispatch(run, call);
+      }
+    } finally {
+      run.pumping = false;
+    }
+  }
+
+  /**
+   * Deserializes a call's arguments and answers it with the run's dispatch; its bytes and its
+   * slot are given back once the answer has gone.
+   * @param {Run} run
+   * @param {NativeToolCall} call
+   */
+  #dispatch(run, call) {
     const transport = this.#transport;
     const span = tracing.startToolCall(run.trace, call.provider, call.tool);
+    let settled = false;
+    const release = () => {
+      if (settled) return;
+      settled = true;
+      run.held -= call.args.length;
+      run.active--;
+      this.#pump(run);
+    };
     /** @param {unknown} e */
     const fail = (e) => {
       tracing.endChild(span, e);
-      transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
+      try {
+        transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
+      } finally {
+        release();
+      }
     };
     /** @param {unknown} value */
     const succeed = (value) => {
@@ -331,7 +411,11 @@ class ExecutorCore {
         return fail(text);
       }
       tracing.endChild(span, undefined);
-      transport.resolveToolCall(call, bytes);
+      try {
+        transport.resolveToolCall(call, bytes);
+      } finally {
+        release();
+      }
     };
     let returned;
     try {
@@ -400,6 +484,7 @@ class ExecutorCore {
     const run = this.#runs.get(done.id);
     if (!run) return;
     this.#runs.delete(done.id);
+    dropWaiting(run);
     this.#holdLoop();
     run.unlisten();
     if (run.aborted) return;
@@ -458,6 +543,17 @@ class ExecutorCore {
     // Exactly the four wire fields; the body as an ArrayBuffer of its own.
     invocation.resolve({ status: r.status, statusText: r.statusText, headers: r.headers, body: r.body ? ownBuffer(r.body) : null });
   }
+}
+
+/**
+ * Forgets the calls of `run` still waiting for a dispatch slot: the run is over (its worker
+ * drops answers to it), so they are never dispatched or answered.
+ * @param {Run} run
+ */
+function dropWaiting(run) {
+  for (let i = run.next; i < run.waiting.length; i++) run.held -= /** @type {NativeToolCall} */ (run.waiting[i]).args.length;
+  run.waiting = [];
+  run.next = 0;
 }
 
 /**

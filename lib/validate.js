@@ -194,7 +194,7 @@ function options(given, defaultWorkerPath) {
   for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
     if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], LIMITS[key], key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
   }
-  if ('outbound' in input) o.outbound = checkOutbound(kind, 'outbound', input.outbound);
+  if (input.outbound !== undefined) o.outbound = checkOutbound(kind, 'outbound', input.outbound);
   if (input.onHandlesClosed !== undefined) {
     if (typeof input.onHandlesClosed !== 'function') {
       throw fault(kind, { field: 'onHandlesClosed', problem: `got ${describe(input.onHandlesClosed)}`, allowed: "a function ({ executionId, reason }) => void" });
@@ -307,8 +307,9 @@ function request(given, executorOutbound) {
   const dispatch = /** @type {Dispatch | undefined} */ (input.dispatch);
   const timeout = input.timeout === undefined ? undefined : integerIn(kind, 'timeout', input.timeout, LIMITS.timeout, ' (ms)');
   const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, LIMITS.memoryLimit, ' (MiB)');
-  // Present, even as undefined, the request's policy wins over the executor's.
-  const policy = 'outbound' in input ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
+  // Given (null or a function), the request's policy wins over the executor's; undefined is the
+  // field left out, so it inherits and never opens a network the executor closed.
+  const policy = input.outbound !== undefined ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
   if (input.retainHandles !== undefined && typeof input.retainHandles !== 'boolean') {
     throw fault(kind, { field: 'retainHandles', problem: `got ${describe(input.retainHandles)}`, allowed: 'true, false or omitted' });
   }
@@ -538,7 +539,7 @@ function connectOptions(url, given) {
     url,
     WebSocketClass: /** @type {ValidConnect['WebSocketClass']} */ (WebSocketClass),
     token: /** @type {string | undefined} */ (input.token),
-    outbound: 'outbound' in input ? checkOutbound(kind, 'outbound', input.outbound) : undefined,
+    outbound: checkOutbound(kind, 'outbound', input.outbound),
     onHandlesClosed: /** @type {ValidConnect['onHandlesClosed']} */ (input.onHandlesClosed),
     connectTimeout,
   };

@@ -64,6 +64,8 @@ function constructorDefaults(given) {
     }
     defaults.modules = Object.fromEntries(entries);
   }
+  // The one field where `undefined` given is not the field left out: the reference reads it as
+  // `null`, which closes the network (never opens one the native executor closed).
   if ('globalOutbound' in given) {
     const g = given.globalOutbound;
     if (g === undefined || g === null) defaults.outbound = null;

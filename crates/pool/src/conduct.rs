@@ -10,7 +10,11 @@
 //! request did not declare or not on its closed list, a call id already in flight, more calls
 //! in flight than [`limits::CALLS_IN_FLIGHT`], and any output past the bounds in
 //! [`codemode_protocol::limits`] (the same constants the worker enforces where the output is
-//! built). Frames are bounded before they are read ([`WORKER_FRAME_BYTES`]).
+//! built). Frames are bounded before they are read ([`WORKER_FRAME_BYTES`]). What a worker
+//! names reaches hosts and the metrics only from the grammar: a failure code must be one the
+//! worker may report where it reports it ([`run_code`], [`invocation_code`]), and a grant's
+//! execution id a canonical v4 UUID ([`execution_id`]) no other execution holds
+//! (`handles::unused`).
 //!
 //! The supervisor answers a violation by killing the worker at once, failing the execution it
 //! held with `WORKER_VIOLATION`, naming the violation on stderr, and starting a replacement.
@@ -18,7 +22,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use codemode_protocol::{limits, LogEntry, ProviderDecl, RunOutcome, WireRequest, WorkerMsg};
+use codemode_protocol::{
+    limits, FailureCode, FailureKind, LogEntry, ProviderDecl, RunError, RunOutcome, WireRequest,
+    WorkerMsg,
+};
 
 /// The largest frame body a healthy worker sends: a `Done` with the largest result and the
 /// largest logs, or a call with the largest payload, plus room for names, headers and the
@@ -193,6 +200,12 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
                 return violation("a second Done frame".into());
             }
             outcome_bounded(outcome)?;
+            if let Some(error) = &outcome.error {
+                run_code(error)?;
+            }
+            if let Some(grant) = &outcome.grant {
+                execution_id(&grant.execution_id)?;
+            }
             b.done = true;
             b.retained = outcome.grant.is_some();
             // Answers still on their way are dropped by the worker: the run is over.
@@ -209,7 +222,7 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
                     response.body.as_ref().map_or(0, Vec::len),
                     limits::FETCH_BODY_BYTES,
                 ),
-                Err(_) => Ok(()),
+                Err(error) => invocation_code(error),
             }
         }
         WorkerMsg::Log { entry, .. } => {
@@ -261,6 +274,69 @@ fn call(b: &mut Binding, call_id: u32) -> Result<(), Violation> {
         return violation(format!("call id {call_id} is already in flight"));
     }
     Ok(())
+}
+
+/// The codes a worker may end a run with: the program's own failures (kind Program) but
+/// `TIMEOUT`, which only the host's clock decides; and `INTERNAL`, which a worker reports when
+/// its run stopped before it settled (the host reports the bound or the abort that stopped it
+/// instead) or an invariant of its own broke. Anything else (a fault's code, a code outside
+/// the grammar, free text) is a violation, so a code reaching a host or a metrics label is
+/// always the grammar's.
+fn run_code(error: &RunError) -> Result<(), Violation> {
+    reportable(error, |code| {
+        (code.kind() == FailureKind::Program && code != FailureCode::Timeout)
+            || code == FailureCode::Internal
+    })
+}
+
+/// The codes a worker may end an invocation of a retained handler with (docs/handles.md).
+fn invocation_code(error: &RunError) -> Result<(), Violation> {
+    reportable(error, |code| {
+        matches!(
+            code,
+            FailureCode::HandlerError
+                | FailureCode::HandleNotResponse
+                | FailureCode::Timeout
+                | FailureCode::MemoryLimit
+                | FailureCode::Internal
+        )
+    })
+}
+
+fn reportable(error: &RunError, may: impl Fn(FailureCode) -> bool) -> Result<(), Violation> {
+    let code = &error.code;
+    match FailureCode::from_code(code) {
+        Some(c) if may(c) => Ok(()),
+        // Named by its length alone: the operator's log line and the failure's text stay small.
+        _ if code.len() > 64 => violation(format!(
+            "a failure code of {} bytes, not one of the grammar's",
+            code.len()
+        )),
+        _ => violation(format!("a failure code {code:?} it may not report")),
+    }
+}
+
+/// A grant's execution id: a random v4 UUID in its canonical form (lower-case, hyphenated), as
+/// the worker mints it. Hosts key retained executions by it, so no other spelling of one id and
+/// no free text is taken.
+fn execution_id(id: &str) -> Result<(), Violation> {
+    let canonical = uuid::Uuid::try_parse(id).ok().filter(|u| {
+        u.get_version() == Some(uuid::Version::Random)
+            && u.get_variant() == uuid::Variant::RFC4122
+            && u.hyphenated().to_string() == id
+    });
+    if canonical.is_some() {
+        return Ok(());
+    }
+    if id.len() > 64 {
+        return violation(format!(
+            "a grant whose execution id ({} bytes) is not a v4 UUID",
+            id.len()
+        ));
+    }
+    violation(format!(
+        "a grant whose execution id {id:?} is not a v4 UUID"
+    ))
 }
 
 fn bounded(what: &str, size: usize, limit: usize) -> Result<(), Violation> {
@@ -378,6 +454,64 @@ mod tests {
         assert!(admit(Some(&mut b), &done).is_ok());
         assert!(admit(Some(&mut b), &done).is_err());
         assert!(admit(Some(&mut b), &tool_call(1, 5, "kv", "get")).is_err());
+    }
+
+    fn ended(code: &str) -> RunError {
+        RunError {
+            code: code.into(),
+            message: String::new(),
+            location: None,
+        }
+    }
+
+    #[test]
+    fn failure_codes_are_the_grammar_s_and_the_worker_s_to_report() {
+        for ok in ["PROGRAM_ERROR", "SYNTAX_ERROR", "MEMORY_LIMIT", "INTERNAL"] {
+            assert!(run_code(&ended(ok)).is_ok(), "{ok}");
+        }
+        for bad in [
+            "TIMEOUT",
+            "WORKER_LOST",
+            "ABORTED",
+            "FOO",
+            "FOO\n",
+            "",
+            "program_error",
+        ] {
+            assert!(run_code(&ended(bad)).is_err(), "{bad:?}");
+        }
+        let long = run_code(&ended(&"E".repeat(10_240))).unwrap_err();
+        assert!(long.0.len() < 100, "{long}");
+        for ok in [
+            "HANDLER_ERROR",
+            "HANDLE_NOT_RESPONSE",
+            "TIMEOUT",
+            "MEMORY_LIMIT",
+        ] {
+            assert!(invocation_code(&ended(ok)).is_ok(), "{ok}");
+        }
+        for bad in ["PROGRAM_ERROR", "HANDLES_CLOSED", "X"] {
+            assert!(invocation_code(&ended(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn execution_ids_are_canonical_v4_uuids() {
+        let minted = uuid::Uuid::new_v4().to_string();
+        assert!(execution_id(&minted).is_ok());
+        assert!(execution_id("3b241101-e2bb-4255-8caf-4136c566a962").is_ok());
+        for bad in [
+            "3B241101-E2BB-4255-8CAF-4136C566A962",
+            "3b241101e2bb42558caf4136c566a962",
+            "{3b241101-e2bb-4255-8caf-4136c566a962}",
+            "urn:uuid:3b241101-e2bb-4255-8caf-4136c566a962",
+            "3b241101-e2bb-1255-8caf-4136c566a962",
+            "3b241101-e2bb-4255-ccaf-4136c566a962",
+            "",
+            "tenant-b",
+        ] {
+            assert!(execution_id(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

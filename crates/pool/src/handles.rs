@@ -11,6 +11,7 @@ use codemode_protocol::{
     limits, Failure, FailureCode, Grant, HostMsg, Outbound, RunError, WireRequest, WireResponse,
 };
 
+use crate::conduct::Violation;
 use crate::{Host, Inner, Running, State};
 
 /// Why a retained execution ended.
@@ -94,7 +95,21 @@ pub(crate) fn closed(id: &str) -> Failure {
     FailureCode::HandlesClosed.failure(&[("id", id)])
 }
 
-/// Records a grant: the worker keeps the isolate, and its slot stays taken.
+/// A grant must not name an execution id already in use: hosts key retained executions by it,
+/// so a worker that named another tenant's would take that tenant's entry (and its invocations).
+/// Checked under the same lock as [`grant`] records it. The text does not repeat the id: it
+/// reaches the host of the run that forged it.
+pub(crate) fn unused(st: &State, grant: &Grant) -> Result<(), Violation> {
+    if st.retained.contains_key(&grant.execution_id) {
+        return Err(Violation(
+            "a grant whose execution id is already in use by another retained execution".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Records a grant: the worker keeps the isolate, and its slot stays taken. The grant passed
+/// [`unused`] and the worker's conduct (a canonical v4 UUID: conduct.rs) under this lock.
 pub(crate) fn grant(st: &mut State, exec_id: u64, run: &Running, grant: Grant) {
     st.retained_ids.insert(exec_id, grant.execution_id.clone());
     st.retained.insert(

@@ -250,7 +250,7 @@ pub(crate) struct Observe {
     live: Mutex<HashMap<u64, Live>>,
     /// Tool calls waiting for the host, by (execution, call): when they left the worker.
     calls: Mutex<HashMap<(u64, u32), Instant>>,
-    by_code: Mutex<BTreeMap<String, u64>>,
+    by_code: Mutex<BTreeMap<&'static str, u64>>,
     restarts: Mutex<BTreeMap<&'static str, u64>>,
     execution_seconds: Histogram,
     tool_call_seconds: Histogram,
@@ -317,18 +317,19 @@ impl Observe {
         (host, done)
     }
 
+    /// Counts an ending under its code. The label is always the grammar's own (or `OK`): a
+    /// worker's code passed its conduct (conduct.rs), and one that did not parse would be
+    /// counted as `INTERNAL`, so the label set stays bounded by the grammar.
     fn count(&self, result: &Result<RunOutcome, Failure>) {
         let code = match result {
-            Ok(o) => o.error.as_ref().map_or("OK", |e| e.code.as_str()),
+            Ok(o) => o.error.as_ref().map_or("OK", |e| {
+                FailureCode::from_code(&e.code)
+                    .unwrap_or(FailureCode::Internal)
+                    .as_str()
+            }),
             Err(f) => f.code.as_str(),
         };
-        let mut by_code = lock(&self.by_code);
-        match by_code.get_mut(code) {
-            Some(n) => *n += 1,
-            None => {
-                by_code.insert(code.to_string(), 1);
-            }
-        }
+        *lock(&self.by_code).entry(code).or_insert(0) += 1;
     }
 
     /// Marks a running execution aborted (called under the pool's state lock, while the run is

@@ -322,7 +322,9 @@ pub(crate) fn on_frame(
             invoke_id,
             result,
         } => handles::invoked(inner, exec_id, invoke_id, result),
-        WorkerMsg::Done { exec_id, outcome } => done(inner, key, exec_id, outcome),
+        WorkerMsg::Done { exec_id, outcome } => {
+            done(inner, key, exec_id, outcome).map_err(End::Violation)?
+        }
     }
     Ok(())
 }
@@ -428,10 +430,15 @@ fn started(inner: &Inner, exec_id: u64) {
     }
 }
 
-/// A run's Done: the outcome goes to whoever waits for it, or the isolate is retained.
-fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) {
+/// A run's Done: the outcome goes to whoever waits for it, or the isolate is retained. A grant
+/// naming an execution id already in use is a violation (handles.rs), checked before anything
+/// changes.
+fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Result<(), Violation> {
     let finished = {
         let mut st = inner.lock();
+        if let Some(grant) = &outcome.grant {
+            handles::unused(&st, grant)?;
+        }
         let run = st.running.remove(&exec_id);
         match (run, outcome.grant.take()) {
             // The isolate is retained: the worker's slot stays taken.
@@ -469,6 +476,7 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) {
         outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
         (run.done)(exec_id, Ok(outcome));
     }
+    Ok(())
 }
 
 /// Routes a run's fetch by its outbound mode: to the host's policy, or to the native client on

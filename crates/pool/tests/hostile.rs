@@ -120,9 +120,8 @@ enum Expect {
     Completed,
 }
 
-/// Runs one scenario: `hostile(healthy_exec_id)` is the hostile run's script.
-fn scenario(name: &str, hostile: impl Fn(u64) -> String, expect: Expect) {
-    let pool = Pool::start(PoolOptions {
+fn two_workers() -> Pool {
+    Pool::start(PoolOptions {
         workers: 2,
         worker_path: PathBuf::from(FAKE),
         queue_bound: 4,
@@ -130,7 +129,20 @@ fn scenario(name: &str, hostile: impl Fn(u64) -> String, expect: Expect) {
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
     })
-    .expect("pool starts");
+    .expect("pool starts")
+}
+
+/// Runs one scenario on a pool of its own: `hostile(healthy_exec_id)` is the hostile run's
+/// script.
+fn scenario(name: &str, hostile: impl Fn(u64) -> String, expect: Expect) {
+    let pool = two_workers();
+    scenario_on(&pool, name, hostile, expect);
+    pool.shutdown(Duration::from_secs(2));
+}
+
+/// Runs one scenario on `pool` (two workers, both idle or about to be).
+fn scenario_on(pool: &Pool, name: &str, hostile: impl Fn(u64) -> String, expect: Expect) {
+    let pool = pool.clone();
     wait_for("two idle workers", || pool.stats().idle == 2);
     let before = pool.worker_pids();
 
@@ -199,7 +211,6 @@ fn scenario(name: &str, hostile: impl Fn(u64) -> String, expect: Expect) {
     let (_, c_done) = submit(&pool, &c, spec("return ok", Outbound::Blocked));
     let out = c_done.recv_timeout(BOUND).unwrap().unwrap();
     assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()), "{name}");
-    pool.shutdown(Duration::from_secs(2));
 }
 
 #[test]
@@ -303,6 +314,156 @@ fn output_past_the_bounds_kills_the_worker_and_the_host_stays_small() {
         let grown = rss_kib().saturating_sub(baseline);
         assert!(grown < 160 * 1024, "{name}: the host grew by {grown} KiB");
     }
+}
+
+/// A failure code is the grammar's, never the worker's free text: one a worker may not report
+/// (outside the grammar, a host-measured TIMEOUT, a newline, 10 KiB long) is a violation, and
+/// the executions metric's labels stay the grammar's own.
+#[test]
+fn a_worker_reports_only_the_failure_codes_a_program_may_end_with() {
+    let pool = two_workers();
+    let forged: [(&str, &str, &str); 5] = [
+        ("a code outside the grammar", "error FOO forged", "\"FOO\""),
+        ("a code with a newline", "bad-code newline", "\"FOO\\n\""),
+        (
+            "TIMEOUT, which only the host measures",
+            "error TIMEOUT forged",
+            "\"TIMEOUT\"",
+        ),
+        (
+            "a fault's code",
+            "error WORKER_LOST forged",
+            "\"WORKER_LOST\"",
+        ),
+        (
+            "a code of 10 KiB",
+            "bad-code long",
+            "a failure code of 10240 bytes",
+        ),
+    ];
+    for (name, code, text) in forged {
+        scenario_on(&pool, name, |_| code.to_string(), Expect::Violation(text));
+    }
+    // A program's own failures still pass, whole.
+    let a = Tenant::new(&pool, true);
+    let (_, done) = submit(
+        &pool,
+        &a,
+        spec("error PROGRAM_ERROR Error: boom", Outbound::Blocked),
+    );
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    let error = out.error.expect("a program error");
+    assert_eq!(
+        (error.code.as_str(), error.message.as_str()),
+        ("PROGRAM_ERROR", "Error: boom")
+    );
+    let families = pool.metrics();
+    let executions = families
+        .iter()
+        .find(|f| f.def.name == "codemode_executions_total")
+        .expect("the executions family");
+    let labels: Vec<&str> = executions
+        .samples
+        .iter()
+        .flat_map(|s| s.labels.iter().map(|(_, v)| v.as_str()))
+        .collect();
+    for label in &labels {
+        assert!(
+            *label == "OK" || FailureCode::from_code(label).is_some(),
+            "a label outside the grammar: {label:?} (all: {labels:?})"
+        );
+    }
+    assert!(labels.contains(&"WORKER_VIOLATION"), "{labels:?}");
+    assert!(
+        !labels.contains(&"FOO") && !labels.contains(&"TIMEOUT"),
+        "{labels:?}"
+    );
+    pool.shutdown(Duration::from_secs(2));
+}
+
+/// A fixed, well-formed v4 UUID.
+const GRANTED: &str = "3b241101-e2bb-4255-8caf-4136c566a962";
+
+fn retained(code: &str) -> ExecSpec {
+    ExecSpec {
+        retain_handles: true,
+        ..spec(code, Outbound::Blocked)
+    }
+}
+
+/// Invokes `id`'s `fetch` handle; the body of its answer.
+fn invoke(pool: &Pool, id: &str) -> Result<String, Failure> {
+    let (tx, rx) = mpsc::channel();
+    pool.invoke_handle(
+        id,
+        "fetch",
+        Default::default(),
+        Box::new(move |r| {
+            let _ = tx.send(r);
+        }),
+    )?;
+    let response = rx.recv_timeout(BOUND).expect("an answer")?;
+    Ok(String::from_utf8(response.body.unwrap_or_default()).unwrap())
+}
+
+/// The pool keys retained executions by the id the worker's grant names: a grant whose id is
+/// not a well-formed v4 UUID, or one already in use (another tenant's), is a violation, and the
+/// execution that holds the id keeps it.
+#[test]
+fn a_grant_must_name_a_fresh_well_formed_execution_id() {
+    let pool = two_workers();
+    wait_for("two idle workers", || pool.stats().idle == 2);
+    let b = Tenant::new(&pool, true);
+    let (b_id, b_done) = submit(&pool, &b, retained(&format!("grant {GRANTED}")));
+    let out = b_done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.grant.map(|g| g.execution_id).as_deref(), Some(GRANTED));
+    assert_eq!(invoke(&pool, GRANTED).unwrap(), format!("invoked {b_id}"));
+
+    let long = format!("{GRANTED}{}", "0".repeat(10 * 1024));
+    let forged: [(&str, String, &str); 6] = [
+        ("a neighbour's id", GRANTED.into(), "already in use"),
+        ("a name, not a UUID", "tenant-b".into(), "not a v4 UUID"),
+        (
+            "a UUID of version 1",
+            "3b241101-e2bb-1255-8caf-4136c566a962".into(),
+            "not a v4 UUID",
+        ),
+        ("upper case", GRANTED.to_uppercase(), "not a v4 UUID"),
+        ("10 KiB", long, "not a v4 UUID"),
+        ("empty", String::new(), "not a v4 UUID"),
+    ];
+    let a = Tenant::new(&pool, false);
+    for (name, id, text) in forged {
+        let (_, done) = submit(&pool, &a, retained(&format!("grant {id}")));
+        let failure = done.recv_timeout(BOUND).unwrap().expect_err(name);
+        assert_eq!(
+            failure.code,
+            FailureCode::WorkerViolation,
+            "{name}: {failure}"
+        );
+        assert!(
+            failure.message.contains(text),
+            "{name}: {:?} lacks {text:?}",
+            failure.message
+        );
+        // The neighbour's execution is untouched: still its own, still answering.
+        assert_eq!(
+            invoke(&pool, GRANTED).unwrap(),
+            format!("invoked {b_id}"),
+            "{name}"
+        );
+        assert_eq!(pool.stats().retained, 1, "{name}");
+        wait_for("a replacement", || pool.stats().workers == 2);
+    }
+    // A fresh id is granted as before.
+    let fresh = "9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f";
+    let (c_id, c_done) = submit(&pool, &a, retained(&format!("grant {fresh}")));
+    let out = c_done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.grant.map(|g| g.execution_id).as_deref(), Some(fresh));
+    assert_eq!(invoke(&pool, fresh).unwrap(), format!("invoked {c_id}"));
+    pool.close_handles(GRANTED).unwrap();
+    pool.close_handles(fresh).unwrap();
+    pool.shutdown(Duration::from_secs(2));
 }
 
 /// The memory ceiling: a worker that grows native memory past it dies like any crash

@@ -211,6 +211,9 @@ failure_codes! {
     CallsInFlight => ("CALLS_IN_FLIGHT", Sandbox, false,
         "A tool call or fetch started while the run already had the most calls in flight a run may have (`limits::CALLS_IN_FLIGHT`); the call rejects inside the sandbox.",
         "This call would be one more than the {limit} tool calls and fetches a run may have in flight at once. Await some of those in flight before starting more (for example, batch a large Promise.all)."),
+    ToolBytesInFlight => ("TOOL_BYTES_IN_FLIGHT", Sandbox, false,
+        "A tool call's arguments would take the bytes the host holds for the run's unanswered tool calls past `limits::TOOL_BYTES_IN_FLIGHT`; the call rejects inside the sandbox and never reaches `dispatch`.",
+        "This call to {provider}.{tool} was not made: its arguments ({size} bytes) and those of the calls still waiting for an answer ({held} bytes) would pass the {limit} bytes a run's tool calls may hold at once. Keep fewer or smaller calls in flight: await them in batches (a few at a time instead of one large Promise.all), or pass less data per call (an id or a page instead of the whole data set)."),
 }
 
 impl FailureCode {

@@ -56,6 +56,14 @@ pub mod limits {
     pub const FETCH_REDIRECTS: u32 = 10;
     /// Tool calls and fetches of one run in flight at once (awaiting the host's answer).
     pub const CALLS_IN_FLIGHT: usize = 10_000;
+    /// Serialized argument bytes of one run's tool calls the host holds at once: calls whose
+    /// dispatch has not settled, running or waiting their turn. The call that would pass it
+    /// rejects inside the sandbox (`TOOL_BYTES_IN_FLIGHT`) before its arguments are read. At
+    /// least [`TOOL_PAYLOAD_BYTES`], so a single call of any allowed size always fits.
+    pub const TOOL_BYTES_IN_FLIGHT: usize = 2 * TOOL_PAYLOAD_BYTES;
+    /// Dispatches of one run the host runs at once; later calls wait, still serialized, in
+    /// arrival order (bounded by [`TOOL_BYTES_IN_FLIGHT`] and [`CALLS_IN_FLIGHT`]).
+    pub const DISPATCHES: usize = 64;
 }
 
 /// Frames larger than this are refused by both sides: a corrupt length prefix must not make

@@ -17,7 +17,10 @@
 //! - `call PROVIDER TOOL ARGS`: make a tool call whose argument bytes are ARGS, wait for the
 //!   answer: its payload, or `rejected: PAYLOAD`.
 //! - `fetch URL`: a `GET` fetch; the answer is `STATUS BODY` or `rejected: MESSAGE`.
-//! - `sleep MS`: sleep; a Cancel ends the run (error `TERMINATED`).
+//! - `sleep MS`: sleep; a Cancel ends the run (error `INTERNAL`, as the real worker reports a
+//!   run stopped before it settled).
+//! - `grant ID`: finish by retaining the run under execution id ID, with one handle, `fetch`.
+//!   Each `Invoke` is answered `200 invoked EXEC_ID`; `CloseHandles` ends it (then `Ready`).
 //! - `ignore-cancel`: from here on this run ignores Cancel.
 //! - `exit CODE`: exit the process at once.
 //! - `garbage`: write a frame whose body is no message.
@@ -32,6 +35,8 @@
 //! - `flood-logs N BYTES`: N console entries of BYTES bytes each, past any bound.
 //! - `big-args BYTES`: a tool call (`kv.get`) whose arguments are BYTES bytes.
 //! - `big-result BYTES`: finish with a result of BYTES bytes.
+//! - `bad-code WHICH`: finish with a program error whose code is `FOO\n` (`newline`), 10 KiB
+//!   long (`long`), or WHICH itself.
 //! - `oversize`: a length prefix past every bound, then nothing (the host must not wait for,
 //!   or allocate, the body).
 //! - `truncated`: a frame cut short (its prefix promises 1000 bytes, 10 follow), then exit 0.
@@ -62,7 +67,7 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::frame::read_frame;
 use codemode_protocol::{
-    HostMsg, LogEntry, LogLevel, RunError, RunOutcome, WireRequest, WireResponse, WorkerMsg,
+    Grant, HostMsg, LogEntry, LogLevel, RunError, RunOutcome, WireRequest, WireResponse, WorkerMsg,
     CONTROL_FD, PROTOCOL_VERSION,
 };
 
@@ -155,8 +160,10 @@ enum Step {
 fn terminated() -> Step {
     Step::Finish(RunOutcome {
         error: Some(RunError {
-            code: "TERMINATED".into(),
-            message: "cancelled".into(),
+            code: "INTERNAL".into(),
+            message:
+                "Internal executor error: the run was stopped before it settled. Please report it."
+                    .into(),
             location: None,
         }),
         ..Default::default()
@@ -299,13 +306,35 @@ impl Run<'_> {
                 Step::Next
             }
             _ if hostile(self, cmd, rest) => Step::Next,
+            "grant" => Step::Finish(RunOutcome {
+                grant: Some(Grant {
+                    execution_id: rest.into(),
+                    handles: vec!["fetch".into()],
+                }),
+                ..Default::default()
+            }),
+            "bad-code" => {
+                let code = match rest {
+                    "newline" => "FOO\n".to_string(),
+                    "long" => "E".repeat(10 * 1024),
+                    other => other.to_string(),
+                };
+                Step::Finish(RunOutcome {
+                    error: Some(RunError {
+                        code,
+                        message: "forged".into(),
+                        location: None,
+                    }),
+                    ..Default::default()
+                })
+            }
             "big-result" => Step::Finish(RunOutcome {
                 result: Some(vec![b'r'; rest.parse().unwrap_or(0)]),
                 ..Default::default()
             }),
             other => Step::Finish(RunOutcome {
                 error: Some(RunError {
-                    code: "FAKE_SCRIPT".into(),
+                    code: "INTERNAL".into(),
                     message: format!("unknown command {other:?}"),
                     location: None,
                 }),
@@ -414,6 +443,29 @@ fn hostile(run: &mut Run, cmd: &str, rest: &str) -> bool {
     true
 }
 
+/// A retained execution: answers its invocations until the host closes it.
+fn serve_retained(input: &mut Input, exec_id: u64) {
+    loop {
+        match input.next() {
+            HostMsg::Invoke {
+                exec_id: e,
+                invoke_id,
+                ..
+            } if e == exec_id => send(&WorkerMsg::Invoked {
+                exec_id,
+                invoke_id,
+                result: Ok(WireResponse {
+                    status: 200,
+                    body: Some(format!("invoked {exec_id}").into_bytes()),
+                    ..Default::default()
+                }),
+            }),
+            HostMsg::CloseHandles { exec_id: e } if e == exec_id => return,
+            _ => {}
+        }
+    }
+}
+
 fn main() {
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes plain integers and touches no memory of ours.
     unsafe {
@@ -479,10 +531,14 @@ fn main() {
             }
         }
         outcome.logs = std::mem::take(&mut run.logs);
+        let retained = outcome.grant.is_some();
         send(&WorkerMsg::Done {
             exec_id: req.exec_id,
             outcome,
         });
+        if retained {
+            serve_retained(&mut input, req.exec_id);
+        }
         if !no_ready {
             send(&WorkerMsg::Ready);
         }
