@@ -57,7 +57,8 @@ export interface IsolateExecutorOptions {
   handlesIdleTimeout?: number
   /**
    * Called once for every retained execution that ends, with why: `closed` (`closeHandles`),
-   * `idle` (the idle bound), `timeout` / `memory` (an invocation hit a run bound), `worker-lost`,
+   * `idle` (the idle bound), `timeout` / `memory` (an invocation hit a run bound), `cpu` (its
+   * timers kept the worker busy between invocations past the CPU bound), `worker-lost`,
    * `pool-closed` (`close()`). docs/handles.md.
    */
   onHandlesClosed?: (event: HandlesClosed) => void
@@ -228,7 +229,7 @@ export interface Outcome {
 }
 
 /** Why a retained execution ended. */
-export type HandlesClosedReason = 'closed' | 'idle' | 'timeout' | 'memory' | 'worker-lost' | 'pool-closed'
+export type HandlesClosedReason = 'closed' | 'idle' | 'timeout' | 'memory' | 'cpu' | 'worker-lost' | 'pool-closed'
 
 /** What `onHandlesClosed` receives. */
 export interface HandlesClosed {

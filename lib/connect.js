@@ -550,6 +550,8 @@ class RemoteExecutor {
         return core.onFetch(call);
       }
       case 'handlesClosed':
+        // `reason` as the daemon's pool named it (HandlesClosedReason: docs/protocol.md), `cpu`
+        // included; a reason this client does not know still reaches onHandlesClosed.
         holders.delete(msg.executionId);
         return core.onDone(completion({ id: 0, closed: { executionId: msg.executionId, reason: msg.reason } }));
       case 'log':

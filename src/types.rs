@@ -256,7 +256,7 @@ pub struct NativeCompletion {
     pub log: Option<NativeLog>,
 }
 
-/// A retained execution ended, for `reason` (`closed`, `idle`, `timeout`, `memory`,
+/// A retained execution ended, for `reason` (`closed`, `idle`, `timeout`, `memory`, `cpu`,
 /// `worker-lost`, `pool-closed`).
 #[napi(object)]
 pub struct NativeClosed {

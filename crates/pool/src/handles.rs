@@ -1,7 +1,9 @@
 //! Retained handles (docs/handles.md): executions whose worker keeps the isolate after the run
 //! because the program returned a request handler. Each holds its worker's slot until it ends;
 //! its invocations run one at a time, in arrival order, each under a fresh time bound; the idle
-//! bound ends one nobody invokes; every ending is published once, through the execution's host.
+//! bound ends one nobody invokes, and the watchdog's CPU count (watchdog.rs, `IdleCpu`) one
+//! whose timers keep the worker busy between invocations; every ending is published once,
+//! through the execution's host.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -29,6 +31,9 @@ pub enum CloseReason {
     WorkerLost,
     /// The pool shut down.
     PoolClosed,
+    /// Its timers spent more CPU between invocations than the bound allows
+    /// (`limits::IDLE_CPU_MS` per `limits::IDLE_CPU_WINDOW_MS`).
+    Cpu,
 }
 
 impl CloseReason {
@@ -40,6 +45,7 @@ impl CloseReason {
             CloseReason::Memory => "memory",
             CloseReason::WorkerLost => "worker-lost",
             CloseReason::PoolClosed => "pool-closed",
+            CloseReason::Cpu => "cpu",
         }
     }
 }
@@ -243,6 +249,8 @@ fn start_next(inner: &Inner, st: &mut State, id: &str) {
     if let Some(slot) = workers.get(&r.worker) {
         slot.input.send(w.frame);
     }
+    let worker = r.worker;
+    crate::watchdog::invocation_started(st, worker);
     crate::watchdog::due_by(inner, st, deadline);
 }
 
@@ -266,6 +274,11 @@ pub(crate) fn invoked(
             return;
         };
         r.idle_since = Instant::now();
+        let worker = r.worker;
+        crate::watchdog::invocation_answered(&mut st, worker);
+        let Some(r) = st.retained.get_mut(&id) else {
+            return;
+        };
         let bound = match (&result, current.cancelled_at) {
             (_, Some(_)) => Some(CloseReason::Timeout),
             (Err(e), None) if e.code == FailureCode::Timeout.as_str() => Some(CloseReason::Timeout),

@@ -206,6 +206,9 @@ struct State {
     /// When the watchdog means to look again (`None` before its first look): a new deadline
     /// wakes it only when it comes earlier (see [`watchdog::due_by`]).
     watchdog_at: Option<Instant>,
+    /// The CPU each worker spends while it holds no run and no invocation, by worker key
+    /// (kept by the watchdog: `watchdog::IdleCpu`).
+    idle_cpu: HashMap<u64, watchdog::IdleCpu>,
 }
 
 struct Inner {

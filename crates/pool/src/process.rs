@@ -105,6 +105,40 @@ impl Process {
         Ok(())
     }
 
+    /// The CPU time the process has used so far (every thread, user and system), read from its
+    /// CPU-time clock (nanoseconds). `None` when it is reaped or being reaped (the lock is
+    /// held: this never waits for a reap), or the clock cannot be read. Under the lock, the pid
+    /// names this process and no recycled one.
+    pub(crate) fn cpu_time(&self) -> Option<std::time::Duration> {
+        let reaped = match self.reaped.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        if *reaped {
+            return None;
+        }
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: clock_getcpuclockid writes a clock id into the variable we own; the pid names
+        // our unreaped child (see above).
+        if unsafe { libc::clock_getcpuclockid(self.pid as libc::pid_t, &mut clock) } != 0 {
+            return None;
+        }
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes into the struct we own.
+        let read = unsafe { libc::clock_gettime(clock, &mut now) };
+        drop(reaped);
+        (read == 0).then(|| {
+            std::time::Duration::new(
+                u64::try_from(now.tv_sec).unwrap_or(0),
+                u32::try_from(now.tv_nsec).unwrap_or(0),
+            )
+        })
+    }
+
     /// Kills the child (it may still run) and reaps it, under the lock every kill takes.
     pub(crate) fn kill_and_reap(&self, child: &mut Child) -> Option<ExitStatus> {
         let mut reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
@@ -170,5 +204,30 @@ mod tests {
             !process.kill(),
             "a pidfd of a reaped process signals nothing"
         );
+    }
+
+    #[test]
+    fn the_cpu_clock_counts_a_busy_process_and_not_a_sleeping_one() {
+        let mut busy = Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let mut idle = Command::new("sleep").arg("30").spawn().unwrap();
+        let (b, i) = (Process::of(&busy), Process::of(&idle));
+        let (b0, i0) = (b.cpu_time().unwrap(), i.cpu_time().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        let (b1, i1) = (b.cpu_time().unwrap(), i.cpu_time().unwrap());
+        assert!(
+            b1 - b0 >= std::time::Duration::from_millis(100),
+            "{b0:?} {b1:?}"
+        );
+        assert!(
+            i1 - i0 < std::time::Duration::from_millis(20),
+            "{i0:?} {i1:?}"
+        );
+        b.kill_and_reap(&mut busy);
+        i.kill_and_reap(&mut idle);
+        // Reaped: nothing is read from a pid that may now be anyone's.
+        assert_eq!(b.cpu_time(), None);
     }
 }

@@ -253,6 +253,17 @@ fn frames_out_of_their_place_kill_the_worker() {
     );
 }
 
+/// CPU between runs (docs/bounds.md): a worker that holds no run and keeps a core busy is a
+/// worker taken over by its program; it is killed and replaced, and the healthy one stays.
+#[test]
+fn a_worker_that_burns_cpu_while_it_holds_no_run_is_killed_and_replaced() {
+    scenario(
+        "spinning while idle",
+        |_| "spin-when-idle; return ok".into(),
+        Expect::Completed,
+    );
+}
+
 #[test]
 fn tools_the_request_did_not_declare_never_reach_dispatch() {
     scenario(

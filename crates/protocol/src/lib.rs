@@ -64,6 +64,14 @@ pub mod limits {
     /// Dispatches of one run the host runs at once; later calls wait, still serialized, in
     /// arrival order (bounded by [`TOOL_BYTES_IN_FLIGHT`] and [`CALLS_IN_FLIGHT`]).
     pub const DISPATCHES: usize = 64;
+
+    /// CPU a worker may spend while it holds no run and no invocation in flight (idle,
+    /// preparing its next isolate, or serving a retained execution's timers), per
+    /// [`IDLE_CPU_WINDOW_MS`]: a tenth of a core. Past it, a retained execution ends (reason
+    /// `cpu`) and a worker holding nothing is killed and replaced (docs/bounds.md).
+    pub const IDLE_CPU_MS: u64 = 1_000;
+    /// The window [`IDLE_CPU_MS`] is counted over.
+    pub const IDLE_CPU_WINDOW_MS: u64 = 10_000;
 }
 
 /// Frames larger than this are refused by both sides: a corrupt length prefix must not make

@@ -37,6 +37,12 @@ pub fn init_v8() {
 /// Starts V8 with flags beyond [`V8_FLAGS`] (`--bench-prepare` only: a snapshot made with the
 /// shipped flags does not fit, so that process builds its own).
 pub fn init_v8_with(extra_flags: &str) {
+    // Before V8 starts: ICU reads its data from this embedded copy, never from a file (the
+    // jail would refuse the open). It fails only on data of another ICU version, which the
+    // exact pin in Cargo.toml rules out; Intl would then report "Icu error", as without data.
+    if let Err(code) = v8::icu::set_common_data_74(deno_core_icudata::ICU_DATA) {
+        eprintln!("codemode-worker: the embedded ICU data was refused (ICU error {code}): Intl will not work");
+    }
     v8::V8::set_flags_from_string(V8_FLAGS);
     if !extra_flags.is_empty() {
         v8::V8::set_flags_from_string(extra_flags);

@@ -57,6 +57,8 @@
 //!   preparing its isolate would, and forget a Cancel that arrived meanwhile (a worker does not
 //!   know a run before it starts it).
 //! - `no-ready`: send no `Ready` after this run's `Done` (the next run must come anyway).
+//! - `spin-when-idle`: after this run's `Ready`, keep a core busy on a thread of its own while
+//!   waiting for the next run, as a worker taken over by its program might (hostile).
 
 use std::fs::File;
 use std::io::{BufReader, Write};
@@ -81,14 +83,36 @@ fn send(msg: &WorkerMsg) {
     }
 }
 
-/// The `start-after` delay and whether `no-ready` is set, from anywhere in the script.
-fn around_run(code: &str) -> (Option<Duration>, bool) {
+/// What a script asks of the worker around its run, from anywhere in the script.
+struct Around {
+    /// `start-after MS`.
+    start_after: Option<Duration>,
+    /// `no-ready`.
+    no_ready: bool,
+    /// `spin-when-idle`.
+    spin_when_idle: bool,
+}
+
+fn around_run(code: &str) -> Around {
     let lines = || code.split(['\n', ';']).map(str::trim);
-    let delay = lines()
-        .find_map(|l| l.strip_prefix("start-after "))
-        .and_then(|ms| ms.parse().ok())
-        .map(Duration::from_millis);
-    (delay, lines().any(|l| l == "no-ready"))
+    Around {
+        start_after: lines()
+            .find_map(|l| l.strip_prefix("start-after "))
+            .and_then(|ms| ms.parse().ok())
+            .map(Duration::from_millis),
+        no_ready: lines().any(|l| l == "no-ready"),
+        spin_when_idle: lines().any(|l| l == "spin-when-idle"),
+    }
+}
+
+/// Keeps a core busy for as long as the process lives.
+fn spin_forever() {
+    std::thread::spawn(|| {
+        let mut n = 0u64;
+        loop {
+            n = std::hint::black_box(n.wrapping_add(1));
+        }
+    });
 }
 
 /// Whether the script's first line asks the worker to exit without acknowledging the run.
@@ -295,7 +319,11 @@ impl Run<'_> {
                 }
                 Step::Next
             }
-            "unstarted-exit" | "unstarted-exit-once" | "start-after" | "no-ready" => Step::Next,
+            "unstarted-exit"
+            | "unstarted-exit-once"
+            | "start-after"
+            | "no-ready"
+            | "spin-when-idle" => Step::Next,
             "ignore-cancel" => {
                 self.ignore_cancel = true;
                 Step::Next
@@ -503,8 +531,8 @@ fn main() {
         if exits_unstarted(&req.code) {
             std::process::exit(9);
         }
-        let (start_after, no_ready) = around_run(&req.code);
-        if let Some(delay) = start_after {
+        let around = around_run(&req.code);
+        if let Some(delay) = around.start_after {
             std::thread::sleep(delay);
             cancelled.store(0, Ordering::SeqCst);
         }
@@ -539,8 +567,11 @@ fn main() {
         if retained {
             serve_retained(&mut input, req.exec_id);
         }
-        if !no_ready {
+        if !around.no_ready {
             send(&WorkerMsg::Ready);
+        }
+        if around.spin_when_idle {
+            spin_forever();
         }
     }
 }
