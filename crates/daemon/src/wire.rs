@@ -24,6 +24,7 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 #[serde(rename_all = "lowercase")]
 pub enum OutboundMode {
     Native,
+    Public,
     Blocked,
     Routed,
 }
@@ -32,6 +33,7 @@ impl From<OutboundMode> for Outbound {
     fn from(m: OutboundMode) -> Self {
         match m {
             OutboundMode::Native => Outbound::Native,
+            OutboundMode::Public => Outbound::Public,
             OutboundMode::Blocked => Outbound::Blocked,
             OutboundMode::Routed => Outbound::Routed,
         }
@@ -307,6 +309,8 @@ pub enum ServerMsg {
         url: String,
         headers: Vec<(String, String)>,
         has_body: bool,
+        /// The request's redirect mode: `follow`, `error` or `manual`.
+        redirect: &'static str,
     },
     Done {
         id: u32,
@@ -741,6 +745,7 @@ mod tests {
                 url: "u".into(),
                 headers: vec![],
                 has_body: false,
+                redirect: "follow",
             },
             M::Done {
                 id: 1,
