@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use codemode_pool::protocol::{
-    self, Failure, LogEntry, Outbound, ProviderDecl, RunError, RunOutcome, RunStats,
+    self, Failure, LogEntry, Outbound, ProviderDecl, Redirect, RunError, RunOutcome, RunStats,
     SourceLocation, WireRequest, WireResponse,
 };
 use codemode_pool::{CloseReason, ExecSpec, FetchCall, PoolOptions, PoolStats, ToolCall};
@@ -358,8 +358,26 @@ pub struct NativeFetchCall {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<Buffer>,
-    /// The request's redirect mode: `follow`, `error` or `manual`.
-    pub redirect: String,
+    /// The request's redirect mode.
+    pub redirect: RedirectMode,
+}
+
+/// A request's redirect mode, as the Fetch standard spells it.
+#[napi(string_enum = "lowercase")]
+pub enum RedirectMode {
+    Follow,
+    Error,
+    Manual,
+}
+
+impl From<Redirect> for RedirectMode {
+    fn from(r: Redirect) -> Self {
+        match r {
+            Redirect::Follow => RedirectMode::Follow,
+            Redirect::Error => RedirectMode::Error,
+            Redirect::Manual => RedirectMode::Manual,
+        }
+    }
 }
 
 impl From<FetchCall> for NativeFetchCall {
@@ -371,7 +389,7 @@ impl From<FetchCall> for NativeFetchCall {
             url: c.request.url,
             headers: c.request.headers,
             body: c.request.body.map(Buffer::from),
-            redirect: c.request.redirect.as_str().to_string(),
+            redirect: c.request.redirect.into(),
         }
     }
 }

@@ -528,6 +528,23 @@ mod tests {
         assert_eq!(e.timeout, Some(50));
         assert_eq!(e.memory_limit, None);
         assert_eq!(e.outbound, OutboundMode::Routed);
+        for (text, mode, outbound) in [
+            ("public", OutboundMode::Public, Outbound::Public),
+            ("native", OutboundMode::Native, Outbound::Native),
+            ("blocked", OutboundMode::Blocked, Outbound::Blocked),
+        ] {
+            let m = decode_text(&format!(
+                r#"{{"type":"execute","id":1,"code":"","outbound":"{text}"}}"#
+            ))
+            .unwrap();
+            let ClientMsg::Execute(e) = m else {
+                panic!("{m:?}")
+            };
+            assert_eq!((e.outbound, Outbound::from(e.outbound)), (mode, outbound));
+        }
+        let bad =
+            decode_text(r#"{"type":"execute","id":1,"code":"","outbound":"open"}"#).unwrap_err();
+        assert!(bad.detail.contains("unknown variant `open`"), "{bad:?}");
         assert!(e.retain_handles);
         let m = decode_text(r#"{"type":"closeHandles","id":3,"executionId":"e"}"#).unwrap();
         assert_eq!(m.request_id(), Some(3));
