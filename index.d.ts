@@ -9,6 +9,15 @@ export interface WireRequest {
   url: string
   headers: [string, string][]
   body: ArrayBuffer | null
+  /**
+   * The sandbox request's redirect mode (routed fetches only; a retained handle's request has
+   * none). `'follow'`: the policy may follow redirects itself, and must then check every hop's
+   * URL as it checked the first (the open-redirect trap, docs/runtime.md "Outbound");
+   * `'error'`: a redirect response (301, 302, 303, 307, 308 with a `location`) the policy
+   * answers rejects the sandbox's fetch with `FETCH_REDIRECTED`; `'manual'`: the sandbox reads
+   * the redirect response itself.
+   */
+  redirect?: 'follow' | 'error' | 'manual'
 }
 
 /** A response in the same wire shape. */
@@ -21,6 +30,21 @@ export interface WireResponse {
 
 /** Routes the sandbox's outbound requests through the host process. */
 export type OutboundPolicy = (request: WireRequest) => WireResponse | Promise<WireResponse>
+
+/**
+ * What the sandbox's `fetch` may reach (docs/runtime.md, "Outbound"):
+ * - `'public'` (the default, also when omitted): the executor performs the request from its own
+ *   machine, to public internet addresses only. Each hop's name (the first URL's and every
+ *   redirect's) is resolved once and the connection goes to an address checked to be public
+ *   unicast; loopback, private, carrier-grade NAT, link-local (cloud metadata), unique-local,
+ *   multicast, reserved ranges and `localhost` names reject with `FETCH_NOT_PUBLIC`, with
+ *   nothing sent. Proxy environment variables are not used in this mode.
+ * - `'native'`: the executor performs the request to any address its machine can reach, its
+ *   own network and services included. Ask for it only when the programs are trusted to.
+ * - `null`: blocked, `fetch` rejects with the closed-network text (`NETWORK_CLOSED`).
+ * - a function: routed, it answers each `WireRequest` in this process.
+ */
+export type Outbound = OutboundPolicy | 'public' | 'native' | null
 
 /** Options of an {@link IsolateExecutor}. Unknown keys are refused with `INVALID_OPTION`. */
 export interface IsolateExecutorOptions {
@@ -43,13 +67,15 @@ export interface IsolateExecutorOptions {
    */
   memoryLimit?: number
   /**
-   * What the sandbox's `fetch` may reach (docs/runtime.md, "Outbound"). Omitted: native, the
-   * executor performs the request from its own machine. `null`: blocked, `fetch` rejects with
-   * the closed-network text. A function: routed, it answers each `WireRequest` in this process.
-   * Note that this reads the other way round from `@cloudflare/codemode`, where omitted means
-   * blocked: pass `null` to keep that behaviour.
+   * What the sandbox's `fetch` may reach ({@link Outbound}; docs/runtime.md, "Outbound").
+   * Omitted: `'public'`, the executor performs the request from its own machine, to public
+   * internet addresses only. `'native'`: to any address the machine reaches (its private
+   * network too), only when asked for. `null`: blocked, `fetch` rejects with the closed-network
+   * text. A function: routed, it answers each `WireRequest` in this process. Note that this
+   * reads the other way round from `@cloudflare/codemode`, where omitted means blocked: pass
+   * `null` to keep that behaviour.
    */
-  outbound?: OutboundPolicy | null
+  outbound?: Outbound
   /**
    * Milliseconds a retained execution lives without an invocation (counted from the grant or
    * the last invocation's answer); then it ends with reason `idle`. Default 300,000.
@@ -117,8 +143,11 @@ export interface ExecuteRequest {
   timeout?: number
   /** Overrides the executor's `memoryLimit` for this run (MiB). */
   memoryLimit?: number
-  /** Overrides the executor's `outbound` for this run; `undefined` is the field left out (it inherits). */
-  outbound?: OutboundPolicy | null
+  /**
+   * Overrides the executor's `outbound` for this run ({@link Outbound}: `'public'`, `'native'`,
+   * `null` or a function); `undefined` is the field left out (it inherits).
+   */
+  outbound?: Outbound
   /**
    * Keep the isolate when the program returns a request handler (a function, or an object with
    * a `fetch` method): the outcome then carries `executionId` and `handles` instead of a result,
@@ -341,11 +370,12 @@ export interface ConnectOptions {
   /** The daemon's shared secret (`serve({ token })`, `--token-file`), sent in the handshake. */
   token?: string
   /**
-   * The default for requests without their own `outbound`, as `IsolateExecutor`'s option:
-   * omitted, the daemon performs a run's fetches from its machine; `null` blocks them; a
-   * function routes them back over this connection to run here.
+   * The default for requests without their own `outbound`, as `IsolateExecutor`'s option
+   * ({@link Outbound}): omitted or `'public'`, the daemon performs a run's fetches from its
+   * machine, to public addresses only; `'native'`, to any address its machine reaches; `null`
+   * blocks them; a function routes them back over this connection to run here.
    */
-  outbound?: OutboundPolicy | null
+  outbound?: Outbound
   /**
    * Called once when a retained execution this connection was granted ends (the daemon sends the
    * notice while this connection is open).
@@ -543,11 +573,12 @@ export interface ExtendedExecuteOptions {
   /** ms for this call, in place of the constructor's `timeout`. A run past it answers `Execution timed out`. */
   timeout?: number
   /**
-   * This call's outbound policy (see IsolateExecutorOptions.outbound); given (`null` or a
-   * function), it wins over the constructor's `globalOutbound`; `undefined` is the field left
-   * out, so the constructor's (or the native executor's) applies.
+   * This call's outbound policy ({@link Outbound}, see IsolateExecutorOptions.outbound:
+   * `'public'`, `'native'`, `null` or a function); given, it wins over the constructor's
+   * `globalOutbound`; `undefined` is the field left out, so the constructor's (or the native
+   * executor's) applies.
    */
-  outbound?: OutboundPolicy | null
+  outbound?: Outbound
   /** Forwarded to the native executor (`ExecuteRequest.signal`): `execute` rejects with `ABORTED`. */
   signal?: AbortSignal
 }
@@ -571,9 +602,11 @@ export interface CodemodeExecutorOptions {
    * Where the sandbox's `fetch` goes: `null` (or `undefined` given) blocks it, as the reference
    * does; a Fetcher receives each request as a `Request` and its `Response` is the answer (a throw
    * rejects that fetch with its message); an {@link OutboundPolicy} function routes as it does per
-   * call. Omitted, the native executor's own `outbound` applies.
+   * call; `'public'` and `'native'` let the executor fetch itself, to public addresses only or to
+   * any ({@link Outbound}). Omitted, the native executor's own `outbound` applies, and its
+   * default is `'public'`.
    */
-  globalOutbound?: Fetcher | OutboundPolicy | null
+  globalOutbound?: Fetcher | OutboundPolicy | 'public' | 'native' | null
 }
 
 /** @cloudflare/codemode's `ExecuteResult`. */

@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +127,34 @@ describe('a daemon started through the CLI', () => {
     expect(outcome.error).toBeUndefined();
     expect(outcome.result).toEqual([201, 'pong', 'host']);
     expect(seen).toEqual([{ method: 'POST', url: 'https://api.internal/v1', body: 'ping' }]);
+    // The request's redirect mode reaches the policy over the connection too.
+    const modes = [];
+    const manual = await remote.execute({
+      code: 'async () => (await fetch("https://api.internal/r", { redirect: "manual" })).status',
+      outbound: (request) => {
+        modes.push(request.redirect);
+        return { status: 302, statusText: 'Found', headers: [['location', 'https://elsewhere/']], body: null };
+      },
+    });
+    expect([manual.result, modes]).toEqual([302, ['manual']]);
+  });
+
+  it('fetches natively to public addresses only unless native is asked for', async () => {
+    const target = http.createServer((req, res) => res.end('reached'));
+    let connections = 0;
+    target.on('connection', () => connections++);
+    await new Promise((r) => target.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${target.address().port}/`;
+      const code = `async () => { try { return await (await fetch('${url}')).text() } catch (e) { return e.message } }`;
+      const remote = await connected(daemon.url);
+      const refused = await remote.execute({ code });
+      expect(refused.result).toContain(`fetch ${url} was refused: 127.0.0.1 is a loopback address, not a public internet address`);
+      expect(connections).toBe(0);
+      expect((await remote.execute({ code, outbound: 'native' })).result).toBe('reached');
+    } finally {
+      await new Promise((r) => target.close(r));
+    }
   });
 
   it('keys handles on the daemon: granted on one connection, invoked and closed on another', async () => {

@@ -203,8 +203,8 @@ const cases = [
 
   // The runtime's own surface.
   ['runtime surface', 'fetch with the network blocked', `async () => { try { await fetch('http://127.0.0.1:9/'); return 'fetched' } catch (e) { return e.message } }`, (out) => { expect(out.result).toMatch(/^fetch is closed/); }],
-  ['runtime surface', 'fetch of a file: URL (native)', `async () => { try { const r = await fetch('file:///etc/passwd'); return await r.text() } catch (e) { return e.name } }`, (out) => { expect(out.error).toBeUndefined(); expect(out.result).not.toMatch(/root:/); }, { outbound: undefined }],
-  ['runtime surface', 'a native fetch to 127.0.0.1 opens no socket in the worker', `async () => (await fetch('http://127.0.0.1:PORT/probe')).text()`, resultIs('hello /probe'), { outbound: undefined }],
+  ['runtime surface', 'fetch of a file: URL (native)', `async () => { try { const r = await fetch('file:///etc/passwd'); return await r.text() } catch (e) { return e.name } }`, (out) => { expect(out.error).toBeUndefined(); expect(out.result).not.toMatch(/root:/); }, { outbound: 'native' }],
+  ['runtime surface', 'a native fetch to 127.0.0.1 opens no socket in the worker', `async () => (await fetch('http://127.0.0.1:PORT/probe')).text()`, resultIs('hello /probe'), { outbound: 'native' }],
   ['runtime surface', 'a string as a timer callback', `async () => { try { setTimeout('globalThis.evaled = 1', 0) } catch (e) { return e.name } await new Promise((r) => setTimeout(r, 20)); return globalThis.evaled ?? 'not evaluated' }`, (out) => { expect(out.error).toBeUndefined(); expect(['TypeError', 'not evaluated']).toContain(out.result); }],
   ['runtime surface', 'a timer and an unawaited tool call left behind', `async () => { setInterval(() => { while (true) {} }, 5); t.get().then(() => { while (true) {} }); return 'left' }`, resultIs('left')],
   ['runtime surface', 'a microtask flood hits the time bound', `async () => { const f = () => queueMicrotask(f); f(); await new Promise(() => {}) }`, failsWith('TIMEOUT'), { timeout: 300 }],

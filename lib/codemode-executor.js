@@ -79,7 +79,7 @@ class CodemodeExecutor {
   /**
    * @param {{ execute(request: object): Promise<object> }} native an IsolateExecutor, or any
    *   executor with the native contract.
-   * @param {{ modules?: Record<string, string>, timeout?: number, globalOutbound?: { fetch(request: Request): Response | Promise<Response> } | Function | null }} [options]
+   * @param {{ modules?: Record<string, string>, timeout?: number, globalOutbound?: { fetch(request: Request): Response | Promise<Response> } | Function | 'public' | 'native' | null }} [options]
    *   DynamicWorkerExecutor's options besides `loader`, as defaults for every call; anything
    *   else is refused with INVALID_OPTION.
    */
@@ -94,7 +94,7 @@ class CodemodeExecutor {
   /**
    * @param {string} code
    * @param {Array<{ name: string, fns: Record<string, Function>, prelude?: string }> | Record<string, Function>} providersOrFns
-   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | null, signal?: AbortSignal }} [options]
+   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | 'public' | 'native' | null, signal?: AbortSignal }} [options]
    */
   async execute(code, providersOrFns, options = {}) {
     const call = callArguments(code, providersOrFns, options);

@@ -385,7 +385,8 @@ class RemoteExecutor {
    */
   async execute(request) {
     if (this.#closed) throw fault('CLOSED');
-    // Omitted here too, outbound means native: the daemon performs the request.
+    // Omitted here too, outbound means public: the daemon performs the request, to public
+    // addresses only.
     const checked = validate.request(request, this.#opts.outbound);
     await this.#ensurePrimary();
     return this.#core.execute(checked);
@@ -545,7 +546,7 @@ class RemoteExecutor {
         // A retained execution's fetch names the id of the execute that granted it: this client
         // never reuses such an id while the execution is retained (Channel#request with
         // core.holds), so the core finds the grant's outbound policy by it.
-        const call = { id, callId: msg.callId, method: msg.method, url: msg.url, headers: msg.headers, body: msg.hasBody ? payload : undefined };
+        const call = { id, callId: msg.callId, method: msg.method, url: msg.url, headers: msg.headers, body: msg.hasBody ? payload : undefined, redirect: msg.redirect ?? 'follow' };
         this.#via.set(call, channel);
         return core.onFetch(call);
       }

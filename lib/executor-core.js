@@ -450,7 +450,7 @@ class ExecutorCore {
       transport.rejectFetch(call, message);
     };
     const route = /** @type {OutboundPolicy} */ (run.route);
-    const request = { method: call.method, url: call.url, headers: call.headers, body: call.body ? ownBuffer(call.body) : null };
+    const request = { method: call.method, url: call.url, headers: call.headers, body: call.body ? ownBuffer(call.body) : null, redirect: call.redirect };
     Promise.resolve()
       .then(() => tracing.within(span, () => route(request)))
       .then(

@@ -13,6 +13,7 @@ const { ExecutorError, fault } = require('./errors');
 
 /**
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
+ * @typedef {import('../index').Outbound} Outbound
  * @typedef {import('../index').Dispatch} Dispatch
  * @typedef {import('../native').NativeOptions} NativeOptions
  * @typedef {import('../native').NativeRequest} NativeRequest
@@ -21,7 +22,7 @@ const { ExecutorError, fault } = require('./errors');
  * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
  *
  * The executor's options: what the pool takes, plus what stays on the host side.
- * @typedef {NativeOptions & { outbound: OutboundPolicy | null | undefined, onHandlesClosed: ((event: import('../index').HandlesClosed) => void) | undefined }} ValidOptions
+ * @typedef {NativeOptions & { outbound: Outbound | undefined, onHandlesClosed: ((event: import('../index').HandlesClosed) => void) | undefined }} ValidOptions
  *
  * One execution: the request the pool takes, plus the host-side functions that answer its tool
  * calls (`dispatch`) and, when `outbound` is `routed`, its fetches (`route`). The addon reads the
@@ -135,15 +136,15 @@ function integerIn(kind, field, value, [min, max], unit = '') {
  * @param {Kind} kind
  * @param {string} field
  * @param {unknown} value
- * @returns {OutboundPolicy | null | undefined}
+ * @returns {Outbound | undefined}
  */
 function checkOutbound(kind, field, value) {
-  if (value === undefined || value === null) return value;
+  if (value === undefined || value === null || value === 'public' || value === 'native') return value;
   if (typeof value === 'function') return /** @type {OutboundPolicy} */ (value);
   throw fault(kind, {
     field,
     problem: `got ${describe(value)}`,
-    allowed: 'omitted (native), null (blocked), or a function (routed)',
+    allowed: "omitted or 'public' (native, to public addresses only), 'native' (any address the host can reach), null (blocked), or a function (routed)",
   });
 }
 
@@ -236,7 +237,7 @@ function checkSignal(kind, field, signal) {
 
 /**
  * @param {unknown} given `execute`'s argument
- * @param {OutboundPolicy | null | undefined} executorOutbound the executor's policy, for a
+ * @param {Outbound | undefined} executorOutbound the executor's policy, for a
  *   request without `outbound`
  * @returns {ValidRequest}
  */
@@ -315,8 +316,8 @@ function request(given, executorOutbound) {
   }
   const retainHandles = input.retainHandles === true;
   /** @type {OutboundMode} */
-  const outbound = policy === undefined ? 'native' : policy === null ? 'blocked' : 'routed';
-  const route = policy ?? undefined;
+  const outbound = policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed';
+  const route = typeof policy === 'function' ? policy : undefined;
   const signal = checkSignal(kind, 'signal', input.signal);
   if (input.onLog !== undefined && typeof input.onLog !== 'function') {
     throw fault(kind, { field: 'onLog', problem: `got ${describe(input.onLog)}`, allowed: 'a function (entry: { level, message }) => void, or omitted' });
@@ -505,7 +506,7 @@ const CONNECT_KEYS = ['websocket', 'token', 'outbound', 'onHandlesClosed', 'conn
  * @property {string} url
  * @property {new (url: string, protocols: string[]) => any} WebSocketClass
  * @property {string | undefined} token
- * @property {OutboundPolicy | null | undefined} outbound the default of requests without one
+ * @property {Outbound | undefined} outbound the default of requests without one
  * @property {((event: import('../index').HandlesClosed) => void) | undefined} onHandlesClosed
  * @property {number} connectTimeout
  *

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use codemode_pool::protocol::{
-    self, Failure, LogEntry, Outbound, ProviderDecl, RunError, RunOutcome, RunStats,
+    self, Failure, LogEntry, Outbound, ProviderDecl, Redirect, RunError, RunOutcome, RunStats,
     SourceLocation, WireRequest, WireResponse,
 };
 use codemode_pool::{CloseReason, ExecSpec, FetchCall, PoolOptions, PoolStats, ToolCall};
@@ -14,10 +14,12 @@ use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 
 /// How a run's `fetch` reaches the network; `lib/validate.js` resolves it from the request's
-/// `outbound`, else the executor's (omitted: native, `null`: blocked, a function: routed).
+/// `outbound`, else the executor's (omitted or `'public'`: public, `'native'`: native, `null`:
+/// blocked, a function: routed).
 #[napi(string_enum = "lowercase")]
 pub enum OutboundMode {
     Native,
+    Public,
     Blocked,
     Routed,
 }
@@ -26,6 +28,7 @@ impl From<OutboundMode> for Outbound {
     fn from(mode: OutboundMode) -> Self {
         match mode {
             OutboundMode::Native => Outbound::Native,
+            OutboundMode::Public => Outbound::Public,
             OutboundMode::Blocked => Outbound::Blocked,
             OutboundMode::Routed => Outbound::Routed,
         }
@@ -355,6 +358,26 @@ pub struct NativeFetchCall {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<Buffer>,
+    /// The request's redirect mode.
+    pub redirect: RedirectMode,
+}
+
+/// A request's redirect mode, as the Fetch standard spells it.
+#[napi(string_enum = "lowercase")]
+pub enum RedirectMode {
+    Follow,
+    Error,
+    Manual,
+}
+
+impl From<Redirect> for RedirectMode {
+    fn from(r: Redirect) -> Self {
+        match r {
+            Redirect::Follow => RedirectMode::Follow,
+            Redirect::Error => RedirectMode::Error,
+            Redirect::Manual => RedirectMode::Manual,
+        }
+    }
 }
 
 impl From<FetchCall> for NativeFetchCall {
@@ -366,6 +389,7 @@ impl From<FetchCall> for NativeFetchCall {
             url: c.request.url,
             headers: c.request.headers,
             body: c.request.body.map(Buffer::from),
+            redirect: c.request.redirect.into(),
         }
     }
 }
@@ -386,6 +410,7 @@ impl From<NativeWireRequest> for WireRequest {
             url: r.url,
             headers: r.headers,
             body: r.body.map(|b| b.to_vec()),
+            redirect: Default::default(),
         }
     }
 }

@@ -23,6 +23,7 @@ function fromFetcher(fetcher) {
       method: wire.method,
       headers: wire.headers,
       body: wire.body === null ? undefined : wire.body,
+      redirect: wire.redirect ?? 'follow',
     });
     const response = await fetcher.fetch(request);
     if (!(response instanceof Response)) {
@@ -69,9 +70,10 @@ function constructorDefaults(given) {
   if ('globalOutbound' in given) {
     const g = given.globalOutbound;
     if (g === undefined || g === null) defaults.outbound = null;
+    else if (g === 'public' || g === 'native') defaults.outbound = g;
     else if (typeof g === 'function') defaults.outbound = g;
     else if (typeof g === 'object' && reading('INVALID_OPTION', 'globalOutbound', () => typeof g.fetch === 'function')) defaults.outbound = fromFetcher(g);
-    else throw invalid('globalOutbound', g, 'null (blocked), a Fetcher { fetch(request) }, or an outbound policy function');
+    else throw invalid('globalOutbound', g, "null (blocked), a Fetcher { fetch(request) }, an outbound policy function, 'public' (the executor fetches, public addresses only) or 'native' (any address)");
   }
   return defaults;
 }

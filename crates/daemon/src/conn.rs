@@ -470,6 +470,7 @@ impl Conn<'_> {
                     url,
                     headers,
                     body: has_body.then_some(payload),
+                    redirect: Default::default(),
                 };
                 let tx = self.tx.clone();
                 let done = Box::new(move |result| {
@@ -775,6 +776,7 @@ impl Conn<'_> {
                     url: r.url.clone(),
                     headers: r.headers,
                     has_body: r.body.is_some(),
+                    redirect: r.redirect.as_str(),
                 };
                 self.send(msg, r.body.as_deref());
                 let what = Waiting::Fetch { url: r.url };

@@ -27,6 +27,7 @@ pub const MAX_MESSAGE_BYTES: usize = 20 * 1024 * 1024;
 #[serde(rename_all = "lowercase")]
 pub enum OutboundMode {
     Native,
+    Public,
     Blocked,
     Routed,
 }
@@ -35,6 +36,7 @@ impl From<OutboundMode> for Outbound {
     fn from(m: OutboundMode) -> Self {
         match m {
             OutboundMode::Native => Outbound::Native,
+            OutboundMode::Public => Outbound::Public,
             OutboundMode::Blocked => Outbound::Blocked,
             OutboundMode::Routed => Outbound::Routed,
         }
@@ -321,6 +323,8 @@ pub enum ServerMsg {
         url: String,
         headers: Vec<(String, String)>,
         has_body: bool,
+        /// The request's redirect mode: `follow`, `error` or `manual`.
+        redirect: &'static str,
     },
     Done {
         id: u32,
@@ -538,6 +542,23 @@ mod tests {
         assert_eq!(e.timeout, Some(50));
         assert_eq!(e.memory_limit, None);
         assert_eq!(e.outbound, OutboundMode::Routed);
+        for (text, mode, outbound) in [
+            ("public", OutboundMode::Public, Outbound::Public),
+            ("native", OutboundMode::Native, Outbound::Native),
+            ("blocked", OutboundMode::Blocked, Outbound::Blocked),
+        ] {
+            let m = decode_text(&format!(
+                r#"{{"type":"execute","id":1,"code":"","outbound":"{text}"}}"#
+            ))
+            .unwrap();
+            let ClientMsg::Execute(e) = m else {
+                panic!("{m:?}")
+            };
+            assert_eq!((e.outbound, Outbound::from(e.outbound)), (mode, outbound));
+        }
+        let bad =
+            decode_text(r#"{"type":"execute","id":1,"code":"","outbound":"open"}"#).unwrap_err();
+        assert!(bad.detail.contains("unknown variant `open`"), "{bad:?}");
         assert!(e.retain_handles);
         let m = decode_text(r#"{"type":"closeHandles","id":3,"executionId":"e"}"#).unwrap();
         assert_eq!(m.request_id(), Some(3));
@@ -755,6 +776,7 @@ mod tests {
                 url: "u".into(),
                 headers: vec![],
                 has_body: false,
+                redirect: "follow",
             },
             M::Done {
                 id: 1,

@@ -380,6 +380,7 @@ pub(crate) fn end(
         return;
     };
     st.retained_ids.remove(&r.exec_id);
+    st.fetches.forget(r.exec_id);
     if let Some(slot) = st.workers.get_mut(&r.worker) {
         // Free, but not idle until the worker says Ready with a fresh isolate.
         slot.exec = None;

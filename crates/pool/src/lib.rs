@@ -203,6 +203,8 @@ struct State {
     retained: HashMap<String, handles::Retained>,
     retained_ids: HashMap<u64, String>,
     next_invoke: u64,
+    /// Each run's fetches in flight (outbound.rs).
+    fetches: outbound::Flights,
     /// When the watchdog means to look again (`None` before its first look): a new deadline
     /// wakes it only when it comes earlier (see [`watchdog::due_by`]).
     watchdog_at: Option<Instant>,
@@ -219,6 +221,8 @@ struct Inner {
     changed: Condvar,
     next_exec: AtomicU64,
     client: outbound::NativeClient,
+    /// The threads native fetches are performed on.
+    performers: outbound::Performers,
     /// Asks the spawner thread for a replacement worker (see [`supervisor::start_spawner`]).
     respawn: crossbeam_channel::Sender<()>,
     /// The host's loop, when it reads the workers' output (watched.rs); else reader threads do.
@@ -261,12 +265,13 @@ impl Pool {
                 .failure(&[("path", &opts.worker_path.display().to_string())]));
         }
         let (respawn, respawns) = crossbeam_channel::unbounded();
-        let inner = Arc::new(Inner {
+        let inner = Arc::new_cyclic(|me| Inner {
             opts,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             next_exec: AtomicU64::new(1),
             client: outbound::NativeClient::new(),
+            performers: outbound::Performers::new(me.clone()),
             respawn,
             watch,
             watched: Default::default(),
@@ -370,7 +375,9 @@ impl Pool {
         supervisor::send_to_run(&self.inner, exec_id, call_id, frame);
     }
 
-    /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with).
+    /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with). A
+    /// response body past `limits::FETCH_BODY_BYTES` rejects the fetch with `FETCH_TOO_LARGE`
+    /// (the same check as native answers), whichever host answered.
     pub fn answer_fetch(&self, exec_id: u64, call_id: u32, result: Result<WireResponse, String>) {
         supervisor::answer_fetch(&self.inner, exec_id, call_id, result);
     }

@@ -13,12 +13,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
-    frame::read_frame_within, Failure, FailureCode, HostMsg, Outbound, RunError, RunOutcome,
-    WireRequest, WireResponse, WorkerMsg, CONTROL_FD, PROTOCOL_VERSION,
+    frame::read_frame_within, Failure, FailureCode, HostMsg, RunError, RunOutcome, WireRequest,
+    WireResponse, WorkerMsg, CONTROL_FD, PROTOCOL_VERSION,
 };
 
 use crate::conduct::{self, Binding, Violation, WORKER_FRAME_BYTES};
 use crate::handles;
+use crate::outbound::Admitted;
 use crate::process::Process;
 use crate::{Completion, FetchCall, Inner, Job, Running, State, ToolCall, WorkerSlot};
 
@@ -448,6 +449,7 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
                 Some(run)
             }
             (run, grant) => {
+                st.fetches.forget(exec_id);
                 // Free, but not idle until its next isolate is prepared (Ready); a run
                 // queued with no idle worker is handed to it now, to start when it can.
                 if let Some(slot) = st.workers.get_mut(&key) {
@@ -479,12 +481,13 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
     Ok(())
 }
 
-/// Routes a run's fetch by its outbound mode: to the host's policy, or to the native client on
-/// a thread of its own (bounded by what is left of the run's time).
+/// Routes a run's fetch by its outbound mode: to the host's policy, or to the native fetch
+/// threads (outbound.rs: bounded per run and per pool, in bytes in flight, and by what is left
+/// of the run's time).
 fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequest) {
-    let found = {
-        let st = inner.lock();
-        match st.running.get(&exec_id) {
+    let admitted = {
+        let mut st = inner.lock();
+        let found = match st.running.get(&exec_id) {
             Some(r) => Some((r.outbound, r.host.clone(), r.deadline)),
             // A retained execution's fetch (from a handler or a timer): bounded by the
             // invocation in flight, else by one time bound from now.
@@ -499,49 +502,40 @@ fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequ
                     );
                     (r.outbound, r.host.clone(), deadline)
                 }),
-        }
+        };
+        let Some((outbound, host, deadline)) = found else {
+            return;
+        };
+        let admitted = st
+            .fetches
+            .admit(exec_id, call_id, request, outbound, deadline);
+        (admitted, host)
     };
-    let Some((outbound, host, deadline)) = found else {
-        return;
-    };
-    match outbound {
-        Outbound::Routed => host.fetch(FetchCall {
+    match admitted {
+        (Admitted::Route(request), host) => host.fetch(FetchCall {
             exec_id,
             call_id,
             request,
         }),
-        Outbound::Native => {
-            let weak = Arc::downgrade(inner);
-            let timeout = deadline.saturating_duration_since(Instant::now());
-            let spawned = std::thread::Builder::new()
-                .name("fetch".into())
-                .spawn(move || {
-                    let Some(inner) = weak.upgrade() else { return };
-                    let result = inner.client.fetch(request, timeout);
-                    answer_fetch(&inner, exec_id, call_id, result);
-                });
-            if let Err(e) = spawned {
-                let text = format!("fetch could not start: {e}");
-                answer_fetch(inner, exec_id, call_id, Err(text));
-            }
-        }
-        // The worker rejects blocked fetches itself; one arriving here is answered the same way.
-        Outbound::Blocked => answer_fetch(
-            inner,
-            exec_id,
-            call_id,
-            Err(FailureCode::NetworkClosed.template().to_string()),
-        ),
+        (Admitted::Perform(task), _) => inner.performers.submit(task),
+        (Admitted::Wait, _) => {}
+        (Admitted::Refuse(text), _) => answer_fetch(inner, exec_id, call_id, Err(text)),
     }
 }
 
 /// Writes a fetch answer to the worker running `exec_id` (or retaining it), if it still does.
+/// Every answer passes here, native or routed, in process or through the daemon: the answer is
+/// checked (outbound::Flights::answered), and the run's next waiting native fetch starts.
 pub(crate) fn answer_fetch(
     inner: &Inner,
     exec_id: u64,
     call_id: u32,
     result: Result<WireResponse, String>,
 ) {
+    let (result, next) = inner.lock().fetches.answered(exec_id, call_id, result);
+    if let Some(task) = next {
+        inner.performers.submit(task);
+    }
     let frame = HostMsg::FetchResult {
         exec_id,
         call_id,
@@ -643,6 +637,9 @@ fn settle_lost(
             handles::worker_lost(inner, &mut st, exec_id, &failure, &mut settles);
         }
         let mut lost = held.and_then(|id| st.running.remove(&id).map(|r| (id, r)));
+        if let Some(exec_id) = held {
+            st.fetches.forget(exec_id);
+        }
         // A run the worker never acknowledged had no effect outside it: it goes back to the
         // front of the queue, for the replacement (or another idle worker), a bounded number
         // of times. One past its deadline was cancelled: it times out below. One whose worker

@@ -599,9 +599,11 @@ impl Host for Oversize {
     fn fetch(&self, call: FetchCall) {
         let pool = self.0.lock().unwrap().clone().unwrap();
         std::thread::spawn(move || {
+            // Past the frame bound in its headers: a body past FETCH_BODY_BYTES is refused
+            // before the frame is built (FETCH_TOO_LARGE, outbound.rs).
             let response = WireResponse {
                 status: 200,
-                body: Some(vec![b'x'; OVER]),
+                headers: vec![("x-big".into(), "x".repeat(OVER))],
                 ..Default::default()
             };
             pool.answer_fetch(call.exec_id, call.call_id, Ok(response));

@@ -16,16 +16,16 @@ pub mod messages;
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use messages::{
     DecodeError, ExecuteRequest, FrameTooLarge, Grant, HostMsg, LogEntry, LogLevel, Outbound,
-    ProviderDecl, RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse,
-    WorkerMsg,
+    ProviderDecl, Redirect, RunError, RunOutcome, RunStats, SourceLocation, WireRequest,
+    WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;
 /// 3: retained handles (Execute's `retain_handles`, the outcome's grant, Invoke, CloseHandles,
 /// Invoked); 4: `Started` (the worker acknowledges an Execute before running it); 5: live log
 /// entries (Execute's `live_logs`, `Log`), the worker's pid in the stats, and the failure's
-/// `location` (RunError).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// `location` (RunError); 6: `Outbound::Public` and the request's `redirect` mode (WireRequest).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The V8 value-serializer format the worker writes, and the newest it reads (the version after
 /// the 0xFF header tag). Values cross both ways (tool answers in, arguments and results out) and
@@ -54,6 +54,16 @@ pub mod limits {
     pub const FETCH_BODY_BYTES: usize = 16 * 1024 * 1024;
     /// Redirects a native fetch follows.
     pub const FETCH_REDIRECTS: u32 = 10;
+    /// Native fetches (outbound native or public) of one run being performed at once; the
+    /// run's further native fetches wait, in order, for one of these to end.
+    pub const FETCH_CONCURRENCY_PER_RUN: usize = 8;
+    /// Threads a pool performs native fetches on, for all its runs together (started as
+    /// needed, kept while the pool lives).
+    pub const FETCH_THREADS: usize = 64;
+    /// Bytes of requests (URL, headers and body) one run may have in flight at once: fetches
+    /// sent to the host and not yet answered, waiting ones included. A fetch past it rejects
+    /// in the sandbox with `FETCH_BYTES_IN_FLIGHT`.
+    pub const FETCH_BYTES_IN_FLIGHT: usize = 32 * 1024 * 1024;
     /// Tool calls and fetches of one run in flight at once (awaiting the host's answer).
     pub const CALLS_IN_FLIGHT: usize = 10_000;
     /// Serialized argument bytes of one run's tool calls the host holds at once: calls whose

@@ -20,6 +20,49 @@ pub enum Outbound {
     Blocked = 1,
     /// The host's policy function answers each request.
     Routed = 2,
+    /// The pool performs the request, to public unicast addresses only: each name is resolved
+    /// once per hop and the connection goes to a vetted address (docs/runtime.md, "Outbound").
+    Public = 3,
+}
+
+impl Outbound {
+    /// Whether the pool performs the run's fetches itself (native or public).
+    pub fn is_native(self) -> bool {
+        matches!(self, Outbound::Native | Outbound::Public)
+    }
+}
+
+/// A request's redirect mode (the Fetch standard's `RequestRedirect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Redirect {
+    /// Redirects are followed (a bounded number of hops).
+    #[default]
+    Follow = 0,
+    /// A redirect response rejects the fetch.
+    Error = 1,
+    /// A redirect response is the answer, as it came.
+    Manual = 2,
+}
+
+impl Redirect {
+    /// The Fetch standard's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Redirect::Follow => "follow",
+            Redirect::Error => "error",
+            Redirect::Manual => "manual",
+        }
+    }
+
+    /// The mode a spelling names (`None`: not one of the three).
+    pub fn parse(text: &str) -> Option<Redirect> {
+        match text {
+            "follow" => Some(Redirect::Follow),
+            "error" => Some(Redirect::Error),
+            "manual" => Some(Redirect::Manual),
+            _ => None,
+        }
+    }
 }
 
 /// A request in the wire shape the contract names (`WireRequest`).
@@ -30,6 +73,8 @@ pub struct WireRequest {
     pub headers: Vec<(String, String)>,
     #[serde(with = "serde_bytes")]
     pub body: Option<Vec<u8>>,
+    /// What a redirect response does to the request (a routed policy receives it too).
+    pub redirect: Redirect,
 }
 
 /// A response in the wire shape (`WireResponse`), plus where it finally came from.

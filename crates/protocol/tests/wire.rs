@@ -5,7 +5,7 @@
 use codemode_protocol::frame::read_frame;
 use codemode_protocol::messages::HELLO_TAG;
 use codemode_protocol::{
-    ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, RunError,
+    ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect, RunError,
     RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg, PROTOCOL_VERSION,
 };
 use proptest::prelude::*;
@@ -46,7 +46,8 @@ fn outbound() -> impl Strategy<Value = Outbound> {
     prop_oneof![
         Just(Outbound::Native),
         Just(Outbound::Blocked),
-        Just(Outbound::Routed)
+        Just(Outbound::Routed),
+        Just(Outbound::Public)
     ]
 }
 
@@ -71,15 +72,29 @@ fn response() -> impl Strategy<Value = WireResponse> {
         )
 }
 
+fn redirect() -> impl Strategy<Value = Redirect> {
+    prop_oneof![
+        Just(Redirect::Follow),
+        Just(Redirect::Error),
+        Just(Redirect::Manual)
+    ]
+}
+
 fn request() -> impl Strategy<Value = WireRequest> {
-    (text(), text(), headers(), prop::option::of(bytes())).prop_map(
-        |(method, url, headers, body)| WireRequest {
+    (
+        text(),
+        text(),
+        headers(),
+        prop::option::of(bytes()),
+        redirect(),
+    )
+        .prop_map(|(method, url, headers, body, redirect)| WireRequest {
             method,
             url,
             headers,
             body,
-        },
-    )
+            redirect,
+        })
 }
 
 fn host_msg() -> impl Strategy<Value = HostMsg> {

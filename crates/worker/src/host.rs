@@ -2,7 +2,7 @@
 //! of the promises they return when the host answers.
 
 use codemode_protocol::{
-    limits, FailureCode, LogLevel, Outbound, WireRequest, WireResponse, WorkerMsg,
+    limits, FailureCode, LogLevel, Outbound, Redirect, WireRequest, WireResponse, WorkerMsg,
 };
 
 use crate::clone;
@@ -204,7 +204,7 @@ fn reject_type_error(
     }
 }
 
-/// `fetch(method, url, headers, body|null) -> Promise<raw response>`: blocked runs reject at
+/// `fetch(method, url, headers, body|null, redirect) -> Promise<raw response>`: blocked runs reject at
 /// once; others send the request to the host (which performs or routes it).
 pub fn fetch(
     scope: &mut v8::HandleScope,
@@ -216,11 +216,13 @@ pub fn fetch(
     };
     let url = args.get(1).to_rust_string_lossy(scope);
     let outbound = scope.get_slot::<RunState>().map(|s| s.outbound);
-    if outbound != Some(Outbound::Native) && outbound != Some(Outbound::Routed) {
+    if outbound.is_none_or(|o| o == Outbound::Blocked) {
         return reject_type_error(scope, resolver, FailureCode::NetworkClosed.template());
     }
     let method = args.get(0).to_rust_string_lossy(scope);
     let headers = string_pairs(scope, args.get(2));
+    // web/request.js admits only the three modes; anything else follows, as by default.
+    let redirect = Redirect::parse(&args.get(4).to_rust_string_lossy(scope)).unwrap_or_default();
     let body = match v8::Local::<v8::ArrayBufferView>::try_from(args.get(3)) {
         Ok(view) => {
             if view.byte_length() > limits::FETCH_BODY_BYTES {
@@ -252,6 +254,7 @@ pub fn fetch(
             url,
             headers,
             body,
+            redirect,
         },
     });
 }

@@ -15,6 +15,7 @@ fn invoke(invoke_id: u64, url: &str) -> HostMsg {
             url: url.into(),
             headers: vec![],
             body: None,
+            redirect: Default::default(),
         },
     }
 }

@@ -21,7 +21,7 @@ function fetch(input, init = undefined) {
   if (signal.aborted) return PromiseReject(signal.reason);
   return consume(request, 'fetch').then((bytes) => {
     const body = hasBody(request) ? bytes : null;
-    const pending = natives.fetch(request.method, request.url, headerList(request.headers).map(([k, v]) => [k, v]), body);
+    const pending = natives.fetch(request.method, request.url, headerList(request.headers).map(([k, v]) => [k, v]), body, request.redirect);
     return new PromiseCtor((resolve, reject) => {
       onAbort(signal, (reason) => reject(reason));
       pending.then((raw) => {

@@ -9,6 +9,7 @@ const { SetCtor, StringCtor, SymbolToStringTag, TypeErrorCtor } = load('primordi
 
 const FORBIDDEN_METHODS = new SetCtor(['CONNECT', 'TRACE', 'TRACK']);
 const NORMALIZED_METHODS = new SetCtor(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
+const REDIRECTS = new SetCtor(['follow', 'error', 'manual']);
 
 class Request {
   #url; #method; #headers; #signal; #redirect;
@@ -29,7 +30,9 @@ class Request {
     if (FORBIDDEN_METHODS.has(upper)) throw new TypeErrorCtor(`Failed to construct 'Request': '${method}' HTTP method is unsupported.`);
     this.#method = NORMALIZED_METHODS.has(upper) ? upper : method;
     this.#headers = new Headers(init.headers !== undefined ? init.headers : base ? base.headers : undefined);
-    this.#redirect = init.redirect ?? (base ? base.redirect : 'follow');
+    const redirect = init.redirect !== undefined ? StringCtor(init.redirect) : base ? base.redirect : 'follow';
+    if (!REDIRECTS.has(redirect)) throw new TypeErrorCtor(`Failed to construct 'Request': The provided value '${redirect}' is not a valid enum value of type RequestRedirect (use 'follow', 'error' or 'manual').`);
+    this.#redirect = redirect;
     const signal = init.signal !== undefined ? init.signal : base ? base.signal : null;
     this.#signal = signal instanceof AbortSignal ? signal : null;
     let source = null;
