@@ -411,7 +411,7 @@ export declare class RemoteExecutor {
    * is refused with `INVALID_OPTION` naming the ceiling. `CodemodeExecutor`'s own 60 s default
    * is lowered to the daemon's timeout when the host set none.
    */
-  readonly ceilings: { timeout: number; memoryLimit: number }
+  readonly ceilings: { timeout: number; memoryLimit: number; outbound: 'blocked' | 'routed' | 'public' | 'native' }
   /**
    * Runs one program on the daemon, as `IsolateExecutor.execute`. Also rejects with `DRAINING`
    * (retryable: the daemon is shutting down), `IN_FLIGHT_LIMIT` (retryable) and
@@ -500,6 +500,14 @@ export interface ServeOptions {
    * Default 20 MiB.
    */
   maxMessageBytes?: number
+  /**
+   * The outbound ceiling: the most network a caller's run may get, and what a request that
+   * names none gets. `null` (fetch closed), `'routed'` (the caller's own policy, in its
+   * process), `'public'` (the daemon performs the request, to public addresses only) or
+   * `'native'` (everything the daemon's machine reaches). A request asking for more is refused
+   * with `INVALID_OPTION` naming the ceiling. Default `'public'`.
+   */
+  outbound?: null | 'routed' | 'public' | 'native'
   /**
    * Names each caller, or refuses it: return a name (or `{ name }`, or nothing for the default
    * `address:port`); throw or reject to refuse, and the client's `connect()` rejects with

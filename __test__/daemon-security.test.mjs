@@ -224,7 +224,7 @@ describe('the ceilings a client sees', () => {
     const { CodemodeExecutor } = await import('./daemon-helpers.mjs');
     const server = await served({ workers: 1, timeout: 5_000, memoryLimit: 96 });
     const remote = await connected(server.url);
-    expect(remote.ceilings).toEqual({ timeout: 5_000, memoryLimit: 96 });
+    expect(remote.ceilings).toEqual({ timeout: 5_000, memoryLimit: 96, outbound: 'public' });
     const executor = new CodemodeExecutor(remote);
     expect(await executor.execute('async () => 5', [])).toEqual({ result: 5, logs: [] });
     // A timeout the host chose above the ceiling is the host's mistake: refused, not lowered.
@@ -252,5 +252,72 @@ describe('the deployment recipes', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('--token-file');
     expect(run.stderr).toContain('16 characters');
+  });
+});
+
+describe('the daemon’s outbound ceiling', () => {
+  /** A loopback server that counts what reaches it. */
+  async function counting() {
+    const http = await import('node:http');
+    const seen = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.url);
+      res.end('reached');
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    return { seen, url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
+  }
+  const fetchCode = (url) => `async () => { try { return await (await fetch(${JSON.stringify(url)})).text() } catch (e) { return 'refused: ' + e.message } }`;
+
+  it('is public by default: native is refused naming the ceiling, and an omitted outbound gets public', async () => {
+    const target = await counting();
+    try {
+      const server = await served({ workers: 1 });
+      const remote = await connected(server.url);
+      expect(remote.ceilings.outbound).toBe('public');
+      const native = await rejection(remote.execute({ code: fetchCode(target.url), outbound: 'native' }));
+      expect(native.code).toBe('INVALID_OPTION');
+      expect(native.message).toContain("ceiling 'public'");
+      const omitted = await remote.execute({ code: fetchCode(target.url) });
+      expect(omitted.result).toMatch(/^refused: /);
+      expect(target.seen).toEqual([]);
+    } finally {
+      target.close();
+    }
+  });
+
+  it('null closes fetch for a caller that names nothing, and refuses routed and public', async () => {
+    const target = await counting();
+    try {
+      const server = await served({ workers: 1, outbound: null });
+      const remote = await connected(server.url);
+      const omitted = await remote.execute({ code: fetchCode(target.url) });
+      expect(omitted.result).toContain('fetch is closed in this sandbox');
+      for (const outbound of ['public', async () => ({ status: 200, statusText: 'OK', headers: [], body: null })]) {
+        const refused = await rejection(remote.execute({ code: fetchCode(target.url), outbound }));
+        expect(refused.code).toBe('INVALID_OPTION');
+        expect(refused.message).toContain("ceiling 'blocked'");
+      }
+      expect(target.seen).toEqual([]);
+    } finally {
+      target.close();
+    }
+  });
+
+  it('native lets a caller ask for it (loopback here), and the CLI refuses an unknown ceiling', async () => {
+    const target = await counting();
+    try {
+      const server = await served({ workers: 1, outbound: 'native' });
+      const remote = await connected(server.url);
+      expect((await remote.execute({ code: fetchCode(target.url), outbound: 'native' })).result).toBe('reached');
+      // Omitted, a caller still gets what the ceiling gives.
+      expect((await remote.execute({ code: fetchCode(target.url) })).result).toBe('reached');
+      expect(target.seen.length).toBe(2);
+    } finally {
+      target.close();
+    }
+    const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--outbound', 'everything'], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--outbound');
   });
 });

@@ -139,7 +139,7 @@ describe('a daemon started through the CLI', () => {
     expect([manual.result, modes]).toEqual([302, ['manual']]);
   });
 
-  it('fetches natively to public addresses only unless native is asked for', async () => {
+  it('fetches natively to public addresses only, and refuses native above its ceiling', async () => {
     const target = http.createServer((req, res) => res.end('reached'));
     let connections = 0;
     target.on('connection', () => connections++);
@@ -151,7 +151,10 @@ describe('a daemon started through the CLI', () => {
       const refused = await remote.execute({ code });
       expect(refused.result).toContain(`fetch ${url} was refused: 127.0.0.1 is a loopback address, not a public internet address`);
       expect(connections).toBe(0);
-      expect((await remote.execute({ code, outbound: 'native' })).result).toBe('reached');
+      // The daemon's outbound ceiling is public unless its operator says `--outbound native`.
+      const native = await rejection(remote.execute({ code, outbound: 'native' }));
+      expect(native.code).toBe('INVALID_OPTION');
+      expect(connections).toBe(0);
     } finally {
       await new Promise((r) => target.close(r));
     }
@@ -420,7 +423,7 @@ describe('serve() in this process', () => {
     const badPort = await rejection(served({ port: 70_000 }));
     expect(badPort.code).toBe('INVALID_OPTION');
     expect(badPort.message).toContain('`port`');
-    const outbound = await rejection(served({ outbound: null }));
+    const outbound = await rejection(served({ outbound: 'everything' }));
     expect(outbound.code).toBe('INVALID_OPTION');
     expect(outbound.message).toContain('`outbound`');
     const noSocket = await rejection(connect('ws://127.0.0.1:1'));

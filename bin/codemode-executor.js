@@ -27,6 +27,10 @@ Options:
                                carrying any other Origin header is refused (default: none)
   --allow-host NAME            a name clients may reach the daemon by besides its address
                                (repeatable; for a proxy or DNS name in front)
+  --outbound MODE              the most network a caller's run may get, and what one that
+                               names none gets: null (fetch closed), routed (the caller's
+                               own policy), public (native, to public addresses only) or
+                               native (everything this machine reaches) (default public)
   --workers N                  worker processes (default: the machine's parallelism)
   --memory-limit MIB           memory limit of a run: the default and the most a request may
                                ask for (default 128)
@@ -92,6 +96,7 @@ async function main() {
         'token-file': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'allow-host': { type: 'string', multiple: true },
+        outbound: { type: 'string' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -118,6 +123,7 @@ async function main() {
   if (values.host !== undefined) options.host = values.host;
   if (values['allow-origin'] !== undefined) options.allowOrigins = values['allow-origin'];
   if (values['allow-host'] !== undefined) options.allowHosts = values['allow-host'];
+  if (values.outbound !== undefined) options.outbound = values.outbound === 'null' ? null : values.outbound;
   if (values['token-file'] !== undefined) {
     const file = values['token-file'];
     let token;
@@ -138,7 +144,7 @@ async function main() {
     server = await serve(options);
   } catch (e) {
     if (e instanceof ExecutorError && e.code === 'INVALID_OPTION') {
-      const flags = { ...INTEGER_FLAGS, 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token' };
+      const flags = { ...INTEGER_FLAGS, 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token', outbound: 'outbound' };
       const flag = Object.entries(flags).find(([, key]) => e.message.includes(`\`${key}\``))?.[0];
       return usageError(flag ? `--${flag}: ${e.message}` : e.message);
     }

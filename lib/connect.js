@@ -372,11 +372,11 @@ class RemoteExecutor {
   /**
    * The most time (ms) and memory (MiB) a request may ask of this daemon (its `--timeout` and
    * `--memory-limit`), as its welcome said: a request above either is refused `INVALID_OPTION`.
-   * @returns {{ timeout: number, memoryLimit: number }}
+   * @returns {{ timeout: number, memoryLimit: number, outbound: 'blocked' | 'routed' | 'public' | 'native' }}
    */
   get ceilings() {
-    const { timeout, memoryLimit } = this.#primary.limits;
-    return { timeout: Number(timeout), memoryLimit: Number(memoryLimit) };
+    const { timeout, memoryLimit, outbound } = this.#primary.limits;
+    return { timeout: Number(timeout), memoryLimit: Number(memoryLimit), outbound: /** @type {any} */ (outbound) };
   }
 
   /**
@@ -388,6 +388,11 @@ class RemoteExecutor {
     // Omitted here too, outbound means public: the daemon performs the request, to public
     // addresses only.
     const checked = validate.request(request, this.#opts.outbound);
+    // Named by neither the request nor connect(): the daemon's outbound ceiling applies (public
+    // unless its operator chose otherwise), so nothing is sent.
+    if (this.#opts.outbound === undefined && request.outbound === undefined) {
+      /** @type {{ outbound: unknown }} */ (checked).outbound = undefined;
+    }
     await this.#ensurePrimary();
     return this.#core.execute(checked);
   }

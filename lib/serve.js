@@ -79,6 +79,7 @@ async function serve(options) {
         hook: Boolean(onConnection),
         allowOrigins: opts.allowOrigins,
         allowHosts: opts.allowHosts,
+        outbound: opts.outbound,
         ...opts.bounds,
       },
       onEvent,

@@ -402,7 +402,9 @@ function wireRequest(given) {
 
 const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
 const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes']);
-const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS];
+const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS];
+/** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */
+const SERVE_OUTBOUND = [null, 'routed', 'public', 'native'];
 /** The daemon's bounds beyond the pool's (docs/protocol.md, "Bounds"); their defaults live in crates/daemon (`Bounds`). */
 const SERVE_LIMITS = {
   port: /** @type {[number, number]} */ ([0, 65_535]),
@@ -429,6 +431,7 @@ const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', max
  * @property {number} maxInFlight
  * @property {string[]} allowOrigins
  * @property {string[]} allowHosts
+ * @property {'null' | 'routed' | 'public' | 'native' | undefined} outbound the ceiling (absent: the daemon's, public)
  * @property {Partial<Record<typeof CONNECTION_BOUND_KEYS[number], number>>} bounds
  * @property {NativeOptions} pool
  *
@@ -473,6 +476,9 @@ function serveOptions(given, defaultWorkerPath) {
       lists[key].push(item);
     }
   }
+  if (input.outbound !== undefined && !SERVE_OUTBOUND.includes(/** @type {any} */ (input.outbound))) {
+    throw fault(kind, { field: 'outbound', problem: `got ${describe(input.outbound)}`, allowed: "the most network a caller may get: null, 'routed', 'public' (the default) or 'native'" });
+  }
   /** @type {ValidServeOptions['bounds']} */
   const bounds = {};
   for (const key of CONNECTION_BOUND_KEYS) {
@@ -493,6 +499,7 @@ function serveOptions(given, defaultWorkerPath) {
     maxInFlight,
     allowOrigins: lists.allowOrigins,
     allowHosts: lists.allowHosts,
+    outbound: input.outbound === undefined ? undefined : /** @type {ValidServeOptions['outbound']} */ (String(input.outbound)),
     bounds,
     pool,
   };

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use codemode_daemon::codemode_pool::protocol::FailureCode;
+use codemode_daemon::wire::OutboundMode;
 use codemode_daemon::{Bounds, Event, Server, ServerOptions};
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
@@ -41,6 +43,9 @@ pub struct NativeServeOptions {
     /// ms; 0: never.
     pub idle_timeout: Option<u32>,
     pub max_message_bytes: Option<u32>,
+    /// The outbound ceiling: `null`, `routed`, `public` or `native` (validated by `lib/`);
+    /// absent: `public`.
+    pub outbound: Option<String>,
 }
 
 impl NativeServeOptions {
@@ -160,6 +165,16 @@ impl NativeServer {
             )
         })?;
         let bounds = options.bounds();
+        let outbound = match options.outbound.as_deref() {
+            None => OutboundMode::Public,
+            Some(flag) => OutboundMode::from_flag(flag).ok_or_else(|| {
+                thrown(FailureCode::InvalidOption.failure(&[
+                    ("field", "outbound"),
+                    ("problem", &format!("got {flag:?}")),
+                    ("allowed", "null, 'routed', 'public' or 'native'"),
+                ]))
+            })?,
+        };
         let server = Server::start(
             ServerOptions {
                 host: options.host,
@@ -171,6 +186,7 @@ impl NativeServer {
                 allow_origins: options.allow_origins,
                 allow_hosts: options.allow_hosts,
                 bounds,
+                outbound,
             },
             Box::new(move |e: Event| {
                 on_event.call(e.into(), ThreadsafeFunctionCallMode::NonBlocking);

@@ -26,7 +26,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, ServerMsg};
+use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, OutboundMode, ServerMsg};
 use crate::Shared;
 
 pub(crate) type Ws = WebSocketStream<TcpStream>;
@@ -524,6 +524,7 @@ impl Conn<'_> {
                         self.shared.bounds.max_message_bytes,
                         self.shared.ceilings.timeout_ms,
                         self.shared.ceilings.memory_limit_mib,
+                        self.shared.ceilings.outbound,
                     ),
                 };
                 self.send(welcome, None);
@@ -595,6 +596,34 @@ impl Conn<'_> {
             ])
         };
         let ceilings = self.shared.ceilings;
+        let outbound = e.outbound.unwrap_or(ceilings.outbound);
+        if outbound.reach() > ceilings.outbound.reach() {
+            let ceiling = ceilings.outbound;
+            let allowed = [
+                OutboundMode::Blocked,
+                OutboundMode::Routed,
+                OutboundMode::Public,
+                OutboundMode::Native,
+            ]
+            .into_iter()
+            .filter(|m| m.reach() <= ceiling.reach())
+            .map(|m| format!("'{}'", m.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+            let f = FailureCode::InvalidOption.failure(&[
+                ("field", "outbound"),
+                (
+                    "problem",
+                    &format!(
+                        "got '{}', above this daemon's outbound ceiling '{}' (serve --outbound)",
+                        outbound.as_str(),
+                        ceiling.as_str()
+                    ),
+                ),
+                ("allowed", &format!("{allowed} ('blocked' is null), or none for the ceiling")),
+            ]);
+            return self.send(ServerMsg::failed(id, f), None);
+        }
         if let Some(t) = e.timeout.filter(|t| *t > ceilings.timeout_ms) {
             let f = above("timeout", t, ceilings.timeout_ms, "ms", "--timeout");
             return self.send(ServerMsg::failed(id, f), None);
@@ -613,7 +642,7 @@ impl Conn<'_> {
             providers: e.providers.into_iter().map(Into::into).collect(),
             timeout_ms: e.timeout,
             memory_limit_mib: e.memory_limit.map(|m| m as u32),
-            outbound: e.outbound.into(),
+            outbound: outbound.into(),
             retain_handles: e.retain_handles,
             live_logs: e.live_logs,
         };

@@ -60,6 +60,9 @@ pub struct ServerOptions {
     /// Names (besides the bound address) a request's `Host` may use (see [`http::Gate`]).
     pub allow_hosts: Vec<String>,
     pub bounds: Bounds,
+    /// The most network a caller may get, and what one that names none gets (`serve
+    /// --outbound`; default [`wire::OutboundMode::Public`]).
+    pub outbound: wire::OutboundMode,
 }
 
 /// What one client may hold of the daemon (docs/protocol.md, "Bounds").
@@ -224,6 +227,7 @@ pub fn printable(line: &str) -> String {
 pub struct Ceilings {
     pub timeout_ms: u64,
     pub memory_limit_mib: u32,
+    pub outbound: wire::OutboundMode,
 }
 
 /// One WebSocket connection counted against [`Bounds`]; uncounted when dropped.
@@ -336,6 +340,7 @@ impl Server {
         let ceilings = Ceilings {
             timeout_ms: options.pool.timeout_ms,
             memory_limit_mib: options.pool.memory_limit_mib,
+            outbound: options.outbound,
         };
         let pool = Pool::start(options.pool)?;
         let shared = Arc::new(Shared {

@@ -23,13 +23,47 @@ pub const PROTOCOL: u32 = 1;
 pub const MAX_MESSAGE_BYTES: usize = 20 * 1024 * 1024;
 
 /// How a run's `fetch` reaches the network, as the wire spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutboundMode {
     Native,
     Public,
     Blocked,
     Routed,
+}
+
+impl OutboundMode {
+    /// How much of the daemon's own network a mode reaches, in order: blocked (none), routed
+    /// (none: the caller's process performs the request), public, native (everything the
+    /// daemon's machine reaches). A daemon's ceiling (`serve --outbound`) admits a mode up to it.
+    pub fn reach(self) -> u8 {
+        match self {
+            OutboundMode::Blocked => 0,
+            OutboundMode::Routed => 1,
+            OutboundMode::Public => 2,
+            OutboundMode::Native => 3,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutboundMode::Native => "native",
+            OutboundMode::Public => "public",
+            OutboundMode::Blocked => "blocked",
+            OutboundMode::Routed => "routed",
+        }
+    }
+
+    /// The mode as `serve --outbound` spells it (`null` is blocked).
+    pub fn from_flag(flag: &str) -> Option<OutboundMode> {
+        match flag {
+            "null" | "blocked" => Some(OutboundMode::Blocked),
+            "routed" => Some(OutboundMode::Routed),
+            "public" => Some(OutboundMode::Public),
+            "native" => Some(OutboundMode::Native),
+            _ => None,
+        }
+    }
 }
 
 impl From<OutboundMode> for Outbound {
@@ -74,7 +108,9 @@ pub struct ExecuteMsg {
     /// MiB; absent: the daemon's default.
     #[serde(default)]
     pub memory_limit: Option<u64>,
-    pub outbound: OutboundMode,
+    /// Absent: the daemon's outbound ceiling.
+    #[serde(default)]
+    pub outbound: Option<OutboundMode>,
     #[serde(default)]
     pub retain_handles: bool,
     /// Stream each console entry as a `log` message while the run goes.
@@ -182,6 +218,8 @@ pub struct Limits {
     pub timeout: u64,
     /// The most memory (MiB) a request may ask for, and what one without `memoryLimit` gets.
     pub memory_limit: u32,
+    /// The most network a request may ask for, and what one without `outbound` gets.
+    pub outbound: OutboundMode,
     pub tool_payload_bytes: u64,
     pub result_bytes: u64,
     pub fetch_body_bytes: u64,
@@ -193,11 +231,13 @@ impl Limits {
         max_message_bytes: usize,
         timeout: u64,
         memory_limit: u32,
+        outbound: OutboundMode,
     ) -> Self {
         Limits {
             max_message_bytes: max_message_bytes as u64,
             timeout,
             memory_limit,
+            outbound,
             max_in_flight,
             tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
             result_bytes: limits::RESULT_BYTES as u64,
@@ -541,7 +581,7 @@ mod tests {
         assert_eq!(e.providers[0].tools, None);
         assert_eq!(e.timeout, Some(50));
         assert_eq!(e.memory_limit, None);
-        assert_eq!(e.outbound, OutboundMode::Routed);
+        assert_eq!(e.outbound, Some(OutboundMode::Routed));
         for (text, mode, outbound) in [
             ("public", OutboundMode::Public, Outbound::Public),
             ("native", OutboundMode::Native, Outbound::Native),
@@ -554,7 +594,8 @@ mod tests {
             let ClientMsg::Execute(e) = m else {
                 panic!("{m:?}")
             };
-            assert_eq!((e.outbound, Outbound::from(e.outbound)), (mode, outbound));
+            assert_eq!(e.outbound, Some(mode));
+            assert_eq!(Outbound::from(mode), outbound);
         }
         let bad =
             decode_text(r#"{"type":"execute","id":1,"code":"","outbound":"open"}"#).unwrap_err();
@@ -756,7 +797,7 @@ mod tests {
                 protocol: 1,
                 daemon: "d".into(),
                 name: "n".into(),
-                limits: Limits::new(1, MAX_MESSAGE_BYTES, 30_000, 128),
+                limits: Limits::new(1, MAX_MESSAGE_BYTES, 30_000, 128, OutboundMode::Public),
             },
             M::Refused {
                 code: "CONNECTION_REFUSED",
