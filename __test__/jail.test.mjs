@@ -54,6 +54,18 @@ describe('the worker jail (Linux)', () => {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
     expect(status).toMatch(/^Seccomp:\s+2$/m);
+    if (process.getuid() === 0) {
+      // A root host's workers run as nobody/nogroup, with no groups and no capabilities, under
+      // a task limit for that uid (18 threads for each of at least 64 workers).
+      expect(status).toMatch(/^Uid:\s+65534\s+65534\s+65534\s+65534$/m);
+      expect(status).toMatch(/^Gid:\s+65534\s+65534\s+65534\s+65534$/m);
+      expect(status).toMatch(/^Groups:\s*$/m);
+      expect(status).toMatch(/^CapEff:\s+0+$/m);
+      expect(readFileSync(`/proc/${pid}/limits`, 'utf8')).toMatch(/^Max processes\s+1152\s+1152\s/m);
+    } else {
+      const uid = process.getuid();
+      expect(status).toMatch(new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, 'm'));
+    }
   });
 
   it('closes descriptors the host leaked into the worker', async () => {
