@@ -2,9 +2,11 @@
 # Observes the system calls workers make once jailed, to extend the seccomp allow-list
 # (crates/worker/src/jail.rs, ALLOWED). Runs the vitest suite (or the files given) with every
 # worker under `strace -f`, then prints each call made after the filter was installed: its
-# count, how many were refused, and whether the list holds it. A refused call that belongs to
-# V8, glibc or the worker goes into ALLOWED with its reason; files, sockets, processes and
-# privileges never do. Needs strace. Tests that count codemode-worker processes fail under the
+# count, how many were refused, and whether the list holds it (in ALLOWED, or in `conditional`
+# with the arguments it may take: read the trace for the arguments it was refused with). A
+# refused call that belongs to V8, glibc or the worker goes into ALLOWED with its reason, or into
+# `conditional` when some of its arguments reach outside the worker; files, sockets, processes,
+# threads (every one starts before the jail) and privileges never do. Needs strace. Tests that count codemode-worker processes fail under the
 # wrapper (the worker's parent is strace); that is expected.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -12,6 +12,7 @@
 //! and socket writers alike.
 
 mod conduct;
+mod diagnostics;
 mod handles;
 mod input;
 mod observe;

@@ -18,13 +18,16 @@ use std::sync::Mutex;
 pub(crate) struct Process {
     pid: u32,
     pidfd: Option<OwnedFd>,
+    /// The identity it runs as, when not the host's.
+    identity: Option<Identity>,
     /// True once the child is reaped; held while signalling and while reaping.
     reaped: Mutex<bool>,
 }
 
 impl Process {
-    /// Call right after the spawn, before anything can reap `child`.
-    pub(crate) fn of(child: &Child) -> Process {
+    /// Call right after the spawn, before anything can reap `child`, which runs as `identity`
+    /// (`None`: as the host).
+    pub(crate) fn of(child: &Child, identity: Option<Identity>) -> Process {
         let pid = child.id();
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor (or -1); the
         // child is ours and unreaped (only its reader thread, not started yet, waits for it),
@@ -37,6 +40,7 @@ impl Process {
         Process {
             pid,
             pidfd,
+            identity,
             reaped: Mutex::new(false),
         }
     }
@@ -88,21 +92,30 @@ impl Process {
             rlim_cur: bytes.min(hard),
             rlim_max: hard,
         };
-        // SAFETY: prlimit reads the struct we pass and writes nothing (null old-limit pointer);
-        // the pid names our unreaped child (see above).
-        let r = unsafe {
-            libc::prlimit(
-                self.pid as libc::pid_t,
-                libc::RLIMIT_AS,
-                &limit,
-                std::ptr::null_mut(),
-            )
+        let set = || {
+            // SAFETY: prlimit reads the struct we pass and writes nothing (null old-limit
+            // pointer); the pid names our unreaped child (see above).
+            let r = unsafe {
+                libc::prlimit(
+                    self.pid as libc::pid_t,
+                    libc::RLIMIT_AS,
+                    &limit,
+                    std::ptr::null_mut(),
+                )
+            };
+            match r {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        };
+        let result = match (set(), &self.identity) {
+            // A root host without CAP_SYS_RESOURCE (a container's default) may set the limits
+            // of another uid's process only as that uid: see `as_real_ids`.
+            (Err(e), Some(id)) if e.raw_os_error() == Some(libc::EPERM) => as_real_ids(id, set),
+            (result, _) => result,
         };
         drop(reaped);
-        if r != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
+        result
     }
 
     /// The CPU time the process has used so far (every thread, user and system), read from its
@@ -151,6 +164,42 @@ impl Process {
     }
 }
 
+/// Runs `f` on this thread with the real uid and gid of `identity`, then restores them.
+/// `prlimit` on another process is allowed to a caller with `CAP_SYS_RESOURCE` or whose real
+/// ids are the target's; a container's root usually lacks the capability. Only the real ids
+/// change, and only on this thread (raw system calls; glibc's wrappers would change every
+/// thread): its effective uid stays 0, so it keeps its capabilities and never gives up root.
+/// For these few system calls, a process of that uid may signal this thread (the kernel allows
+/// a signal to a matching real uid); a jailed worker cannot signal anything but itself.
+fn as_real_ids(
+    identity: &Identity,
+    f: impl FnOnce() -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    const KEEP: libc::c_long = -1;
+    let set_real = |gid: libc::gid_t, uid: libc::uid_t| {
+        // SAFETY: setresgid/setresuid with plain integers (-1 keeps an id), on this thread
+        // only; they touch no memory.
+        unsafe {
+            if libc::syscall(libc::SYS_setresgid, gid, KEEP, KEEP) != 0
+                || libc::syscall(libc::SYS_setresuid, uid, KEEP, KEEP) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: getuid and getgid have no arguments and cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let switched = set_real(identity.gid, identity.uid);
+    let result = switched.and_then(|()| f());
+    // Back (also after a half-done switch). The effective uid is still 0, with CAP_SETUID and
+    // CAP_SETGID: this cannot fail, and the thread must not go on under another real uid.
+    if set_real(gid, uid).is_err() {
+        std::process::abort();
+    }
+    result
+}
+
 /// The host's own hard `RLIMIT_AS`, which a worker inherits and cannot pass.
 pub(crate) fn address_hard_limit() -> u64 {
     let mut lim = libc::rlimit {
@@ -174,6 +223,72 @@ pub(crate) fn address_ceiling(memory_limit_mib: u32) -> u64 {
     (512 + 3 * u64::from(memory_limit_mib)) * MIB
 }
 
+/// Who a worker runs as. Under a root host, workers take an unprivileged identity: the jail
+/// refuses what they may not do, and the uid takes from them what root could still do through
+/// an allowed call (a signal the kernel sends on their behalf checks their uid, not the
+/// filter), along with root's capabilities. A host that is not root cannot change uids:
+/// workers keep the host's, and the jail alone confines them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub(crate) uid: libc::uid_t,
+    pub(crate) gid: libc::gid_t,
+    /// `RLIMIT_NPROC`: every task (thread) of `uid`, all workers' together.
+    pub(crate) tasks: u64,
+}
+
+/// nobody/nogroup: an identity that owns nothing.
+pub(crate) const WORKER_UID: libc::uid_t = 65534;
+pub(crate) const WORKER_GID: libc::gid_t = 65534;
+
+/// The identity workers of a pool of `workers` take, `None` when the host is not root.
+pub(crate) fn worker_identity(workers: usize) -> Option<Identity> {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let workers = (workers as u64).max(codemode_protocol::limits::WORKER_UID_WORKERS);
+    let mut host = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: getrlimit writes into the struct we own. A worker may lower its limit, never
+    // raise it past the host's hard one (that takes CAP_SYS_RESOURCE).
+    unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut host) };
+    Some(Identity {
+        uid: WORKER_UID,
+        gid: WORKER_GID,
+        tasks: (codemode_protocol::limits::WORKER_THREADS * workers).min(host.rlim_max),
+    })
+}
+
+/// In the forked child, before exec: caps the identity's tasks, then drops every group and
+/// takes the identity's gid and uid (real, effective and saved, so nothing can take root
+/// back; root's capabilities go with the uid). Raw system calls only: async-signal-safe.
+///
+/// # Safety
+/// Call only in a child between fork and exec.
+pub(crate) unsafe fn become_identity(identity: &Identity) -> std::io::Result<()> {
+    let tasks = libc::rlimit {
+        rlim_cur: identity.tasks,
+        rlim_max: identity.tasks,
+    };
+    let (uid, gid) = (identity.uid, identity.gid);
+    let failed = || Err(std::io::Error::last_os_error());
+    if libc::setrlimit(libc::RLIMIT_NPROC, &tasks) != 0 {
+        return failed();
+    }
+    if libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) != 0 {
+        return failed();
+    }
+    if libc::syscall(libc::SYS_setresgid, gid, gid, gid) != 0 {
+        return failed();
+    }
+    if libc::syscall(libc::SYS_setresuid, uid, uid, uid) != 0 {
+        return failed();
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,7 +297,7 @@ mod tests {
     #[test]
     fn a_kill_reaches_the_live_process_and_is_a_no_op_once_it_is_reaped() {
         let mut child = Command::new("sleep").arg("30").spawn().unwrap();
-        let process = Process::of(&child);
+        let process = Process::of(&child, None);
         assert!(process.pidfd.is_some(), "this kernel has pidfds");
         assert!(process.kill(), "the live child is signalled");
         use std::os::unix::process::ExitStatusExt;
@@ -198,7 +313,7 @@ mod tests {
         // Reaped behind the lock's back (as the old code could): the pidfd still refuses, it
         // never turns into "whoever has this pid now".
         let mut child = Command::new("true").spawn().unwrap();
-        let process = Process::of(&child);
+        let process = Process::of(&child, None);
         child.wait().unwrap();
         assert!(
             !process.kill(),

@@ -50,6 +50,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             .min(crate::process::address_hard_limit()),
         rlim_max: crate::process::address_hard_limit(),
     };
+    let identity = crate::process::worker_identity(inner.opts.workers);
     let mut command = Command::new(&inner.opts.worker_path);
     // Nothing of the host's environment (its API keys, its database passwords) reaches a
     // worker's memory: the variables it reads, and those that shape what a program observes
@@ -67,10 +68,12 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(diagnostics());
-    // SAFETY: the closure runs in the forked child before exec and calls only setrlimit, dup2
-    // and fcntl, which are async-signal-safe; it touches no memory shared with the parent's
-    // threads (the rlimit is a copy moved into it).
+        // Its own pipe, drained by the pool (diagnostics.rs): never the host's stderr itself.
+        .stderr(Stdio::piped());
+    // SAFETY: the closure runs in the forked child before exec and calls only setrlimit, dup2,
+    // fcntl and (`become_identity`) setgroups, setresgid and setresuid, which are
+    // async-signal-safe; it touches no memory shared with the parent's threads (the rlimit and
+    // the identity are copies moved into it).
     unsafe {
         command.pre_exec(move || {
             // The address-space ceiling for the pool's default memory limit; each run's
@@ -86,18 +89,37 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             } else if libc::dup2(control_raw, CONTROL_FD) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // Last: the steps above may need root.
+            if let Some(identity) = &identity {
+                crate::process::become_identity(identity)?;
+            }
             Ok(())
         });
     }
     let spawned = command.spawn();
     drop(control_read);
-    let mut child =
-        spawned.map_err(|e| start_failed(format!("{}: {e}", inner.opts.worker_path.display())))?;
-    let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
+    let mut child = spawned.map_err(|e| {
+        let path = inner.opts.worker_path.display();
+        start_failed(match identity {
+            Some(id) => format!(
+                "{path}: {e} (the host runs as root, so workers start as uid {} and gid {}: the host needs CAP_SETUID and CAP_SETGID, both ids must exist in its user namespace, and the worker binary and every directory above it must be executable by that user)",
+                id.uid, id.gid
+            ),
+            None => format!("{path}: {e}"),
+        })
+    })?;
+    let (Some(stdin), Some(mut stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
         let _ = child.kill();
         let _ = child.wait();
         return Err(start_failed("its pipes could not be opened".into()));
     };
+    if let Err(e) = crate::diagnostics::drain(child.id(), stderr) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(start_failed(format!("no thread for its diagnostics: {e}")));
+    }
     // The key is taken before the slot exists, so the writer thread can carry it in its name.
     let key = {
         let mut st = inner.lock();
@@ -113,7 +135,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             return Err(start_failed(format!("no writer thread: {e}")));
         }
     };
-    let process = Arc::new(Process::of(&child));
+    let process = Arc::new(Process::of(&child, identity));
     inner.lock().workers.insert(
         key,
         WorkerSlot {
@@ -157,17 +179,6 @@ pub(crate) fn start_reader(
         return Err(e);
     }
     Ok(())
-}
-
-/// The worker's stderr: a duplicate of ours. Inheriting fd 2 is not enough under Node, which
-/// marks its stdio close-on-exec, so the worker would start with /dev/null and its fatal
-/// diagnostics (a V8 abort, a broken bootstrap) would vanish.
-fn diagnostics() -> Stdio {
-    use std::os::fd::AsFd;
-    match std::io::stderr().as_fd().try_clone_to_owned() {
-        Ok(fd) => Stdio::from(fd),
-        Err(_) => Stdio::inherit(),
-    }
 }
 
 /// Hands queued jobs to idle workers, else to workers preparing their next isolate (see

@@ -461,11 +461,16 @@ fn a_large_answer_to_a_worker_that_is_not_reading_does_not_block_the_sender() {
     pool.shutdown(Duration::from_secs(2));
 }
 
-/// A fresh directory path for an `unstarted-exit-once` marker.
+/// A fresh directory path for an `unstarted-exit-once` marker, in a directory the worker may
+/// write to (under a root host, workers run as an unprivileged uid).
 fn marker(name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("codemode-fake-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let marks = dir.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&marks, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let path = marks.join(name);
     let _ = std::fs::remove_dir(&path);
     path.display().to_string()
 }

@@ -525,3 +525,44 @@ fn a_worker_growing_native_memory_past_its_ceiling_dies_like_any_crash() {
     assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()));
     pool.shutdown(Duration::from_secs(2));
 }
+
+/// Signals by proxy: a worker makes the host the owner of its stdin, with SIGKILL as the signal
+/// (`F_SETOWN`, `F_SETSIG`, `O_ASYNC`), so the kernel would kill the host on the next frame
+/// the host writes to it. The real worker's jail refuses those `fcntl` commands
+/// (`codemode-worker --jail-selftest`); this fake worker has no jail, so what stops it here is
+/// its uid: under a root host workers run as 65534, and the kernel sends the signal only when
+/// the owner's uid may signal the target. The host survives, and the run completes.
+#[test]
+fn a_worker_cannot_signal_the_host_through_its_stdin() {
+    let pool = Pool::start(PoolOptions {
+        workers: 1,
+        worker_path: PathBuf::from(FAKE),
+        queue_bound: 4,
+        timeout_ms: 10_000,
+        memory_limit_mib: 64,
+        handles_idle_timeout_ms: 300_000,
+    })
+    .expect("pool starts");
+    wait_for("an idle worker", || pool.stats().idle == 1);
+    let pid = pool.worker_pids()[0];
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    // SAFETY: geteuid has no arguments and cannot fail.
+    let host = unsafe { libc::geteuid() };
+    if host != 0 {
+        // A host that is not root cannot change a worker's uid: only the jail stands between
+        // a worker and its host (docs/threat-model.md), and this fake worker has none.
+        assert_eq!(uid, format!("Uid:\t{host}\t{host}\t{host}\t{host}"));
+        pool.shutdown(Duration::from_secs(2));
+        return;
+    }
+    let a = Tenant::new(&pool, true);
+    let script = "signal-by-proxy 9; call kv get x; call kv get y; return-answer";
+    let (_, done) = submit(&pool, &a, spec(script, Outbound::Blocked));
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.result.as_deref(), Some(b"answer:y".as_slice()));
+    // Still here, and the worker too: nothing was signalled.
+    assert_eq!(pool.worker_pids(), [pid]);
+    assert_eq!(uid, "Uid:\t65534\t65534\t65534\t65534");
+    pool.shutdown(Duration::from_secs(2));
+}

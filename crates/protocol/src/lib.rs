@@ -82,6 +82,20 @@ pub mod limits {
     pub const IDLE_CPU_MS: u64 = 1_000;
     /// The window [`IDLE_CPU_MS`] is counted over.
     pub const IDLE_CPU_WINDOW_MS: u64 = 10_000;
+
+    /// Threads a worker runs: V8's platform pool (one per core but one, at most 16), the main
+    /// thread and the cancel thread. All start before the jail, which lets none start after.
+    pub const WORKER_THREADS: u64 = 18;
+    /// Under a root host, workers run as an unprivileged uid whose `RLIMIT_NPROC` is
+    /// `WORKER_THREADS` for each of at least this many workers. The kernel counts every task
+    /// of that uid (all pools' workers on the machine, and whatever else runs as it), so a pool
+    /// smaller than this leaves room for the others.
+    pub const WORKER_UID_WORKERS: u64 = 64;
+    /// Bytes of diagnostics (its stderr) the host logs from one worker over its life; past
+    /// them, the rest is read and dropped.
+    pub const WORKER_STDERR_BYTES: usize = 64 * 1024;
+    /// Bytes of one line of a worker's diagnostics the host logs; a longer one is cut.
+    pub const WORKER_STDERR_LINE_BYTES: usize = 1024;
 }
 
 /// Frames larger than this are refused by both sides: a corrupt length prefix must not make

@@ -6,9 +6,11 @@
 //! - sets `no_new_privs` (no privilege gain through exec, and a prerequisite of seccomp),
 //! - installs a seccomp filter on every thread that allows exactly the system calls a jailed
 //!   worker makes ([`ALLOWED`]) and refuses every other with EPERM, the way browsers and
-//!   workerd confine their renderers. A few are allowed only with harmless arguments: `clone`
-//!   only to make a thread, `kill`/`tgkill` only to signal this process, `prlimit64` only to
-//!   read a limit, never to set one.
+//!   workerd confine their renderers. A few are allowed only with harmless arguments
+//!   ([`conditional`]): signals only to this process, `prlimit64` only to read its own limits,
+//!   `fcntl` only to read flags (never to make the kernel signal someone: `F_SETOWN`,
+//!   `F_SETSIG`, `O_ASYNC`), `prctl` only for thread names (never to clear the death signal),
+//!   `madvise` never to poison pages, clocks only this process's; and no new thread at all.
 //!
 //! Refused with EPERM rather than killed: V8 and glibc probe a few files after the jail
 //! (`/proc/self/maps` for a thread's stack bounds, `/dev/urandom` as a fallback) and take the
@@ -24,6 +26,11 @@
 //! calls made after the jail that were refused; add the ones that belong to V8, glibc or the
 //! worker (never a file, socket, process or privilege call) to [`ALLOWED`] with the reason, and
 //! run `codemode-worker --jail-selftest` and the suite.
+//!
+//! The arguments [`conditional`] allows were read off the same trace: once jailed, workers made
+//! no `fcntl` and no `clone` at all, `prctl` only with `PR_SET_NAME` (a thread started just
+//! before the jail naming itself), `madvise` with `MADV_DONTNEED` and `MADV_DONTFORK`, and
+//! system-call clocks only `CLOCK_THREAD_CPUTIME_ID` (the others are read through the vDSO).
 
 use std::collections::BTreeMap;
 
@@ -46,7 +53,6 @@ const ALLOWED: &[i64] = &[
     libc::SYS_close,
     libc::SYS_fstat,
     libc::SYS_lseek,
-    libc::SYS_fcntl,
     // Memory: V8's heap, code space and cage, the allocator, memory protection keys.
     libc::SYS_brk,
     libc::SYS_mmap,
@@ -56,9 +62,9 @@ const ALLOWED: &[i64] = &[
     libc::SYS_pkey_mprotect,
     libc::SYS_pkey_alloc,
     libc::SYS_pkey_free,
-    libc::SYS_madvise,
     libc::SYS_membarrier,
-    // Threads and their synchronisation (V8's platform threads, the cancel thread).
+    // Threads and their synchronisation (V8's platform threads, the cancel thread; all of them
+    // started before the jail, which lets none start after it).
     libc::SYS_futex,
     libc::SYS_set_robust_list,
     libc::SYS_rseq,
@@ -67,14 +73,10 @@ const ALLOWED: &[i64] = &[
     libc::SYS_getcpu,
     libc::SYS_gettid,
     libc::SYS_getpid,
-    libc::SYS_prctl,
     libc::SYS_exit,
     libc::SYS_exit_group,
     libc::SYS_restart_syscall,
-    // Time (the run's CPU clock, timers, the host's deadline), randomness.
-    libc::SYS_clock_gettime,
-    libc::SYS_clock_getres,
-    libc::SYS_clock_nanosleep,
+    // Time (timers, the host's deadline), randomness. Clocks are in `conditional`.
     libc::SYS_nanosleep,
     libc::SYS_gettimeofday,
     libc::SYS_getrandom,
@@ -84,45 +86,80 @@ const ALLOWED: &[i64] = &[
     libc::SYS_rt_sigprocmask,
     libc::SYS_rt_sigreturn,
     libc::SYS_sigaltstack,
-    // seccompiler installs the clone3 filter after this one (and a filter only narrows).
-    libc::SYS_seccomp,
 ];
 
-/// Calls allowed only with these arguments: `clone` only to make a thread (V8's own), signals
-/// only to this process, `prlimit64` only to read (its new-limit pointer null). `clone3`'s
-/// flags sit in a struct a filter cannot read: it passes this filter and the second one answers
-/// ENOSYS, so libc falls back to `clone`.
+/// Calls allowed only with these arguments (each rule lists conditions that must all hold; a
+/// call passes when one of its rules does). Every other argument is refused with EPERM, like
+/// an unlisted call:
+///
+/// - no `clone`/`clone3` at all: every thread a worker runs (V8's platform pool, at most 16,
+///   created with the platform; the main and cancel threads) exists before the jail, and the
+///   suite traced none started after it. So a compromised worker cannot add a thread: its
+///   thread count is bounded where it stands, whatever its uid;
+/// - signals only to this process (`kill`, `tgkill`);
+/// - `prlimit64` only to read, and only this process's limits;
+/// - `fcntl` only to read a descriptor's flags (`F_GETFD`, `F_GETFL`). Its other commands
+///   reach outside: `F_SETOWN`/`F_SETOWN_EX` with `F_SETSIG` and `O_ASYNC` (`F_SETFL`) make
+///   the kernel send any signal, SIGKILL included, to any process the worker names each time
+///   the host writes to the worker's pipe (signals by proxy); leases and directory notices
+///   signal their holder too, and a pipe's size is kernel memory;
+/// - `prctl` only to name and read a thread's name (V8 and std name their threads as they
+///   start, which may fall after the jail). Refused: `PR_SET_PDEATHSIG` (clearing it lets a
+///   worker outlive the host), `PR_SET_DUMPABLE`, `PR_SET_PTRACER` and the rest;
+/// - `madvise` only with advice below `MADV_HWPOISON`: poisoning and soft-offlining take
+///   physical pages from the whole machine;
+/// - clocks only by their standard ids (`clock_gettime`, `clock_getres`, `clock_nanosleep`):
+///   a negative id names another process's or thread's CPU clock, a view of what it does.
 #[cfg(target_os = "linux")]
 fn conditional(pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
+    use SeccompCmpArgLen::Dword;
+    use SeccompCmpOp::{Eq, Lt};
     let rule = |conditions: Vec<(u8, SeccompCmpOp, u64)>| {
         conditions
             .into_iter()
-            .map(|(arg, op, value)| SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value))
+            // Every argument tested is an int or a pid (32 bits); its upper half is ignored,
+            // as the kernel ignores it.
+            .map(|(arg, op, value)| SeccompCondition::new(arg, Dword, op, value))
             .collect::<Result<Vec<_>, _>>()
             .and_then(SeccompRule::new)
             .map_err(|e| format!("{e}"))
     };
-    let thread = libc::CLONE_THREAD as u64;
     let own = u64::from(pid);
+    let values = |arg: u8, values: &[u64]| {
+        values
+            .iter()
+            .map(|&v| rule(vec![(arg, Eq, v)]))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    // The kernel's clock ids run from 0 to MAX_CLOCKS (16); CPU clocks of a pid are negative.
+    let standard_clock = || Ok::<_, String>(vec![rule(vec![(0, Lt, 16)])?]);
     Ok(vec![
-        (
-            libc::SYS_clone,
-            vec![rule(vec![(0, SeccompCmpOp::MaskedEq(thread), thread)])?],
-        ),
-        (libc::SYS_clone3, Vec::new()),
-        // kill(pid, sig) and tgkill(tgid, tid, sig) name this process; the pid is 32 bits.
-        (
-            libc::SYS_kill,
-            vec![rule(vec![(0, SeccompCmpOp::MaskedEq(0xffff_ffff), own)])?],
-        ),
-        (
-            libc::SYS_tgkill,
-            vec![rule(vec![(0, SeccompCmpOp::MaskedEq(0xffff_ffff), own)])?],
-        ),
+        // kill(pid, sig) and tgkill(tgid, tid, sig) name this process.
+        (libc::SYS_kill, values(0, &[own])?),
+        (libc::SYS_tgkill, values(0, &[own])?),
+        // prlimit64(pid, resource, new, old): pid 0 is this process; no new limit.
         (
             libc::SYS_prlimit64,
-            vec![rule(vec![(2, SeccompCmpOp::Eq, 0)])?],
+            vec![
+                rule(vec![(0, Eq, 0), (2, Eq, 0)])?,
+                rule(vec![(0, Eq, own), (2, Eq, 0)])?,
+            ],
         ),
+        (
+            libc::SYS_fcntl,
+            values(1, &[libc::F_GETFD as u64, libc::F_GETFL as u64])?,
+        ),
+        (
+            libc::SYS_prctl,
+            values(0, &[libc::PR_SET_NAME as u64, libc::PR_GET_NAME as u64])?,
+        ),
+        (
+            libc::SYS_madvise,
+            vec![rule(vec![(2, Lt, libc::MADV_HWPOISON as u64)])?],
+        ),
+        (libc::SYS_clock_gettime, standard_clock()?),
+        (libc::SYS_clock_getres, standard_clock()?),
+        (libc::SYS_clock_nanosleep, standard_clock()?),
     ])
 }
 
@@ -185,79 +222,106 @@ pub fn enter() -> Result<(), String> {
         SeccompAction::Errno(libc::EPERM as u32),
         SeccompAction::Allow,
     )?;
-    let clone3 = filter(
-        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-    )?;
     seccompiler::apply_filter_all_threads(&main).map_err(|e| format!("seccomp: {e}"))?;
-    seccompiler::apply_filter_all_threads(&clone3).map_err(|e| format!("seccomp: {e}"))?;
     Ok(())
 }
 
+/// `fcntl` commands of the generic Linux ABI that `libc` does not name for glibc.
+const F_SETSIG: libc::c_int = 10;
+const F_SETOWN_EX: libc::c_int = 15;
+const F_OWNER_PID: libc::c_int = 1;
+/// `ioctl` twin of `F_SETOWN` (asm-generic/sockios.h).
+const FIOSETOWN: libc::c_ulong = 0x8901;
+
+/// `struct f_owner_ex` (fcntl.h), for the `F_SETOWN_EX` probe.
+#[repr(C)]
+struct FOwnerEx {
+    kind: libc::c_int,
+    pid: libc::pid_t,
+}
+
+/// What a self-test probe must find.
+#[derive(Clone, Copy, PartialEq)]
+enum Must {
+    Refuse,
+    Allow,
+}
+
+/// The self-test's report: one line per probe, `<name> refused|allowed`.
+#[derive(Default)]
+struct Probes {
+    wrong: Vec<&'static str>,
+}
+
+impl Probes {
+    fn report(&mut self, name: &'static str, must: Must, refused: bool) {
+        println!("{name} {}", if refused { "refused" } else { "allowed" });
+        if refused != (must == Must::Refuse) {
+            self.wrong.push(name);
+        }
+    }
+}
+
+/// Whether the call that returned `r` (just now: errno is read here) was refused by the
+/// filter, whose answer is EPERM. Success or any other error means the call reached the kernel:
+/// the filter let it through.
+fn refused(r: libc::c_long) -> bool {
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    r == -1 && errno == libc::EPERM
+}
+
 /// `codemode-worker --jail-selftest`: jails itself as a worker does, then tries what the jail
-/// must refuse and what it must still allow, printing one line per probe: `name refused|allowed
-/// errno`. Used by the test suite; it runs no untrusted code.
-pub fn selftest() -> i32 {
-    let probe = |name: &str, r: libc::c_long| {
-        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        let verdict = if r < 0 { "refused" } else { "allowed" };
-        println!("{name} {verdict} {errno}");
-    };
+/// must refuse and what it must still allow, printing one line per probe, `<name>
+/// refused|allowed` (refused: the filter answered EPERM). `v8` says whether V8 still runs
+/// jailed. `parent` is the parent's pid, read before the jail (`getppid` is not on the list).
+/// Exits non-zero when a probe that must be refused is allowed, or one that must be allowed is
+/// refused. Used by the test suite; it runs no untrusted code.
+pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
+    use Must::{Allow, Refuse};
+    let mut p = Probes::default();
+    let parent = parent as libc::pid_t;
     let path = c"/etc/hostname";
-    // SAFETY (all probes below): raw syscalls with valid pointers to static C strings or
-    // null; each either fails with an errno or does something harmless that is undone.
+    // SAFETY (all probes below): raw syscalls with valid pointers to static C strings, to
+    // structs we own, or null; each either fails with an errno or does something harmless
+    // (on this process only, and undone where it changes anything) if the jail lets it
+    // through.
     unsafe {
-        probe(
-            "open",
-            libc::syscall(libc::SYS_open, path.as_ptr(), libc::O_RDONLY),
+        let r = libc::syscall(libc::SYS_open, path.as_ptr(), libc::O_RDONLY);
+        p.report("open", Refuse, refused(r));
+        let r = libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY,
         );
-        probe(
-            "openat",
-            libc::syscall(
-                libc::SYS_openat,
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                libc::O_RDONLY,
-            ),
-        );
-        probe(
-            "socket",
-            libc::syscall(libc::SYS_socket, libc::AF_INET, libc::SOCK_STREAM, 0),
-        );
+        p.report("openat", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_socket, libc::AF_INET, libc::SOCK_STREAM, 0);
+        p.report("socket", Refuse, refused(r));
         let argv = [c"/bin/true".as_ptr(), std::ptr::null()];
         let envp = [std::ptr::null::<libc::c_char>()];
-        probe(
-            "execve",
-            libc::syscall(
-                libc::SYS_execve,
-                c"/bin/true".as_ptr(),
-                argv.as_ptr(),
-                envp.as_ptr(),
-            ),
+        let r = libc::syscall(
+            libc::SYS_execve,
+            c"/bin/true".as_ptr(),
+            argv.as_ptr(),
+            envp.as_ptr(),
         );
+        p.report("execve", Refuse, refused(r));
         let pid = libc::fork();
         if pid == 0 {
             libc::_exit(0);
         }
-        probe("fork", pid as libc::c_long);
+        p.report("fork", Refuse, refused(pid as libc::c_long));
         let child = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
         if child == 0 {
             libc::_exit(0);
         }
-        probe("clone-process", child);
-        probe(
-            "ptrace",
-            libc::syscall(libc::SYS_ptrace, libc::PTRACE_TRACEME, 0, 0, 0),
-        );
-        probe(
-            "unshare",
-            libc::syscall(libc::SYS_unshare, libc::CLONE_NEWUSER),
-        );
-        probe(
-            "mkdir",
-            libc::syscall(libc::SYS_mkdir, c"/tmp/codemode-jail-probe".as_ptr(), 0o700),
-        );
+        p.report("clone-process", Refuse, refused(child));
+        let r = libc::syscall(libc::SYS_ptrace, libc::PTRACE_TRACEME, 0, 0, 0);
+        p.report("ptrace", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_unshare, libc::CLONE_NEWUSER);
+        p.report("unshare", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_mkdir, c"/tmp/codemode-jail-probe".as_ptr(), 0o700);
+        p.report("mkdir", Refuse, refused(r));
         let mut byte = 0u8;
         let local = libc::iovec {
             iov_base: (&mut byte as *mut u8).cast(),
@@ -267,137 +331,249 @@ pub fn selftest() -> i32 {
             iov_base: std::ptr::null_mut(),
             iov_len: 1,
         };
-        probe(
-            "process_vm_readv",
-            libc::syscall(
-                libc::SYS_process_vm_readv,
-                libc::getppid(),
-                &local as *const libc::iovec,
-                1,
-                &remote as *const libc::iovec,
-                1,
-                0,
-            ),
+        let r = libc::syscall(
+            libc::SYS_process_vm_readv,
+            parent,
+            &local as *const libc::iovec,
+            1,
+            &remote as *const libc::iovec,
+            1,
+            0,
         );
+        p.report("process_vm_readv", Refuse, refused(r));
         // Signal 0 only checks that the target exists: harmless either way.
-        probe(
-            "kill-parent",
-            libc::syscall(libc::SYS_kill, libc::getppid(), 0),
+        let r = libc::syscall(libc::SYS_kill, parent, 0);
+        p.report("kill-parent", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_kill, 1, 0);
+        p.report("kill-init", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_tgkill, parent, parent, 0);
+        p.report("tgkill-other", Refuse, refused(r));
+        let r = libc::syscall(
+            libc::SYS_mount,
+            c"none".as_ptr(),
+            c"/tmp".as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            std::ptr::null::<libc::c_void>(),
         );
-        probe("kill-init", libc::syscall(libc::SYS_kill, 1, 0));
-        probe(
-            "tgkill-other",
-            libc::syscall(libc::SYS_tgkill, libc::getppid(), libc::getppid(), 0),
+        p.report("mount", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_bpf, 0, std::ptr::null::<libc::c_void>(), 0);
+        p.report("bpf", Refuse, refused(r));
+        let r = libc::syscall(
+            libc::SYS_perf_event_open,
+            std::ptr::null::<libc::c_void>(),
+            0,
+            -1,
+            -1,
+            0,
         );
-        probe(
-            "mount",
-            libc::syscall(
-                libc::SYS_mount,
-                c"none".as_ptr(),
-                c"/tmp".as_ptr(),
-                c"tmpfs".as_ptr(),
-                0,
-                std::ptr::null::<libc::c_void>(),
-            ),
+        p.report("perf_event_open", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_userfaultfd, 0);
+        p.report("userfaultfd", Refuse, refused(r));
+        let r = libc::syscall(
+            libc::SYS_io_uring_setup,
+            1,
+            std::ptr::null_mut::<libc::c_void>(),
         );
-        probe(
-            "bpf",
-            libc::syscall(libc::SYS_bpf, 0, std::ptr::null::<libc::c_void>(), 0),
-        );
-        probe(
-            "perf_event_open",
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                std::ptr::null::<libc::c_void>(),
-                0,
-                -1,
-                -1,
-                0,
-            ),
-        );
-        probe("userfaultfd", libc::syscall(libc::SYS_userfaultfd, 0));
-        probe(
-            "io_uring_setup",
-            libc::syscall(
-                libc::SYS_io_uring_setup,
-                1,
-                std::ptr::null_mut::<libc::c_void>(),
-            ),
-        );
+        p.report("io_uring_setup", Refuse, refused(r));
         let raise = libc::rlimit {
             rlim_cur: libc::RLIM_INFINITY,
             rlim_max: libc::RLIM_INFINITY,
         };
-        probe(
-            "prlimit-set",
-            libc::syscall(
-                libc::SYS_prlimit64,
-                0,
-                libc::RLIMIT_NOFILE,
-                &raise as *const libc::rlimit,
-                std::ptr::null_mut::<libc::rlimit>(),
-            ),
+        let r = libc::syscall(
+            libc::SYS_prlimit64,
+            0,
+            libc::RLIMIT_NOFILE,
+            &raise as *const libc::rlimit,
+            std::ptr::null_mut::<libc::rlimit>(),
         );
-        // What the jail must still allow.
+        p.report("prlimit-set", Refuse, refused(r));
         let mut lim = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,
         };
-        probe(
-            "prlimit-get",
-            libc::syscall(
-                libc::SYS_prlimit64,
-                0,
-                libc::RLIMIT_NOFILE,
-                std::ptr::null::<libc::rlimit>(),
-                &mut lim as *mut libc::rlimit,
-            ),
+        // Reading another process's limits: a look outside the process.
+        let r = libc::syscall(
+            libc::SYS_prlimit64,
+            parent,
+            libc::RLIMIT_NOFILE,
+            std::ptr::null::<libc::rlimit>(),
+            &mut lim as *mut libc::rlimit,
         );
-        probe(
-            "kill-self",
-            libc::syscall(libc::SYS_kill, libc::getpid(), 0),
+        p.report("prlimit-other", Refuse, refused(r));
+
+        // Signals by proxy: a descriptor's owner receives SIGIO (or the signal F_SETSIG
+        // names, SIGKILL included) whenever the other end of the pipe is written, sent by the
+        // kernel on behalf of whoever set the owner. On stdin, that is each frame the host
+        // writes. Each probe names this process only, and is undone if it passes.
+        let me = libc::getpid();
+        let r = libc::syscall(libc::SYS_fcntl, 0, libc::F_SETOWN, me);
+        let setown = refused(r);
+        if r == 0 {
+            libc::syscall(libc::SYS_fcntl, 0, libc::F_SETOWN, 0);
+        }
+        p.report("fcntl-setown", Refuse, setown);
+        let owner = FOwnerEx {
+            kind: F_OWNER_PID,
+            pid: me,
+        };
+        let r = libc::syscall(libc::SYS_fcntl, 0, F_SETOWN_EX, &owner as *const FOwnerEx);
+        let setown_ex = refused(r);
+        if r == 0 {
+            libc::syscall(libc::SYS_fcntl, 0, libc::F_SETOWN, 0);
+        }
+        p.report("fcntl-setown-ex", Refuse, setown_ex);
+        // Signal 0 is the default, SIGIO: nothing changes.
+        let r = libc::syscall(libc::SYS_fcntl, 0, F_SETSIG, 0);
+        p.report("fcntl-setsig", Refuse, refused(r));
+        let flags = libc::syscall(libc::SYS_fcntl, 0, libc::F_GETFL);
+        p.report("fcntl-getfl", Allow, refused(flags));
+        let r = libc::syscall(
+            libc::SYS_fcntl,
+            0,
+            libc::F_SETFL,
+            flags | libc::O_ASYNC as i64,
         );
-        probe(
-            "tgkill-self",
-            libc::syscall(
-                libc::SYS_tgkill,
-                libc::getpid(),
-                libc::syscall(libc::SYS_gettid),
-                0,
-            ),
+        let async_ = refused(r);
+        if r == 0 {
+            libc::syscall(libc::SYS_fcntl, 0, libc::F_SETFL, flags);
+        }
+        p.report("fcntl-async", Refuse, async_);
+        // Leases and directory notices signal their holder too; a pipe has neither (EINVAL,
+        // ENOTDIR when the filter lets them through).
+        let r = libc::syscall(libc::SYS_fcntl, 0, libc::F_SETLEASE, libc::F_UNLCK);
+        p.report("fcntl-setlease", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_fcntl, 0, libc::F_NOTIFY, 0);
+        p.report("fcntl-notify", Refuse, refused(r));
+        // Pipe buffers are kernel memory charged to the user: 64 KiB is the default size.
+        let r = libc::syscall(libc::SYS_fcntl, 0, libc::F_SETPIPE_SZ, 65536);
+        p.report("fcntl-setpipe-sz", Refuse, refused(r));
+        // The ioctl twins of F_SETOWN and O_ASYNC (ioctl is not on the list at all).
+        let r = libc::syscall(libc::SYS_ioctl, 0, FIOSETOWN, &me as *const libc::pid_t);
+        p.report("ioctl-setown", Refuse, refused(r));
+        let off: libc::c_int = 0;
+        let r = libc::syscall(
+            libc::SYS_ioctl,
+            0,
+            libc::FIOASYNC,
+            &off as *const libc::c_int,
         );
+        p.report("ioctl-async", Refuse, refused(r));
+
+        // prctl: the death signal (0 would let the worker outlive the host; SIGKILL is
+        // already set, so nothing changes), dumpability and Yama's ptracer (who may inspect
+        // the worker), and the thread name V8 and std set, which must pass.
+        let r = libc::syscall(
+            libc::SYS_prctl,
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL,
+            0,
+            0,
+            0,
+        );
+        p.report("prctl-pdeathsig", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_prctl, libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+        p.report("prctl-dumpable", Refuse, refused(r));
+        let r = libc::syscall(libc::SYS_prctl, libc::PR_SET_PTRACER, 0, 0, 0, 0);
+        p.report("prctl-ptracer", Refuse, refused(r));
+        let r = libc::syscall(
+            libc::SYS_prctl,
+            libc::PR_SET_NAME,
+            c"codemode-worker".as_ptr(),
+            0,
+            0,
+            0,
+        );
+        p.report("prctl-name", Allow, refused(r));
+
+        // Clocks of other processes: their CPU time, to the nanosecond (a look outside).
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let parent_cpu = (!(parent) << 3) | 2;
+        let r = libc::syscall(
+            libc::SYS_clock_gettime,
+            parent_cpu,
+            &mut ts as *mut libc::timespec,
+        );
+        p.report("clock-other", Refuse, refused(r));
+        let r = libc::syscall(
+            libc::SYS_clock_gettime,
+            libc::CLOCK_THREAD_CPUTIME_ID,
+            &mut ts as *mut libc::timespec,
+        );
+        p.report("clock-thread", Allow, refused(r));
+
+        // What the jail must still allow.
+        let r = libc::syscall(
+            libc::SYS_prlimit64,
+            0,
+            libc::RLIMIT_NOFILE,
+            std::ptr::null::<libc::rlimit>(),
+            &mut lim as *mut libc::rlimit,
+        );
+        p.report("prlimit-get", Allow, refused(r));
+        let r = libc::syscall(libc::SYS_kill, libc::getpid(), 0);
+        p.report("kill-self", Allow, refused(r));
+        let r = libc::syscall(
+            libc::SYS_tgkill,
+            libc::getpid(),
+            libc::syscall(libc::SYS_gettid),
+            0,
+        );
+        p.report("tgkill-self", Allow, refused(r));
         let mut random = [0u8; 8];
-        probe(
-            "getrandom",
-            libc::syscall(libc::SYS_getrandom, random.as_mut_ptr(), random.len(), 0),
-        );
-        let page = libc::mmap(
-            std::ptr::null_mut(),
+        let r = libc::syscall(libc::SYS_getrandom, random.as_mut_ptr(), random.len(), 0);
+        p.report("getrandom", Allow, refused(r));
+        let page = libc::syscall(
+            libc::SYS_mmap,
+            std::ptr::null_mut::<libc::c_void>(),
             4096,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             -1,
             0,
         );
-        probe("mmap", if page == libc::MAP_FAILED { -1 } else { 0 });
-        if page != libc::MAP_FAILED {
-            probe(
-                "mprotect",
-                libc::syscall(libc::SYS_mprotect, page, 4096, libc::PROT_READ),
-            );
-            libc::munmap(page, 4096);
+        p.report("mmap", Allow, refused(page));
+        if page != -1 {
+            let r = libc::syscall(libc::SYS_mprotect, page, 4096, libc::PROT_READ);
+            p.report("mprotect", Allow, refused(r));
+            let r = libc::syscall(libc::SYS_madvise, page, 4096, libc::MADV_DONTNEED);
+            p.report("madvise-dontneed", Allow, refused(r));
+            // Poisoning takes a physical page from the whole machine. A zero length makes the
+            // kernel return before acting, so only the filter's answer is seen.
+            let r = libc::syscall(libc::SYS_madvise, page, 0, libc::MADV_HWPOISON);
+            p.report("madvise-hwpoison", Refuse, refused(r));
+            libc::syscall(libc::SYS_munmap, page, 4096);
         }
         // An unlisted call of no harm at all is refused too: the list is closed.
-        probe("getppid", libc::syscall(libc::SYS_getppid));
+        let r = libc::syscall(libc::SYS_getppid);
+        p.report("getppid", Refuse, refused(r));
     }
-    let thread = std::thread::spawn(|| 1).join().map(|_| 0).unwrap_or(-1);
-    probe("thread", thread);
+    // Threads: every one a worker runs starts before the jail.
+    let thread = std::thread::Builder::new()
+        .spawn(|| ())
+        .map(|t| t.join().is_ok());
+    let no_thread = match thread {
+        Ok(_) => false,
+        Err(e) => e.raw_os_error() == Some(libc::EPERM),
+    };
+    p.report("thread", Refuse, no_thread);
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: getrlimit writes into the struct we own.
     unsafe { libc::getrlimit(libc::RLIMIT_CORE, &mut lim) };
-    println!("core-limit {}", lim.rlim_max);
-    0
+    p.report("core-dump", Refuse, lim.rlim_max == 0);
+    p.report("v8", Allow, !v8());
+    if p.wrong.is_empty() {
+        return 0;
+    }
+    eprintln!(
+        "codemode-worker: the jail is not what it must be: {}",
+        p.wrong.join(", ")
+    );
+    1
 }

@@ -43,6 +43,13 @@
 //! - `host-msg`: a frame only the host sends (a `Cancel` of its own run).
 //! - `alloc MIB`: allocate and touch MIB MiB of native memory (past the worker's ceiling, the
 //!   allocation fails and the process aborts).
+//! - `stderr TEXT`: write TEXT to stderr, with `\n`, `\r` and `\e` (ESC) decoded, so it can
+//!   try to forge the host's own lines and steer a terminal.
+//! - `stderr-flood BYTES`: write BYTES bytes to stderr, in lines of 100.
+//! - `signal-by-proxy SIGNAL`: make the host the owner of this worker's stdin, with SIGNAL as
+//!   the signal the kernel sends it (`F_SETOWN`, `F_SETSIG`, `O_ASYNC`): each frame the host
+//!   writes then signals the host, unless the kernel refuses (the worker's uid may not signal
+//!   the host's).
 //!
 //! A script that ends without `return` or `error` finishes with no result.
 //!
@@ -72,6 +79,9 @@ use codemode_protocol::{
     Grant, HostMsg, LogEntry, LogLevel, RunError, RunOutcome, WireRequest, WireResponse, WorkerMsg,
     CONTROL_FD, PROTOCOL_VERSION,
 };
+
+/// `fcntl`'s F_SETSIG (Linux), which `libc` does not name for glibc.
+const F_SETSIG: libc::c_int = 10;
 
 fn send(msg: &WorkerMsg) {
     match msg.encode() {
@@ -459,6 +469,35 @@ fn hostile(run: &mut Run, cmd: &str, rest: &str) -> bool {
             frame.extend_from_slice(&[0; 10]);
             send_raw(&frame);
             std::process::exit(0);
+        }
+        "stderr" => {
+            let text = rest
+                .replace("\\n", "\n")
+                .replace("\\r", "\r")
+                .replace("\\e", "\x1b");
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+        "stderr-flood" => {
+            let line = [[b'e'; 99].as_slice(), b"\n"].concat();
+            let mut err = std::io::stderr().lock();
+            let mut left = num() as usize;
+            while left > 0 {
+                let n = left.min(line.len());
+                if err.write_all(&line[..n]).is_err() {
+                    break;
+                }
+                left -= n;
+            }
+        }
+        "signal-by-proxy" => {
+            let signal = num() as libc::c_int;
+            // SAFETY: fcntl on this process's stdin with integer arguments.
+            unsafe {
+                libc::fcntl(0, libc::F_SETOWN, libc::getppid());
+                libc::fcntl(0, F_SETSIG, signal);
+                let flags = libc::fcntl(0, libc::F_GETFL);
+                libc::fcntl(0, libc::F_SETFL, flags | libc::O_ASYNC);
+            }
         }
         "host-msg" => send_raw(
             &HostMsg::Cancel {
