@@ -16,7 +16,7 @@ const CALLS = 100;
 let executor;
 let server;
 if (mode === 'connect') {
-  server = await serve({ port: 0, workers: 1 });
+  server = await serve({ port: 0, workers: 1, timeout: 60_000, memoryLimit: 512 });
   executor = await connect(server.url, { websocket: require("ws") });
 } else {
   executor = new IsolateExecutor({ workers: 1 });
