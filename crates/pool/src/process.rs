@@ -328,7 +328,7 @@ mod tests {
             .spawn()
             .unwrap();
         let mut idle = Command::new("sleep").arg("30").spawn().unwrap();
-        let (b, i) = (Process::of(&busy), Process::of(&idle));
+        let (b, i) = (Process::of(&busy, None), Process::of(&idle, None));
         let (b0, i0) = (b.cpu_time().unwrap(), i.cpu_time().unwrap());
         std::thread::sleep(std::time::Duration::from_millis(600));
         let (b1, i1) = (b.cpu_time().unwrap(), i.cpu_time().unwrap());
