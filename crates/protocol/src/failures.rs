@@ -208,6 +208,13 @@ failure_codes! {
     CallsInFlight => ("CALLS_IN_FLIGHT", Sandbox, false,
         "A tool call or fetch started while the run already had the most calls in flight a run may have (`limits::CALLS_IN_FLIGHT`); the call rejects inside the sandbox.",
         "This call would be one more than the {limit} tool calls and fetches a run may have in flight at once. Await some of those in flight before starting more (for example, batch a large Promise.all)."),
+    // Program text refused before it is parsed (the parsers recurse per level of nesting).
+    NestingTooDeep => ("NESTING_TOO_DEEP", Program, false,
+        "The code (or a TypeScript module it imports) nests more deeply than `limits::NESTING_LEVELS`: brackets, blocks, nested statements and chained operators are counted in one pass before any parser reads it, and code past the bound is never parsed.",
+        "{what} nests too deeply: {depth} levels at line {line}, more than the {limit} levels code may nest (brackets, blocks, nested statements and chains of operators all count). Flatten it: give intermediate results names, split long chains into steps, and build deeply nested data in a loop or with JSON.parse instead of writing it out."),
+    CodeTooLarge => ("CODE_TOO_LARGE", Program, false,
+        "The code given to `CodemodeExecutor.execute` is longer than `limits::CODE_BYTES`; it is refused before it is read.",
+        "The code is {size} bytes, more than the {limit} bytes a program may take. Write a shorter program: fetch large data through a tool call, or import it from a module, instead of writing it into the code."),
 }
 
 impl FailureCode {

@@ -36,6 +36,18 @@ pub struct TooDeep {
     pub limit: u32,
 }
 
+impl TooDeep {
+    /// NESTING_TOO_DEEP's text; `what` begins it ("The code", "The module \"./a.ts\"").
+    pub fn text(&self, what: &str) -> String {
+        codemode_protocol::FailureCode::NestingTooDeep.render(&[
+            ("what", what),
+            ("depth", &self.depth.to_string()),
+            ("line", &self.line.to_string()),
+            ("limit", &self.limit.to_string()),
+        ])
+    }
+}
+
 /// Readings of an ambiguous `/` followed at once; past this many the code is refused (no real
 /// program comes near: readings rejoin a token or two after the `/`).
 const MAX_READINGS: usize = 16;
