@@ -893,7 +893,7 @@ impl Reading {
         match p {
             b"(" | b"[" | b"{" => {
                 self.settle(false, false);
-                if operand_before && p != b"{" || self.prev == Prev::Unknown && p != b"{" {
+                if p != b"{" && (operand_before || self.prev == Prev::Unknown) {
                     // A call, an index (or, unknown, perhaps one).
                     self.top().chain += 1;
                 }

@@ -266,3 +266,39 @@ fn unterminated_literals_end_the_count_where_the_parser_stops() {
     let e = refused(&format!("{}'", r("(", 20_000)));
     assert!(e.depth > LIMIT);
 }
+
+#[test]
+fn readings_that_never_rejoin_are_capped() {
+    // Each line forks at `} /` into readings whose brackets differ from then on.
+    let mut code = String::new();
+    for _ in 0..64 {
+        code.push_str("x = {} / ( / 1\n");
+    }
+    let t = std::time::Instant::now();
+    let _ = check(&code, LIMIT);
+    assert!(t.elapsed().as_secs() < 5);
+}
+
+/// Token soup, including every ambiguous spot: the count never panics and stays linear.
+#[test]
+fn token_soup_never_panics() {
+    const TOKENS: &[&str] = &[
+        "(", ")", "[", "]", "{", "}", "`", "${", "'", "\"", "/", "/*", "*/", "//", "\n", "\\", "x",
+        "if", "else", "while", "do", "for", "of", "await", "yield", "<", ">", ">>", "!", "++", ";",
+        ",", ":", "?", "=>", "=", "-", " ", "\u{2028}", "é", "#", "i\\u0066", "1e-5", ".",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let t = std::time::Instant::now();
+    for _ in 0..3000 {
+        let mut code = String::new();
+        for _ in 0..200 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            code.push_str(TOKENS[(seed % TOKENS.len() as u64) as usize]);
+        }
+        let _ = check(&code, 20);
+        let _ = check(&code, LIMIT);
+    }
+    assert!(t.elapsed().as_secs() < 20);
+}
