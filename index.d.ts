@@ -547,6 +547,8 @@ export declare class CodemodeExecutor {
   /**
    * Runs model-written code (normalized as the reference does) with the providers' functions
    * as tools. A record of functions is the deprecated form (one provider named `codemode`).
+   * Code longer than 1 MiB, or nested more than 500 levels deep, is not read: `error` carries
+   * the `CODE_TOO_LARGE` or `NESTING_TOO_DEEP` text (docs/bounds.md, "Program text").
    */
   execute(
     code: string,
