@@ -362,6 +362,38 @@ const PREFIX_WORDS: &[&[u8]] = &[
     b"asserts",
 ];
 
+const OPERATOR: u8 = 1;
+const VALUE: u8 = 2;
+const CONTEXT: u8 = 4;
+const STATEMENT: u8 = 8;
+const PREFIX: u8 = 16;
+
+/// Which of the lists above `text` is in (one lookup per name instead of a search per list).
+fn word_class(text: &[u8]) -> u8 {
+    static WORDS: std::sync::OnceLock<std::collections::HashMap<&'static [u8], u8>> =
+        std::sync::OnceLock::new();
+    // Every listed word is 2 to 10 lowercase letters.
+    if !(2..=10).contains(&text.len()) || !text[0].is_ascii_lowercase() {
+        return 0;
+    }
+    let words = WORDS.get_or_init(|| {
+        let mut m = std::collections::HashMap::new();
+        for (list, bit) in [
+            (OPERATOR_KEYWORDS, OPERATOR),
+            (VALUE_KEYWORDS, VALUE),
+            (CONTEXTUAL, CONTEXT),
+            (STATEMENT_KEYWORDS, STATEMENT),
+            (PREFIX_WORDS, PREFIX),
+        ] {
+            for w in list {
+                *m.entry(*w).or_insert(0) |= bit;
+            }
+        }
+        m
+    });
+    words.get(text).copied().unwrap_or(0)
+}
+
 fn is_line_terminator_at(src: &[u8], i: usize) -> Option<usize> {
     match src.get(i) {
         Some(b'\n') | Some(b'\r') => Some(1),
@@ -579,10 +611,11 @@ impl Reading {
             self.set_prev(Prev::Unknown, Last::Escaped);
             return;
         }
-        let is = |list: &[&[u8]]| list.contains(&text);
+        let class = word_class(text);
+        let is = |bit: u8| class & bit != 0;
         let continues = text == b"else" || text == b"while";
-        let statement = is(STATEMENT_KEYWORDS);
-        let plain = !is(OPERATOR_KEYWORDS) && !is(VALUE_KEYWORDS) && !is(CONTEXTUAL) && !continues;
+        let statement = is(STATEMENT);
+        let plain = !is(OPERATOR) && !is(VALUE) && !is(CONTEXT) && !continues;
         // A keyword that only begins statements, or a plain name on a new line: after an operand
         // or a `}`, the statement before has ended (automatic semicolon insertion, or a syntax
         // error that stops the parser here).
@@ -606,7 +639,7 @@ impl Reading {
             }
             _ => {}
         }
-        if is(PREFIX_WORDS) && self.prev != Prev::Operand {
+        if is(PREFIX) && self.prev != Prev::Operand {
             self.top().expr += 1;
             self.note(at);
         }
@@ -618,11 +651,11 @@ impl Reading {
             self.set_prev(Prev::Unknown, Last::For);
             return;
         }
-        if is(VALUE_KEYWORDS) {
+        if is(VALUE) {
             self.set_prev(Prev::Operand, Last::Other);
-        } else if is(OPERATOR_KEYWORDS) {
+        } else if is(OPERATOR) {
             self.set_prev(Prev::Operator, Last::Other);
-        } else if is(CONTEXTUAL) {
+        } else if is(CONTEXT) {
             self.set_prev(Prev::Unknown, Last::Other);
         } else {
             self.set_prev(Prev::Operand, Last::Name);
@@ -819,7 +852,7 @@ impl Reading {
                     };
                 }
                 let rest = &src[start..];
-                for p in PUNCTS {
+                for p in PUNCTS.iter().filter(|p| p[0] == b) {
                     if rest.starts_with(p) {
                         // `?.5` is `?` then `.5`.
                         if *p == b"?." && matches!(rest.get(2), Some(b'0'..=b'9')) {
