@@ -370,14 +370,13 @@ const PREFIX: u8 = 16;
 
 /// Which of the lists above `text` is in (one lookup per name instead of a search per list).
 fn word_class(text: &[u8]) -> u8 {
-    static WORDS: std::sync::OnceLock<std::collections::HashMap<&'static [u8], u8>> =
-        std::sync::OnceLock::new();
+    static WORDS: std::sync::OnceLock<Vec<(&'static [u8], u8)>> = std::sync::OnceLock::new();
     // Every listed word is 2 to 10 lowercase letters.
     if !(2..=10).contains(&text.len()) || !text[0].is_ascii_lowercase() {
         return 0;
     }
     let words = WORDS.get_or_init(|| {
-        let mut m = std::collections::HashMap::new();
+        let mut m: Vec<(&'static [u8], u8)> = Vec::new();
         for (list, bit) in [
             (OPERATOR_KEYWORDS, OPERATOR),
             (VALUE_KEYWORDS, VALUE),
@@ -386,12 +385,19 @@ fn word_class(text: &[u8]) -> u8 {
             (PREFIX_WORDS, PREFIX),
         ] {
             for w in list {
-                *m.entry(*w).or_insert(0) |= bit;
+                match m.iter_mut().find(|(k, _)| k == w) {
+                    Some((_, bits)) => *bits |= bit,
+                    None => m.push((w, bit)),
+                }
             }
         }
+        m.sort_unstable();
         m
     });
-    words.get(text).copied().unwrap_or(0)
+    words
+        .binary_search_by(|(w, _)| (*w).cmp(text))
+        .map(|i| words[i].1)
+        .unwrap_or(0)
 }
 
 fn is_line_terminator_at(src: &[u8], i: usize) -> Option<usize> {
@@ -616,10 +622,17 @@ impl Reading {
         let continues = text == b"else" || text == b"while";
         let statement = is(STATEMENT);
         let plain = !is(OPERATOR) && !is(VALUE) && !is(CONTEXT) && !continues;
-        // A keyword that only begins statements, or a plain name on a new line: after an operand
-        // or a `}`, the statement before has ended (automatic semicolon insertion, or a syntax
-        // error that stops the parser here).
-        let starts = statement || (plain && self.newline);
+        // A contextual word on a new line begins a statement (or a class member) too, unless it
+        // can go on with what came before: `implements`, `from`, `of`, `as`, `satisfies`, `is`.
+        let word = is(CONTEXT)
+            && !matches!(
+                text,
+                b"implements" | b"from" | b"of" | b"as" | b"satisfies" | b"is"
+            );
+        // A keyword that only begins statements, or a name on a new line: after an operand or a
+        // `}`, the statement before has ended (automatic semicolon insertion, or a syntax error
+        // that stops the parser here).
+        let starts = statement || ((plain || word) && self.newline);
         let asi = self.prev == Prev::Operand && starts && !continues;
         self.settle(continues, starts);
         if asi {

@@ -134,6 +134,15 @@ async () => {
     }
     long.push('}');
     assert!(depth(&long) < 20, "{}", depth(&long));
+    // Statements that begin with a contextual word (`await`, `async`, `let`), no semicolons.
+    let mut awaits = String::from("async () => {\n  if (a) { b() }\n");
+    for i in 0..3000 {
+        awaits.push_str(&format!(
+            "  await t.call({i})\n  async function f{i}() {{}}\n  static{i}\n"
+        ));
+    }
+    awaits.push('}');
+    assert!(depth(&awaits) < 20, "{}", depth(&awaits));
     // Long data: 20,000 elements, a string concatenated from 300 pieces.
     let data = format!(
         "async () => ({{ xs: [{}], s: {} }})",
@@ -223,6 +232,13 @@ fn resets_do_not_forget_nesting_that_goes_on() {
             r("}", 2000)
         ),
         format!("async () => {}x", r("x = class extends A { } + - - ", 3000)),
+        // A class's heritage goes on across lines.
+        format!(
+            "async () => {}{}",
+            r("- - - class extends B\n implements C { m() { return ", 2000),
+            r("} }", 2000)
+        ),
+        format!("async () => {}x", r("- - - x\n as T - - - ", 3000)),
     ];
     for (i, code) in cases.iter().enumerate() {
         let e = refused(code);
