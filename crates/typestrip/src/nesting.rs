@@ -1,5 +1,9 @@
 //! How deeply a program nests, counted in one linear pass before any parser reads it.
 //!
+//! Over 500 lines on purpose: the lexer (what it skips), the rules (what counts and what resets)
+//! and the readings of an ambiguous `/` are one argument that the count cannot be led to miss a
+//! level, best read in one place; the tests live in nesting/tests.rs.
+//!
 //! oxc's parser and its AST visitor recurse once per level of nesting and check no depth, so
 //! `'('.repeat(20000)` overflows the stack of whatever thread parses it, which aborts the process
 //! (the host, when the dialect adapter strips types on Node's main thread; a worker otherwise).
