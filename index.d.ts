@@ -640,6 +640,8 @@ export declare class CodemodeExecutor {
   /**
    * Runs model-written code (normalized as the reference does) with the providers' functions
    * as tools. A record of functions is the deprecated form (one provider named `codemode`).
+   * Code longer than 1 MiB, or nested more than 500 levels deep, is not read: `error` carries
+   * the `CODE_TOO_LARGE` or `NESTING_TOO_DEEP` text (docs/bounds.md, "Program text").
    */
   execute(
     code: string,
@@ -661,7 +663,12 @@ export interface BundleModulesOptions {
   /**
    * Package specifiers as the program imports them (`'lodash-es'`, `'date-fns'`,
    * `'@scope/pkg/sub'`); each becomes one module-map entry holding the package bundled into one
-   * ES module.
+   * ES module. Each must be an npm package name (optionally `@scope/`) with an optional subpath
+   * of plain segments: a `.` or `..` segment, an empty segment, a backslash, a percent-encoding,
+   * an absolute path or a URL scheme (`file:`, `node:`) rejects with `INVALID_OPTION` naming
+   * the entry and the problem, and an entry that resolves (after symlinks) outside its
+   * package's directory rejects with `BUNDLE_FAILED`, so no specifier bundles a host file the
+   * package does not hold.
    */
   packages: string[]
   /** The directory packages (and esbuild) are resolved from, as Node resolves. Default: `process.cwd()`. */
@@ -670,7 +677,9 @@ export interface BundleModulesOptions {
    * Node built-ins a package may import, each mapped to a package or a file (relative to
    * `from`) written for the sandbox, e.g. `{ 'node:events': 'events' }`. The package's imports
    * of it stay `import ... from 'node:events'`, and the map gains a `node:events` entry with the
-   * target bundled. Any other built-in refuses the package (`BUNDLE_NODE_BUILTIN`).
+   * target bundled. Any other built-in refuses the package (`BUNDLE_NODE_BUILTIN`). A target
+   * that is not a file (does not start with `.` or `/`) is a package, held to the rules of
+   * `packages`.
    */
   alias?: Record<string, string>
   /**

@@ -2,7 +2,7 @@
 // run in both executors; temp-dir imports node:fs and node:os and is refused, or runs once both
 // are aliased to modules written for the sandbox.
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,5 +101,84 @@ describe('bundleModules', () => {
     expect(err.code).toBe('REQUEST_TOO_LARGE');
     const size = Number(/came to (\d+) bytes/.exec(err.message)[1]);
     expect(size).toBeGreaterThan(pad.length + bundled);
+  }, 60_000);
+});
+
+// A host project in a temp directory: a package, and a file beside it that no package holds.
+function project() {
+  const dir = mkdtempSync(join(tmpdir(), 'codemode-bundle-paths-'));
+  const pkg = join(dir, 'node_modules', 'pkg');
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'pkg', version: '1.0.0', main: 'index.js' }));
+  writeFileSync(join(pkg, 'index.js'), 'export const ok = 1\n');
+  writeFileSync(join(dir, 'secret.json'), JSON.stringify({ token: 'host-secret' }));
+  writeFileSync(join(dir, 'secret.js'), "export const token = 'host-secret'\n");
+  return dir;
+}
+
+describe('bundleModules keeps to the package named', () => {
+  const dir = project();
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a specifier that climbs out of its package is refused before anything is read', async () => {
+    const variants = {
+      'pkg/../../secret.json': /has a "\." or "\.\." segment/,
+      'pkg/../../secret.js': /has a "\." or "\.\." segment/,
+      'pkg/..%2f..%2fsecret.json': /holds a percent-encoding/,
+      'pkg\\..\\..\\secret.json': /holds a backslash/,
+      '/etc/passwd': /is an absolute path/,
+      [join(dir, 'secret.js')]: /is an absolute path/,
+      'file:///etc/passwd': /starts with a URL scheme/,
+      'node:fs': /starts with a URL scheme/,
+      '@scope/../secret.json': /has a "\." or "\.\." segment/,
+      '@scope': /is not an npm package name/,
+      'pkg//secret.json': /has an empty path segment/,
+      '..': /has a "\." or "\.\." segment/,
+      '.bin': /is not an npm package name/,
+      'pkg/a b': /characters a package path does not use/,
+    };
+    for (const [spec, problem] of Object.entries(variants)) {
+      const err = await rejection(bundleModules({ packages: ['pkg', spec], from: dir }));
+      expect(err, spec).toBeInstanceOf(ExecutorError);
+      expect(err.code, spec).toBe('INVALID_OPTION');
+      expect(err.message, spec).toMatch(/^Invalid option `packages\[1\]`: /);
+      expect(err.message, spec).toMatch(problem);
+      expect(err.message, spec).toContain('Allowed: an npm package name');
+      expect(err.message, spec).not.toContain('host-secret');
+    }
+    // The same rules for an alias naming a package.
+    const err = await rejection(bundleModules({ packages: ['pkg'], from: dir, alias: { 'node:fs': 'pkg/../../secret.js' } }));
+    expect(err.code).toBe('INVALID_OPTION');
+    expect(err.message).toMatch(/^Invalid option `alias.node:fs`: "pkg\/..\/..\/secret.js" has a "." or ".." segment/);
+  });
+
+  it('a package whose entry is a symlink out of it is refused; a symlinked package is its target', async () => {
+    const evil = join(dir, 'node_modules', 'evil');
+    mkdirSync(evil);
+    writeFileSync(join(evil, 'package.json'), JSON.stringify({ name: 'evil', version: '1.0.0', main: 'index.js' }));
+    symlinkSync(join(dir, 'secret.js'), join(evil, 'index.js'));
+    const err = await rejection(bundleModules({ packages: ['evil'], from: dir }));
+    expect(err.code).toBe('BUNDLE_FAILED');
+    expect(err.message).toContain(`"evil" resolves to ${join(dir, 'secret.js')}, outside the package's directory (${evil})`);
+    expect(err.message).not.toContain('host-secret');
+    // A subpath through a symlinked directory inside the package, too.
+    symlinkSync(dir, join(dir, 'node_modules', 'pkg', 'up'));
+    const sub = await rejection(bundleModules({ packages: ['pkg/up/secret.js'], from: dir }));
+    expect(sub.code).toBe('BUNDLE_FAILED');
+    expect(sub.message).toContain('outside the package');
+    // A workspace package linked into node_modules is bundled from where the link points.
+    const real = join(dir, 'packages', 'linked');
+    mkdirSync(real, { recursive: true });
+    writeFileSync(join(real, 'package.json'), JSON.stringify({ name: 'linked', version: '1.0.0', main: 'index.js' }));
+    writeFileSync(join(real, 'index.js'), 'export const linked = 2\n');
+    symlinkSync(real, join(dir, 'node_modules', 'linked'));
+    const map = await bundleModules({ packages: ['pkg', 'linked'], from: dir });
+    expect(map.linked).toContain('linked = 2');
+    expect(map.pkg).toContain('ok = 1');
+  }, 60_000);
+
+  it('subpaths inside a package still bundle', async () => {
+    const map = await bundleModules({ packages: ['date-fns/addDays', 'lodash-es/chunk.js'], from: ROOT });
+    expect(Object.keys(map).sort()).toEqual(['date-fns/addDays', 'lodash-es/chunk.js']);
   }, 60_000);
 });

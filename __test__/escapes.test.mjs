@@ -179,6 +179,19 @@ const cases = [
   ['stack overflow', 'tool arguments nested 100,000 deep', `async () => { let a = {}; for (let i = 0; i < 100000; i++) a = { a }; try { await t.echo(a); return 'sent' } catch (e) { return e.message } }`, (out, { calls }) => { expect(out.error).toBeUndefined(); expect(calls).toHaveLength(0); expect(out.result).toMatch(/argument|stack/i); }],
   ['stack overflow', 'in a console argument', `async () => { const o = {}; o.toString = () => String(o); try { console.log(\`\${o}\`) } catch (e) { return e.name } }`, resultIs('RangeError')],
 
+  // Nesting bombs: the parsers recurse per level (oxc checks no depth); refused unparsed.
+  ['nesting bomb', 'parentheses 20,000 deep', `async () => ${'('.repeat(20000)}1${')'.repeat(20000)}`, failsWith('NESTING_TOO_DEEP', /^The code nests too deeply: \d+ levels at line 1/)],
+  ['nesting bomb', 'a unary chain behind a division a scanner might read as a regular expression', `async () => { const x = {} / ${'- '.repeat(20000)}1 / 1; return x }`, failsWith('NESTING_TOO_DEEP')],
+  ['nesting bomb', 'templates 20,000 deep', `async () => ${'`${'.repeat(20000)}1${'}`'.repeat(20000)}`, failsWith('NESTING_TOO_DEEP')],
+  ['nesting bomb', 'TypeScript type arguments 20,000 deep', `async () => { let x: ${'A<'.repeat(20000)}B${'>'.repeat(20000)}; return 1 }`, failsWith('NESTING_TOO_DEEP')],
+  ['nesting bomb', 'a TypeScript module', `import { x } from './deep.ts'\nasync () => x`, failsWith('NESTING_TOO_DEEP', /^The module "\.\/deep\.ts" nests too deeply/), { modules: { './deep.ts': `export const x = ${'['.repeat(20000)}${']'.repeat(20000)}` } }],
+  ['nesting bomb', 'a JavaScript module (V8 checks its own stack)', `import { x } from './deep.js'\nasync () => x`, (out) => { expect(out.error?.code).toMatch(/^(SYNTAX_ERROR|PROGRAM_ERROR)$/); expect(out.error.message).toMatch(/Maximum call stack size exceeded/); }, { modules: { './deep.js': `export const x = ${'('.repeat(20000)}1${')'.repeat(20000)}` } }],
+  ['nesting bomb', 'eval and Function at run time (V8 checks its own stack)', `async () => { const r = []; for (const f of [() => eval('${'('.repeat(20000)}1${')'.repeat(20000)}'), () => new Function('return ${'['.repeat(20000)}${']'.repeat(20000)}')()]) { try { f(); r.push('ran') } catch (e) { r.push(e.name) } } return r }`, resultIs(['RangeError', 'RangeError'])],
+
+  // Import floods: many imports, parsed and linked in linear time.
+  ['import flood', '20,000 imports of one module', `${Array.from({ length: 20000 }, (_, i) => `import { v as a${i} } from './m.js'`).join('\n')}\nasync () => a0 + a19999`, resultIs(2), { modules: { './m.js': 'export const v = 1' } }],
+  ['import flood', 'a module-map key reached by climbing out of a directory', `import { v } from './lib/../../m.js'\nasync () => v`, failsWith('MODULE_NOT_FOUND'), { modules: { './m.js': 'export const v = 1' } }],
+
   // Atomics.wait and the lost SharedArrayBuffer.
   ['Atomics.wait', 'on an unshared buffer', `async () => { try { Atomics.wait(new Int32Array(4), 0, 0, 1000); return 'waited' } catch (e) { return e.name } }`, resultIs('TypeError')],
   ['Atomics.wait', 'waitAsync on an unshared buffer', `async () => { try { Atomics.waitAsync?.(new Int32Array(4), 0, 0, 1000); return typeof Atomics.waitAsync } catch (e) { return e.name } }`, (out) => { expect(out.error).toBeUndefined(); expect(['TypeError', 'undefined']).toContain(out.result); }],

@@ -76,6 +76,64 @@ function installedVersion(name, from) {
   throw fault('BUNDLE_FAILED', { package: name, detail: `it is not installed in the node_modules ${from} resolves from` });
 }
 
+// A package as a specifier names it: npm's name rules (an optional `@scope/`, then a name of
+// URL-safe characters not starting with `.` or `_`, at most 214 in all), then optionally a
+// subpath of plain segments. Nothing that could lead resolution out of the package: no `.` or
+// `..` segment, no empty segment, no backslash, no percent-encoding, no absolute path, no URL
+// scheme (`file:`, `node:`, a drive letter).
+const SCOPE = /^@[A-Za-z0-9~-][A-Za-z0-9._~-]*$/;
+const NAME = /^[A-Za-z0-9~-][A-Za-z0-9._~-]*$/;
+const SEGMENT = /^[\w.~+@$=,-]+$/;
+
+/**
+ * What is wrong with `spec` as a package specifier, or null.
+ * @param {unknown} spec
+ * @returns {string | null}
+ */
+function specifierProblem(spec) {
+  if (typeof spec !== 'string') return `got ${spec === null ? 'null' : typeof spec}`;
+  const quoted = JSON.stringify(spec);
+  if (spec === '') return 'got an empty string';
+  if (spec.includes('\\')) return `${quoted} holds a backslash`;
+  if (spec.includes('%')) return `${quoted} holds a percent-encoding`;
+  if (spec.startsWith('/') || path.isAbsolute(spec)) return `${quoted} is an absolute path`;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(spec)) return `${quoted} starts with a URL scheme`;
+  const parts = spec.split('/');
+  if (parts.some((p) => p === '')) return `${quoted} has an empty path segment`;
+  if (parts.some((p) => p === '.' || p === '..')) return `${quoted} has a "." or ".." segment`;
+  const scoped = spec.startsWith('@');
+  const name = scoped ? parts.slice(0, 2).join('/') : parts[0];
+  if (scoped ? parts.length < 2 || !SCOPE.test(parts[0]) || !NAME.test(parts[1]) : !NAME.test(parts[0])) {
+    return `${JSON.stringify(name)} is not an npm package name`;
+  }
+  if (name.length > 214) return `${JSON.stringify(name)} is longer than the 214 characters of an npm package name`;
+  const sub = parts.slice(scoped ? 2 : 1).find((p) => !SEGMENT.test(p));
+  if (sub !== undefined) return `${quoted} has a path segment with characters a package path does not use (${JSON.stringify(sub)})`;
+  return null;
+}
+
+const SPECIFIER_ALLOWED = "an npm package name, optionally with a path inside the package, as imported, e.g. 'lodash-es', '@scope/pkg', 'date-fns/locale'";
+
+/**
+ * The directory `name` is installed in, found from `from` as Node resolves it, after symlinks.
+ * @param {string} name
+ * @param {string} from
+ * @returns {string | null}
+ */
+function packageDir(name, from) {
+  const req = createRequire(path.join(from, 'noop.js'));
+  try {
+    return fs.realpathSync(path.dirname(req.resolve(`${name}/package.json`)));
+  } catch {
+    // next
+  }
+  for (const dir of req.resolve.paths(name) ?? []) {
+    const found = path.join(dir, name);
+    if (fs.existsSync(path.join(found, 'package.json'))) return fs.realpathSync(found);
+  }
+  return null;
+}
+
 /**
  * @param {unknown} value
  * @param {string} field
@@ -93,8 +151,12 @@ function invalid(value, field, allowed) {
 async function bundleModules(options) {
   if (options === null || typeof options !== 'object') throw invalid(options, 'options', '{ packages, from?, alias?, cacheDir?, minify? }');
   const { packages, from = process.cwd(), alias = {}, cacheDir, minify = false } = options;
-  if (!Array.isArray(packages) || packages.length === 0 || packages.some((p) => typeof p !== 'string' || p === '' || p.startsWith('.') || path.isAbsolute(p))) {
+  if (!Array.isArray(packages) || packages.length === 0) {
     throw fault('INVALID_OPTION', { field: 'packages', problem: 'not a non-empty array of package specifiers', allowed: "package names as imported, e.g. ['lodash-es', 'date-fns']" });
+  }
+  for (const [i, spec] of packages.entries()) {
+    const problem = specifierProblem(spec);
+    if (problem) throw fault('INVALID_OPTION', { field: `packages[${i}]`, problem, allowed: SPECIFIER_ALLOWED });
   }
   if (typeof from !== 'string') throw invalid(from, 'from', 'a directory path');
   if (alias === null || typeof alias !== 'object') throw invalid(alias, 'alias', "an object mapping a Node built-in to a package or file, e.g. { 'node:events': 'events' }");
@@ -105,6 +167,9 @@ async function bundleModules(options) {
     if (!name || typeof target !== 'string' || target === '') {
       throw fault('INVALID_OPTION', { field: `alias.${key}`, problem: name ? 'no target' : 'not a Node built-in', allowed: "a Node built-in mapped to a package or file, e.g. { 'node:events': 'events' }" });
     }
+    // A target that is no file is a package, named as `packages` name them.
+    const problem = target.startsWith('.') || path.isAbsolute(target) ? null : specifierProblem(target);
+    if (problem) throw fault('INVALID_OPTION', { field: `alias.${key}`, problem, allowed: `a file ('./shim.js'), or ${SPECIFIER_ALLOWED}` });
     aliases.set(name, target);
   }
   const root = path.resolve(from);
@@ -145,7 +210,37 @@ async function bundleOne(esbuild, entry, label, root, aliases, opts) {
     return source;
   }
   /** The first Node built-in the package imports (set by the resolve hook). */
-  const seen = { refused: /** @type {{ builtin: string, importer: string } | null} */ (null) };
+  const seen = {
+    refused: /** @type {{ builtin: string, importer: string } | null} */ (null),
+    /** Why the entry was refused for resolving outside its package (set by the resolve hook). */
+    escaped: /** @type {string | null} */ (null),
+  };
+  // A package's entry must be a file of that package, after symlinks: a specifier that passed
+  // the name rules can still resolve elsewhere through a symlink the package holds.
+  const home = isFile ? null : packageDir(packageName(entry), root);
+  /** @type {import('esbuild').Plugin} */
+  const confined = {
+    name: 'codemode-package-confined',
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind !== 'entry-point' || isFile || args.pluginData === 'codemode-inner') return undefined;
+        const found = await build.resolve(args.path, { kind: 'import-statement', resolveDir: root, pluginData: 'codemode-inner' });
+        if (found.errors.length > 0 || found.external || !found.path) return undefined;
+        let real = found.path;
+        try {
+          real = fs.realpathSync(found.path);
+        } catch {
+          // esbuild's own path
+        }
+        const inside = home !== null && (real === home || real.startsWith(home + path.sep));
+        if (!inside) {
+          seen.escaped = `"${entry}" resolves to ${real}, outside the package's directory (${home ?? 'not found'}); a package may only be bundled from its own files`;
+          return { errors: [{ text: seen.escaped }] };
+        }
+        return { path: real };
+      });
+    },
+  };
   /** @type {import('esbuild').Plugin} */
   const builtins = {
     name: 'codemode-no-node-builtins',
@@ -181,9 +276,10 @@ async function bundleOne(esbuild, entry, label, root, aliases, opts) {
       target: 'es2022',
       minify: opts.minify,
       logLevel: 'silent',
-      plugins: [builtins],
+      plugins: [confined, builtins],
     });
   } catch (e) {
+    if (seen.escaped) throw fault('BUNDLE_FAILED', { package: label, detail: seen.escaped });
     const errors = /** @type {{ errors?: Array<{ text: string }> }} */ (e).errors;
     const detail = errors?.length ? errors.map((x) => x.text).join('; ') : e instanceof Error ? e.message : String(e);
     throw fault('BUNDLE_FAILED', { package: label, detail });

@@ -20,10 +20,60 @@ function stripTypes(src) {
   }
 }
 
+/**
+ * CODE_TOO_LARGE's or NESTING_TOO_DEEP's text for code the executor must not read on the host's
+ * event loop (longer than `limits::CODE_BYTES`, or nested past `limits::NESTING_LEVELS`: the
+ * TypeScript stripper recurses per level), or undefined. Counted by the addon in one pass.
+ * @param {string} src
+ * @returns {string | undefined}
+ */
+function refusedProgram(src) {
+  return loadNative().binding.checkProgram(src) ?? undefined;
+}
+
 const FENCE = /^```(js|javascript|typescript|ts|tsx|jsx)?\s*\n([\s\S]*?)```\s*$/;
 
+/**
+ * A list of declared names whose `indexOf` is a set lookup: acorn keeps each scope's names in
+ * arrays and searches them on every declaration, which made a program of 20,000 imports (or
+ * `let`s) take seconds of the event loop (quadratic). acorn only pushes to these arrays and
+ * compares `indexOf` with -1 (and reads element 0), so the answers are the same.
+ */
+class DeclaredNames extends Array {
+  /** @type {Set<string>} */
+  #names = new Set();
+
+  /** @param {...string} names */
+  push(...names) {
+    for (const n of names) this.#names.add(n);
+    return super.push(...names);
+  }
+
+  /** @param {string} name */
+  indexOf(name) {
+    return this.#names.has(name) ? super.indexOf(name) : -1;
+  }
+
+  static get [Symbol.species]() {
+    return Array;
+  }
+}
+
+const Parser = acorn.Parser.extend(
+  (Base) =>
+    class extends Base {
+      enterScope(flags) {
+        super.enterScope(flags);
+        const scope = this.currentScope();
+        scope.var = new DeclaredNames();
+        scope.lexical = new DeclaredNames();
+        scope.functions = new DeclaredNames();
+      }
+    },
+);
+
 function parse(src) {
-  return acorn.parse(src, { ecmaVersion: 'latest', sourceType: 'module' });
+  return Parser.parse(src, { ecmaVersion: 'latest', sourceType: 'module' });
 }
 
 /**
@@ -34,10 +84,17 @@ function parse(src) {
  *   the lifted import declarations and one expression that evaluates to a function; `origin`:
  *   line `line` of that expression is line `modelLine` of the code as given (the lines after it
  *   follow one for one). For TypeScript that cannot run with its types removed, `refused`: the
- *   TYPESCRIPT_UNSUPPORTED text.
+ *   TYPESCRIPT_UNSUPPORTED text; with `typescript`, also CODE_TOO_LARGE's or NESTING_TOO_DEEP's
+ *   for code past those bounds (checked before anything parses it).
  */
 function normalizeCode(code, typescript = false) {
   const raw = String(code);
+  if (typescript) {
+    // Before acorn or the stripper reads a byte: bounded size (acorn holds the event loop for
+    // the whole parse) and bounded nesting (the stripper recurses per level).
+    const refused = refusedProgram(raw);
+    if (refused !== undefined) return { imports: '', code: '', refused };
+  }
   const trimmed = raw.trim();
   const fenced = FENCE.exec(trimmed);
   let src = fenced ? fenced[2] : trimmed;
@@ -67,10 +124,16 @@ function normalizeCode(code, typescript = false) {
   const importNodes = ast.body.filter((n) => n.type === 'ImportDeclaration');
   if (importNodes.length > 0) {
     imports = importNodes.map((n) => src.slice(n.start, n.end)).join('\n');
-    // Blank the imports out in place, keeping offsets (and line numbers) of the rest.
-    let rest = src;
-    for (const n of importNodes) rest = rest.slice(0, n.start) + ' '.repeat(n.end - n.start) + rest.slice(n.end);
-    src = rest;
+    // Blank the imports out in place, keeping offsets (and line numbers) of the rest: one pass
+    // over the source (rebuilding it once per import was quadratic in their number).
+    const pieces = [];
+    let from = 0;
+    for (const n of importNodes) {
+      pieces.push(src.slice(from, n.start), ' '.repeat(n.end - n.start));
+      from = n.end;
+    }
+    pieces.push(src.slice(from));
+    src = pieces.join('');
     ast = parse(src);
   }
   // A declaration removed with the types (an interface, a type-only import) leaves a `;`.

@@ -223,6 +223,13 @@ failure_codes! {
     ToolBytesInFlight => ("TOOL_BYTES_IN_FLIGHT", Sandbox, false,
         "A tool call's arguments would take the bytes the host holds for the run's unanswered tool calls past `limits::TOOL_BYTES_IN_FLIGHT`; the call rejects inside the sandbox and never reaches `dispatch`.",
         "This call to {provider}.{tool} was not made: its arguments ({size} bytes) and those of the calls still waiting for an answer ({held} bytes) would pass the {limit} bytes a run's tool calls may hold at once. Keep fewer or smaller calls in flight: await them in batches (a few at a time instead of one large Promise.all), or pass less data per call (an id or a page instead of the whole data set)."),
+    // Program text refused before it is parsed (the parsers recurse per level of nesting).
+    NestingTooDeep => ("NESTING_TOO_DEEP", Program, false,
+        "The code (or a TypeScript module it imports) nests more deeply than `limits::NESTING_LEVELS`: brackets, blocks, nested statements and chained operators are counted in one pass before any parser reads it, and code past the bound is never parsed.",
+        "{what} nests too deeply: {depth} levels at line {line}, more than the {limit} levels code may nest (brackets, blocks, nested statements and chains of operators all count). Flatten it: give intermediate results names, split long chains into steps, and build deeply nested data in a loop or with JSON.parse instead of writing it out."),
+    CodeTooLarge => ("CODE_TOO_LARGE", Program, false,
+        "The code given to `CodemodeExecutor.execute` is longer than `limits::CODE_BYTES`; it is refused before it is read.",
+        "The code is {size} bytes, more than the {limit} bytes a program may take. Write a shorter program: fetch large data through a tool call, or import it from a module, instead of writing it into the code."),
 }
 
 impl FailureCode {

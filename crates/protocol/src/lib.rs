@@ -96,6 +96,15 @@ pub mod limits {
     pub const WORKER_STDERR_BYTES: usize = 64 * 1024;
     /// Bytes of one line of a worker's diagnostics the host logs; a longer one is cut.
     pub const WORKER_STDERR_LINE_BYTES: usize = 1024;
+
+    /// Levels of nesting a program (and a TypeScript module) may have, counted by
+    /// `codemode_typestrip::nesting` before any parser reads it: oxc recurses once per level
+    /// without a depth check, and about 1.6 KiB of stack per level is the worst measured, so
+    /// this bound needs under 1 MiB of the parsing thread's stack (docs/bounds.md).
+    pub const NESTING_LEVELS: u32 = 500;
+    /// Bytes of program code the dialect adapter (`CodemodeExecutor`) normalizes on the host's
+    /// event loop; longer code is refused with CODE_TOO_LARGE before it is read.
+    pub const CODE_BYTES: usize = 1024 * 1024;
 }
 
 /// Frames larger than this are refused by both sides: a corrupt length prefix must not make

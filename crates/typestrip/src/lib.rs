@@ -22,6 +22,10 @@
 //! What has no JavaScript once its types are gone (enums, namespaces with values, parameter
 //! properties, decorators, `import x = require()`, `export =`) is refused by name and line.
 
+pub mod nesting;
+
+pub use nesting::TooDeep;
+
 use oxc_allocator::Allocator;
 use oxc_ast::ast::*;
 use oxc_ast_visit::{walk, Visit};
@@ -51,10 +55,27 @@ pub enum StripError {
         offset: u32,
     },
     Refused(Refusal),
+    /// The code nests more deeply than `limits::NESTING_LEVELS` ([`nesting`]); it was not parsed.
+    TooDeep(TooDeep),
 }
 
-/// Parses `code` as a TypeScript module and returns it with its types blanked.
+/// Parses `code` as a TypeScript module and returns it with its types blanked. Code nested past
+/// `limits::NESTING_LEVELS` is refused before the parser sees it (the parser and the visitor
+/// recurse per level).
 pub fn strip(code: &str) -> Result<String, StripError> {
+    check_nesting(code).map_err(StripError::TooDeep)?;
+    strip_unbounded(code)
+}
+
+/// [`strip`] without the nesting bound, for `examples/nesting_stack.rs` to measure what the
+/// parser and the visitor survive (feature `measure`; never for code a program wrote).
+#[cfg(feature = "measure")]
+#[doc(hidden)]
+pub fn strip_without_nesting_bound(code: &str) -> Result<String, StripError> {
+    strip_unbounded(code)
+}
+
+fn strip_unbounded(code: &str) -> Result<String, StripError> {
     let allocator = Allocator::default();
     let ret = Parser::new(&allocator, code, SourceType::ts())
         .with_options(ParseOptions {
@@ -98,6 +119,11 @@ pub fn strip(code: &str) -> Result<String, StripError> {
         }));
     }
     Ok(blanker.render())
+}
+
+/// [`nesting::check`] against the bound every parse of a program or module is held to.
+pub fn check_nesting(code: &str) -> Result<(), TooDeep> {
+    nesting::check(code, codemode_protocol::limits::NESTING_LEVELS)
 }
 
 /// 1-based line and 1-based UTF-16 column of byte `offset` in `code`.

@@ -9,8 +9,12 @@
 //! TypeScript: code that does not parse as JavaScript is parsed again as TypeScript and, when
 //! that succeeds, its types are blanked (codemode-typestrip), which keeps every line and column;
 //! the rewrite then runs on the result. Plain JavaScript parses once, as before.
+//!
+//! Before either parse, the program's nesting is counted (codemode-typestrip's `nesting`): oxc
+//! recurses per level with no depth check, so code past `limits::NESTING_LEVELS` is refused
+//! unparsed instead of overflowing the worker's stack.
 
-use codemode_typestrip::StripError;
+use codemode_typestrip::{StripError, TooDeep};
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{Program, Statement};
 use oxc_parser::{ParseOptions, Parser};
@@ -39,6 +43,8 @@ pub enum EntryError {
     Refused(Refusal),
     /// What was found instead of one expression (completes "Found ...").
     Shape(String),
+    /// Nested past the bound; not parsed.
+    TooDeep(TooDeep),
 }
 
 /// The module source that default-exports the program's expression, and the column shift the
@@ -76,6 +82,7 @@ const EXPORT: &str = "export default (";
 
 /// Returns the module source that default-exports the program's expression.
 pub fn to_module_source(code: &str) -> Result<Entry, EntryError> {
+    codemode_typestrip::check_nesting(code).map_err(EntryError::TooDeep)?;
     let allocator = Allocator::default();
     let ret = Parser::new(&allocator, code, SourceType::mjs()).parse();
     if let Some(first) = ret.diagnostics.errors().next() {
@@ -84,6 +91,7 @@ pub fn to_module_source(code: &str) -> Result<Entry, EntryError> {
         return match codemode_typestrip::strip(code) {
             Ok(js) => from_stripped(js),
             Err(StripError::Refused(r)) => Err(EntryError::Refused(r)),
+            Err(StripError::TooDeep(t)) => Err(EntryError::TooDeep(t)),
             // The TypeScript parser read further than the JavaScript one: the code is
             // TypeScript, and its error is the one to report.
             Err(StripError::Syntax {
@@ -280,6 +288,32 @@ mod tests {
             to_module_source("const x = 1\nreturn x"),
             Err(EntryError::Syntax { shape: true, .. })
         ));
+    }
+
+    #[test]
+    fn refuses_nesting_past_the_bound_unparsed() {
+        let bound = codemode_protocol::limits::NESTING_LEVELS as usize;
+        for code in [
+            format!("async () => {}1{}", "(".repeat(20_000), ")".repeat(20_000)),
+            format!("async () => {}1", "- ".repeat(20_000)),
+            format!(
+                "async (a: number) => {}1{}",
+                "(".repeat(20_000),
+                ")".repeat(20_000)
+            ),
+        ] {
+            assert!(matches!(
+                to_module_source(&code),
+                Err(EntryError::TooDeep(t)) if t.line == 1 && t.limit as usize == bound
+            ));
+        }
+        // Within the bound, oxc reads it (on the test thread's stack).
+        let ok = format!(
+            "async () => {}1{}",
+            "(".repeat(bound - 10),
+            ")".repeat(bound - 10)
+        );
+        assert!(to_module_source(&ok).is_ok());
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! the importing module's key, so `./lib/a.js` importing `./b.js` finds `./lib/b.js`.
 //! Dynamic `import()` resolves through the same map and rules ([`import_dynamically`]), and
 //! shares the compiled modules: each module is evaluated once per run, however it is imported.
-//! A module keyed `.ts` (`.mts`, `.cts`) has its types blanked first, like the program.
+//! A module keyed `.ts` (`.mts`, `.cts`) has its types blanked first, like the program, after its
+//! nesting is counted (past `limits::NESTING_LEVELS` it is refused unparsed, since oxc recurses
+//! per level; a JavaScript module goes to V8 alone, whose parser checks its own stack).
 
 use std::collections::HashMap;
 
@@ -19,6 +21,8 @@ pub struct ModuleMap {
     key_by_hash: HashMap<i32, String>,
     /// The first specifier that resolved to nothing, for the outcome's text.
     pub missing: Option<String>,
+    /// NESTING_TOO_DEEP's text for the first module refused for its nesting.
+    pub too_deep: Option<String>,
     /// The promises of import() calls still loading, by id.
     imports: HashMap<u32, v8::Global<v8::PromiseResolver>>,
     next_import: u32,
@@ -167,7 +171,16 @@ fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, 
     let (name, source) = state.modules.sources.get(key)?.clone();
     let source = match typescript_module(&name, source) {
         Ok(s) => s,
-        Err(text) => {
+        Err(refusal) => {
+            let text = match refusal {
+                Refusal::TooDeep(text) => {
+                    if let Some(state) = scope.get_slot_mut::<RunState>() {
+                        state.modules.too_deep.get_or_insert_with(|| text.clone());
+                    }
+                    text
+                }
+                Refusal::Construct(text) => text,
+            };
             let msg = v8::String::new(scope, &text)?;
             let err = v8::Exception::syntax_error(scope, msg);
             scope.throw_exception(err);
@@ -182,10 +195,19 @@ fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, 
     Some(module)
 }
 
+/// Why a TypeScript module was not handed to V8: the text of the SyntaxError it throws.
+enum Refusal {
+    /// A construct that cannot be stripped.
+    Construct(String),
+    /// Nested past the bound (NESTING_TOO_DEEP's text).
+    TooDeep(String),
+}
+
 /// A module whose key ends in `.ts`, `.mts` or `.cts` has its types blanked (positions kept, as
-/// for the program); a construct that cannot be stripped is a SyntaxError naming it. A module
-/// that does not parse as TypeScript goes to V8 as given, for V8's own text.
-fn typescript_module(name: &str, source: String) -> Result<String, String> {
+/// for the program); a construct that cannot be stripped is a SyntaxError naming it, and so is
+/// nesting past the bound. A module that does not parse as TypeScript goes to V8 as given, for
+/// V8's own text.
+fn typescript_module(name: &str, source: String) -> Result<String, Refusal> {
     if ![".ts", ".mts", ".cts"]
         .iter()
         .any(|ext| name.ends_with(ext))
@@ -194,10 +216,13 @@ fn typescript_module(name: &str, source: String) -> Result<String, String> {
     }
     match codemode_typestrip::strip(&source) {
         Ok(js) => Ok(js),
-        Err(codemode_typestrip::StripError::Refused(r)) => Err(format!(
+        Err(codemode_typestrip::StripError::Refused(r)) => Err(Refusal::Construct(format!(
             "TypeScript {} on line {} has no JavaScript once its types are removed; write {}",
             r.construct, r.line, r.instead
-        )),
+        ))),
+        Err(codemode_typestrip::StripError::TooDeep(t)) => {
+            Err(Refusal::TooDeep(t.text(&format!("The module \"{name}\""))))
+        }
         Err(codemode_typestrip::StripError::Syntax { .. }) => Ok(source),
     }
 }
@@ -318,6 +343,7 @@ fn finish_import<'s>(
     let outcome = evaluate_for_import(tc, &key);
     if let Some(s) = tc.get_slot_mut::<RunState>() {
         s.modules.missing = None;
+        s.modules.too_deep = None;
     }
     if tc.has_terminated() || tc.is_execution_terminating() {
         return;
@@ -430,6 +456,27 @@ fn import_failed<'s>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refuses_a_deeply_nested_typescript_module_unparsed() {
+        let deep = format!(
+            "export const x: number = {}1{}",
+            "(".repeat(20_000),
+            ")".repeat(20_000)
+        );
+        match typescript_module("./deep.ts", deep.clone()) {
+            Err(Refusal::TooDeep(text)) => {
+                assert!(
+                    text.starts_with("The module \"./deep.ts\" nests too deeply"),
+                    "{text}"
+                );
+                assert!(text.contains("at line 1"), "{text}");
+            }
+            _ => panic!("not refused for its nesting"),
+        }
+        // A JavaScript module is V8's to parse (V8 checks its own stack).
+        assert!(typescript_module("./deep.js", deep).is_ok());
+    }
 
     #[test]
     fn normalizes_relative_specifiers() {

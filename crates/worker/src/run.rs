@@ -271,6 +271,16 @@ fn execute(
                 Some(location),
             ));
         }
+        Err(EntryError::TooDeep(t)) => {
+            let mut error = fail(FailureCode::NestingTooDeep, &[]);
+            error.message = t.text("The code");
+            error.location = Some(Box::new(SourceLocation {
+                line: t.line,
+                column: 1,
+                module: None,
+            }));
+            return Err(error);
+        }
         Err(EntryError::Refused(r)) => {
             let line = r.line.to_string();
             let mut error = fail(
@@ -307,6 +317,14 @@ fn execute(
                 FailureCode::ModuleNotFound,
                 &[("specifier", &specifier), ("available", &available)],
             ));
+        }
+        if let Some(text) = tc
+            .get_slot_mut::<RunState>()
+            .and_then(|s| s.modules.too_deep.take())
+        {
+            let mut error = fail(FailureCode::NestingTooDeep, &[]);
+            error.message = text;
+            return Err(error);
         }
         return Err(exception_failure(tc, helpers, &shift));
     }
