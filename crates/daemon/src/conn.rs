@@ -620,7 +620,10 @@ impl Conn<'_> {
                         ceiling.as_str()
                     ),
                 ),
-                ("allowed", &format!("{allowed} ('blocked' is null), or none for the ceiling")),
+                (
+                    "allowed",
+                    &format!("{allowed} ('blocked' is null), or none for the ceiling"),
+                ),
             ]);
             return self.send(ServerMsg::failed(id, f), None);
         }
