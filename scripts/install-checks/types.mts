@@ -98,17 +98,27 @@ async function host(): Promise<void> {
     host: '127.0.0.1',
     port: 0,
     workers: 1,
-    token: 'secret',
+    token: 'a shared secret of 16+ characters',
+    allowOrigins: ['https://app.example'],
+    allowHosts: ['executor.internal'],
+    outbound: 'public',
+    maxConnections: 64,
+    maxConnectionsPerAddress: 8,
+    helloTimeout: 5_000,
+    idleTimeout: 0,
+    maxMessageBytes: 20 * 1024 * 1024,
     onConnection: (info: ConnectionInfo) => `${info.remoteAddress}:${info.remotePort}${info.path}`,
     log: (line: string) => void line,
   };
   const server: Server = await serve(serveOptions);
-  const connectOptions: ConnectOptions = { token: 'secret', outbound: null, connectTimeout: 1_000, onHandlesClosed: (e) => void e.executionId };
+  const connectOptions: ConnectOptions = { token: 'a shared secret of 16+ characters', outbound: null, connectTimeout: 1_000, onHandlesClosed: (e) => void e.executionId };
   const remote: RemoteExecutor = await connect(server.url, connectOptions);
   const remoteStats: RemoteStats = await remote.stats();
   void [remoteStats.connections, remote.daemon, remote.name, server.stats().connections, server.port];
-  // @ts-expect-error outbound is a policy function or null
+  void [remote.ceilings.timeout, remote.ceilings.memoryLimit, remote.ceilings.outbound];
   new facade.IsolateExecutor({ outbound: 'native' });
+  // @ts-expect-error outbound is 'public', 'native', a policy function or null
+  new facade.IsolateExecutor({ outbound: 'everything' });
 
   const fetcher: Fetcher = { fetch: async (req: Request) => new Response(req.url) };
   const defaults: CodemodeExecutorOptions = { modules: {}, timeout: 5_000, globalOutbound: fetcher };

@@ -236,6 +236,82 @@ pub(crate) struct Identity {
     pub(crate) tasks: u64,
 }
 
+/// An exec through a descriptor: the worker binary opened by the host (as root) and everything
+/// `execveat` takes, built before the fork so the child only makes the call.
+pub(crate) struct ExecByFd {
+    file: std::fs::File,
+    _strings: Vec<std::ffi::CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers point into `_strings`, which the struct owns and never changes; they are
+// only read, by the kernel, in the forked child.
+unsafe impl Send for ExecByFd {}
+// SAFETY: as above: nothing is ever written through the pointers.
+unsafe impl Sync for ExecByFd {}
+
+impl ExecByFd {
+    /// Opens `path` and takes the program name, arguments and environment `command` was given.
+    pub(crate) fn prepare(
+        path: &std::path::Path,
+        command: &std::process::Command,
+    ) -> std::io::Result<ExecByFd> {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(path)?;
+        let nul = |b: &[u8]| {
+            CString::new(b).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        };
+        let mut strings = vec![nul(path.as_os_str().as_bytes())?];
+        for arg in command.get_args() {
+            strings.push(nul(arg.as_bytes())?);
+        }
+        let args = strings.len();
+        for (k, v) in command.get_envs() {
+            if let Some(v) = v {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                strings.push(nul(&kv)?);
+            }
+        }
+        let ptr = |c: &CString| c.as_ptr();
+        let mut argv: Vec<_> = strings[..args].iter().map(ptr).collect();
+        argv.push(std::ptr::null());
+        let mut envp: Vec<_> = strings[args..].iter().map(ptr).collect();
+        envp.push(std::ptr::null());
+        Ok(ExecByFd {
+            file,
+            _strings: strings,
+            argv,
+            envp,
+        })
+    }
+
+    /// Replaces this (forked) process with the binary; returns only the error of a failed exec.
+    pub(crate) fn exec(&self) -> std::io::Error {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the descriptor is open, the path is an empty NUL-terminated string, and both
+        // arrays are NULL-terminated arrays of NUL-terminated strings owned by `self`.
+        unsafe {
+            libc::syscall(
+                libc::SYS_execveat,
+                self.file.as_raw_fd(),
+                c"".as_ptr(),
+                self.argv.as_ptr(),
+                self.envp.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            );
+        }
+        std::io::Error::last_os_error()
+    }
+}
+
 /// nobody/nogroup: an identity that owns nothing.
 pub(crate) const WORKER_UID: libc::uid_t = 65534;
 pub(crate) const WORKER_GID: libc::gid_t = 65534;

@@ -70,10 +70,21 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         .stdout(Stdio::piped())
         // Its own pipe, drained by the pool (diagnostics.rs): never the host's stderr itself.
         .stderr(Stdio::piped());
+    // Under a root host the child execs the binary through a descriptor opened here, as root,
+    // after it has become the worker's identity: that identity needs to execute the file, not
+    // to traverse the directories above it (an install under /root or a private temp dir).
+    let by_fd = match &identity {
+        Some(_) => Some(
+            crate::process::ExecByFd::prepare(&inner.opts.worker_path, &command)
+                .map_err(|e| start_failed(format!("{}: {e}", inner.opts.worker_path.display())))?,
+        ),
+        None => None,
+    };
     // SAFETY: the closure runs in the forked child before exec and calls only setrlimit, dup2,
-    // fcntl and (`become_identity`) setgroups, setresgid and setresuid, which are
-    // async-signal-safe; it touches no memory shared with the parent's threads (the rlimit and
-    // the identity are copies moved into it).
+    // fcntl, (`become_identity`) setgroups, setresgid and setresuid, and (`ExecByFd::exec`)
+    // execveat, which are async-signal-safe; it touches no memory shared with the parent's
+    // threads and allocates nothing (the rlimit, the identity and the exec's argument arrays
+    // were built before the fork and moved into it).
     unsafe {
         command.pre_exec(move || {
             // The address-space ceiling for the pool's default memory limit; each run's
@@ -93,6 +104,10 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             if let Some(identity) = &identity {
                 crate::process::become_identity(identity)?;
             }
+            if let Some(by_fd) = &by_fd {
+                // Returns only when the exec failed.
+                return Err(by_fd.exec());
+            }
             Ok(())
         });
     }
@@ -102,7 +117,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         let path = inner.opts.worker_path.display();
         start_failed(match identity {
             Some(id) => format!(
-                "{path}: {e} (the host runs as root, so workers start as uid {} and gid {}: the host needs CAP_SETUID and CAP_SETGID, both ids must exist in its user namespace, and the worker binary and every directory above it must be executable by that user)",
+                "{path}: {e} (the host runs as root, so workers start as uid {} and gid {}: the host needs CAP_SETUID and CAP_SETGID, both ids must exist in its user namespace, and the worker binary must be executable by that user, e.g. mode 0755)",
                 id.uid, id.gid
             ),
             None => format!("{path}: {e}"),

@@ -3,16 +3,18 @@
 //! worker. One test in its own binary: it takes over this process's stderr (fd 2) to read what
 //! the host writes there.
 
+mod common;
+
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::FromRawFd;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use codemode_pool::protocol::{limits, Failure, RunOutcome};
-use codemode_pool::{ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall};
+use codemode_pool::{ExecSpec, FetchCall, Host, ToolCall};
 
 struct Silent;
 
@@ -42,20 +44,7 @@ fn host_stderr_while(code: &str) -> (String, u32) {
         libc::close(fds[1]);
     }
 
-    let pool = Pool::start(PoolOptions {
-        workers: 1,
-        worker_path: PathBuf::from(env!("CARGO_BIN_EXE_codemode-fake-worker")),
-        queue_bound: 1,
-        timeout_ms: 10_000,
-        memory_limit_mib: 64,
-        handles_idle_timeout_ms: 300_000,
-    })
-    .expect("pool starts");
-    let until = Instant::now() + Duration::from_secs(20);
-    while pool.stats().idle == 0 {
-        assert!(Instant::now() < until, "the worker never became ready");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let pool = common::ready_pool(PathBuf::from(env!("CARGO_BIN_EXE_codemode-fake-worker")), 1);
     let pid = pool.worker_pids()[0];
     let (tx, rx) = mpsc::channel::<Result<RunOutcome, Failure>>();
     pool.execute(

@@ -2,28 +2,17 @@
 //! host's secrets (model API keys, database passwords) never sit in a worker's memory.
 //! One test in its own binary: it sets a variable in this process.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+mod common;
 
-use codemode_pool::{Pool, PoolOptions};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use codemode_pool::Pool;
 
 const MARKER: &str = "CODEMODE_TEST_HOST_SECRET";
 
 fn workers_of(worker_path: PathBuf) -> (Pool, Vec<u32>) {
-    let pool = Pool::start(PoolOptions {
-        workers: 1,
-        worker_path,
-        queue_bound: 1,
-        timeout_ms: 10_000,
-        memory_limit_mib: 64,
-        handles_idle_timeout_ms: 300_000,
-    })
-    .expect("pool starts");
-    let until = Instant::now() + Duration::from_secs(20);
-    while pool.stats().idle == 0 {
-        assert!(Instant::now() < until, "the worker never became ready");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let pool = common::ready_pool(worker_path, 1);
     let pids = pool.worker_pids();
     (pool, pids)
 }

@@ -2,28 +2,16 @@
 //! groups, and under a bound on the tasks (threads) of that uid. A host that is not root keeps
 //! its own uid for its workers (nothing else is possible without privileges).
 
+mod common;
+
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use codemode_pool::protocol::limits;
-use codemode_pool::{Pool, PoolOptions};
+use codemode_pool::Pool;
 
 fn pool_of(worker_path: PathBuf, workers: usize) -> Pool {
-    let pool = Pool::start(PoolOptions {
-        workers,
-        worker_path,
-        queue_bound: 1,
-        timeout_ms: 10_000,
-        memory_limit_mib: 64,
-        handles_idle_timeout_ms: 300_000,
-    })
-    .expect("pool starts");
-    let until = Instant::now() + Duration::from_secs(30);
-    while pool.stats().idle < workers {
-        assert!(Instant::now() < until, "the workers never became ready");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    pool
+    common::ready_pool(worker_path, workers)
 }
 
 /// The value of `field` in /proc/<pid>/status, whitespace-normalised.
@@ -87,4 +75,27 @@ fn workers_of_a_root_host_run_unprivileged_with_a_bound_on_their_threads() {
         }
         pool.shutdown(Duration::from_secs(2));
     }
+}
+
+/// A root host installed where the workers' uid cannot look (under /root, or a private temp
+/// dir, mode 0700): the worker is executed through a descriptor the host opened, so it still
+/// starts, as that uid.
+#[test]
+fn a_worker_installed_under_a_private_directory_starts_under_a_root_host() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = PathBuf::from(env!("CARGO_BIN_EXE_codemode-fake-worker"));
+    let dir = std::env::temp_dir().join(format!("codemode-private-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("inner")).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let copy = dir.join("inner/codemode-fake-worker");
+    std::fs::copy(&fake, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pool = pool_of(copy, 1);
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        let pid = pool.worker_pids()[0];
+        assert_eq!(status(pid, "Uid"), "65534 65534 65534 65534");
+    }
+    pool.shutdown(Duration::from_secs(2));
+    let _ = std::fs::remove_dir_all(&dir);
 }
