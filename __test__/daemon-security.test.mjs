@@ -321,3 +321,48 @@ describe('the daemon’s outbound ceiling', () => {
     expect(run.stderr).toContain('--outbound');
   });
 });
+
+describe('what a review of these bounds found', () => {
+  it('a client without the token takes no connection slot from those with it', async () => {
+    const secret = 'a long enough shared secret';
+    const server = await served({ workers: 1, token: secret, maxConnectionsPerAddress: 2 });
+    // Refused clients that never close their side: each lingers in the refusal for a while.
+    const refused = [];
+    for (let i = 0; i < 6; i++) refused.push(net.connect(server.port, '127.0.0.1').on('error', () => {}));
+    for (const s of refused) s.write(upgrade(server.port));
+    await new Promise((r) => setTimeout(r, 200));
+    const remote = await connected(server.url, { token: secret });
+    expect((await remote.execute({ code: 'async () => 3' })).result).toBe(3);
+    for (const s of refused) s.destroy();
+  });
+
+  it('counts idleness from when the connection stopped holding anything', async () => {
+    const server = await served({ workers: 1, idleTimeout: 600 });
+    const client = await raw(server.url);
+    client.send({ type: 'execute', id: 1, code: 'async () => { await new Promise((r) => setTimeout(r, 1000)); return 1 }', modules: [], providers: [], outbound: 'blocked', retainHandles: false });
+    await client.next((m) => m.type === 'done' && m.id === 1);
+    const done = Date.now();
+    await client.whenClosed(5_000);
+    expect(Date.now() - done).toBeGreaterThanOrEqual(400);
+  });
+
+  it('forgets a routed fetch its client never answered once the run ends, so the connection can go idle', async () => {
+    const server = await served({ workers: 1, idleTimeout: 500 });
+    const client = await raw(server.url);
+    const code = 'async () => { fetch("https://x.example/").catch(() => 0); await new Promise((r) => setTimeout(r, 100)); return 1 }';
+    client.send({ type: 'execute', id: 1, code, modules: [], providers: [], outbound: 'routed', retainHandles: false });
+    await client.next((m) => m.type === 'fetch');
+    await client.next((m) => m.type === 'done' && m.id === 1);
+    expect((await client.whenClosed(5_000)).code).toBe(1001);
+  });
+
+  it('echoes a client’s text cut, in its answer and in the log', async () => {
+    const lines = [];
+    const server = await served({ workers: 1, log: (l) => lines.push(l) });
+    const client = await raw(server.url);
+    client.send(JSON.stringify({ type: 'x'.repeat(200_000) }));
+    const error = await client.next((m) => m.type === 'error');
+    expect(error.message.length).toBeLessThan(2_000);
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(2_000);
+  });
+});

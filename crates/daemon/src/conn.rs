@@ -116,18 +116,39 @@ impl ConnEvent {
     /// The bytes it holds while queued (its payloads, plus a fixed share for the rest).
     fn size(&self) -> usize {
         256 + match self {
-            ConnEvent::ToolCall { call, .. } => call.args.len(),
-            ConnEvent::Fetch { call, .. } => call.request.body.as_ref().map_or(0, Vec::len),
+            ConnEvent::ToolCall { call, .. } => {
+                call.args.len() + call.provider.len() + call.tool.len()
+            }
+            ConnEvent::Fetch { call, .. } => {
+                let r = &call.request;
+                r.url.len() + headers_len(&r.headers) + r.body.as_ref().map_or(0, Vec::len)
+            }
             ConnEvent::Done { result, .. } => result.as_ref().map_or(0, |o| {
                 o.result.as_ref().map_or(0, Vec::len)
                     + o.logs.iter().map(|l| l.message.len()).sum::<usize>()
             }),
-            ConnEvent::Invoked { result, .. } => result
-                .as_ref()
-                .map_or(0, |r| r.body.as_ref().map_or(0, Vec::len)),
+            ConnEvent::Invoked { result, .. } => result.as_ref().map_or(0, |r| {
+                headers_len(&r.headers) + r.body.as_ref().map_or(0, Vec::len)
+            }),
             ConnEvent::Log { entry, .. } => entry.message.len(),
             ConnEvent::HandlesClosed { .. } | ConnEvent::Shutdown => 0,
         }
+    }
+}
+
+fn headers_len(headers: &[(String, String)]) -> usize {
+    headers.iter().map(|(k, v)| k.len() + v.len() + 4).sum()
+}
+
+/// The most of a client's own text (a bad message's detail, its client name) the daemon
+/// repeats in its log and its answer.
+const ECHO_CHARS: usize = 512;
+
+/// `text` cut to [`ECHO_CHARS`] characters, saying how much was cut.
+fn echo(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => text.into(),
+        Some((at, _)) => format!("{}... [{} more bytes cut]", &text[..at], text.len() - at).into(),
     }
 }
 
@@ -292,6 +313,7 @@ pub(crate) async fn serve(
     let overflow = tx.overflow.clone();
     let hello_by = tokio::time::Instant::now() + bounds.hello_timeout;
     let mut active = tokio::time::Instant::now();
+    let mut was_idle = false;
     let mut c = Conn {
         shared,
         id,
@@ -371,6 +393,12 @@ pub(crate) async fn serve(
         if close.is_some() {
             break close;
         }
+        // Idle counts from the moment nothing is held any more, not from the last message.
+        let now_idle = c.idle();
+        if now_idle && !was_idle {
+            active = tokio::time::Instant::now();
+        }
+        was_idle = now_idle;
     };
     c.end(&mut rx);
     match close {
@@ -404,6 +432,7 @@ impl Conn<'_> {
     }
 
     fn protocol_error(&mut self, detail: &str, id: Option<u32>) {
+        let detail = &*echo(detail);
         self.shared
             .log(format!("connection {}: protocol error: {detail}", self.id));
         self.send(ServerMsg::protocol_error(detail, id), None);
@@ -512,6 +541,7 @@ impl Conn<'_> {
             ClientMsg::Hello { protocol, client } if protocol == wire::PROTOCOL => {
                 self.greeted = true;
                 if let Some(client) = client {
+                    let client = echo(&client);
                     self.shared
                         .log(format!("connection {}: client {client:?}", self.id));
                 }
@@ -820,9 +850,11 @@ impl Conn<'_> {
                 result,
             } => {
                 self.in_flight.remove(&id);
-                // The run's tool calls died with it (a late answer is dropped).
+                // The run's tool calls died with it (a late answer is dropped), and so did its
+                // routed fetches unless it retained its isolate (whose handlers fetch on).
+                let retained = matches!(&result, Ok(o) if o.grant.is_some());
                 self.pending.retain(|_, p| {
-                    !(p.exec_id == exec_id && matches!(p.what, Waiting::Tool { .. }))
+                    p.exec_id != exec_id || (retained && matches!(p.what, Waiting::Fetch { .. }))
                 });
                 if let Ok(Some(g)) = result.as_ref().map(|o| o.grant.as_ref()) {
                     self.granted.insert(exec_id, g.execution_id.clone());
@@ -850,6 +882,14 @@ impl Conn<'_> {
                 execution_id,
                 reason,
             } => {
+                // Its handlers' routed fetches still waiting have nobody to answer them now.
+                let ended: Vec<u64> = self
+                    .granted
+                    .iter()
+                    .filter(|(_, v)| **v == execution_id)
+                    .map(|(k, _)| *k)
+                    .collect();
+                self.pending.retain(|_, p| !ended.contains(&p.exec_id));
                 self.granted.retain(|_, v| *v != execution_id);
                 let msg = ServerMsg::HandlesClosed {
                     execution_id,
@@ -907,5 +947,52 @@ impl Conn<'_> {
                 self.id, self.name
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codemode_pool::protocol::WireRequest;
+
+    #[test]
+    fn a_queued_event_counts_its_url_headers_and_names_not_only_its_body() {
+        let request = WireRequest {
+            method: "GET".into(),
+            url: format!("https://x.example/{}", "a".repeat(10_000)),
+            headers: vec![("x-big".into(), "b".repeat(50_000))],
+            body: None,
+            ..Default::default()
+        };
+        let fetch = ConnEvent::Fetch {
+            id: 1,
+            call: FetchCall {
+                exec_id: 1,
+                call_id: 1,
+                request,
+            },
+        };
+        assert!(fetch.size() > 60_000, "{}", fetch.size());
+        let invoked = ConnEvent::Invoked {
+            id: 1,
+            result: Ok(WireResponse {
+                status: 200,
+                status_text: String::new(),
+                headers: vec![("x-big".into(), "c".repeat(70_000))],
+                body: None,
+                url: String::new(),
+                redirected: false,
+            }),
+        };
+        assert!(invoked.size() > 70_000, "{}", invoked.size());
+    }
+
+    #[test]
+    fn a_client_s_text_is_echoed_cut() {
+        let long = "é".repeat(10_000);
+        let cut = echo(&long);
+        assert!(cut.chars().count() < ECHO_CHARS + 40, "{}", cut.len());
+        assert!(cut.ends_with("more bytes cut]"));
+        assert_eq!(echo("short"), "short");
     }
 }

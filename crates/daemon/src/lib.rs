@@ -230,6 +230,21 @@ pub struct Ceilings {
     pub outbound: wire::OutboundMode,
 }
 
+/// The address a client is counted by: an IPv4 address (an IPv4-mapped IPv6 one too), or the
+/// /64 of an IPv6 address, which one host usually holds whole.
+fn client_key(address: std::net::IpAddr) -> std::net::IpAddr {
+    match address {
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.into(),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                std::net::Ipv6Addr::from(prefix).into()
+            }
+        },
+        v4 => v4,
+    }
+}
+
 /// One WebSocket connection counted against [`Bounds`]; uncounted when dropped.
 pub(crate) struct Slot {
     shared: Arc<Shared>,
@@ -252,6 +267,7 @@ impl Drop for Slot {
 impl Shared {
     /// Counts a connection from `address`, or says which bound it would pass.
     fn take_slot(self: &Arc<Self>, address: std::net::IpAddr) -> Result<Slot, String> {
+        let address = client_key(address);
         let mut per = lock(&self.per_address);
         let from = per.get(&address).copied().unwrap_or(0);
         if from >= self.bounds.max_connections_per_address {
@@ -568,9 +584,13 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
             answer(stream, 403, "Forbidden", &format!("{why}\n")).await;
         }
         http::Route::Upgrade { key, offered } => {
-            let slot = match shared.take_slot(peer.ip()) {
-                Ok(slot) => slot,
-                Err(why) => {
+            // Only a client that presents the token takes a connection slot: one without it is
+            // refused right after the upgrade (4001) and must not crowd out those with it.
+            let authorized = shared.token.as_ref().is_none_or(|t| t.presented_in(&head));
+            let slot = match authorized.then(|| shared.take_slot(peer.ip())) {
+                None => None,
+                Some(Ok(slot)) => Some(slot),
+                Some(Err(why)) => {
                     shared.log(format!("upgrade from {peer} refused: {why}"));
                     let body = format!("{why}. Close idle connections or reuse one.\n");
                     return answer(stream, 503, "Service Unavailable", &body).await;

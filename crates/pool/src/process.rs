@@ -258,12 +258,23 @@ impl ExecByFd {
         command: &std::process::Command,
     ) -> std::io::Result<ExecByFd> {
         use std::ffi::CString;
+        use std::os::fd::{AsRawFd, FromRawFd};
         use std::os::unix::ffi::OsStrExt;
         use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
+        let opened = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_CLOEXEC)
             .open(path)?;
+        // Above the descriptors the child sets up (0-2 and the control pipe's 3), so none of
+        // its dup2s replaces the binary even if the host's own low descriptors were closed.
+        // SAFETY: fcntl(F_DUPFD_CLOEXEC) on a descriptor we own returns a new one or -1.
+        let high = unsafe { libc::fcntl(opened.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+        if high < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `high` was just returned by fcntl and is owned by nobody else.
+        let file = unsafe { std::fs::File::from_raw_fd(high) };
+        drop(opened);
         let nul = |b: &[u8]| {
             CString::new(b).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
         };
@@ -296,18 +307,31 @@ impl ExecByFd {
     /// Replaces this (forked) process with the binary; returns only the error of a failed exec.
     pub(crate) fn exec(&self) -> std::io::Error {
         use std::os::fd::AsRawFd;
+        let fd = self.file.as_raw_fd();
         // SAFETY: the descriptor is open, the path is an empty NUL-terminated string, and both
         // arrays are NULL-terminated arrays of NUL-terminated strings owned by `self`.
-        unsafe {
+        let execveat = || unsafe {
             libc::syscall(
                 libc::SYS_execveat,
-                self.file.as_raw_fd(),
+                fd,
                 c"".as_ptr(),
                 self.argv.as_ptr(),
                 self.envp.as_ptr(),
                 libc::AT_EMPTY_PATH,
-            );
+            )
+        };
+        execveat();
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ENOENT) {
+            return e;
         }
+        // A script (a wrapper around the worker): its interpreter reads it as /dev/fd/N, which a
+        // close-on-exec descriptor would no longer be. Kept open, the worker's jail closes it.
+        // SAFETY: fcntl(F_SETFD) on a descriptor we own.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+            return std::io::Error::last_os_error();
+        }
+        execveat();
         std::io::Error::last_os_error()
     }
 }

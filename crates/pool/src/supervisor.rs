@@ -81,8 +81,8 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         None => None,
     };
     // SAFETY: the closure runs in the forked child before exec and calls only setrlimit, dup2,
-    // fcntl, (`become_identity`) setgroups, setresgid and setresuid, and (`ExecByFd::exec`)
-    // execveat, which are async-signal-safe; it touches no memory shared with the parent's
+    // fcntl, prctl, (`become_identity`) setgroups, setresgid and setresuid, and
+    // (`ExecByFd::exec`) execveat, which are async-signal-safe; it touches no memory shared with the parent's
     // threads and allocates nothing (the rlimit, the identity and the exec's argument arrays
     // were built before the fork and moved into it).
     unsafe {
@@ -100,6 +100,16 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             } else if libc::dup2(control_raw, CONTROL_FD) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // No capability crosses the exec of a host that is not root but holds some
+            // (systemd's AmbientCapabilities=): the ambient set is cleared. EINVAL on a kernel
+            // without ambient capabilities, which then has none to pass.
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            );
             // Last: the steps above may need root.
             if let Some(identity) = &identity {
                 crate::process::become_identity(identity)?;

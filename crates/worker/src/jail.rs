@@ -112,7 +112,7 @@ const ALLOWED: &[i64] = &[
 ///   a negative id names another process's or thread's CPU clock, a view of what it does.
 #[cfg(target_os = "linux")]
 fn conditional(pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
-    use SeccompCmpArgLen::Dword;
+    use SeccompCmpArgLen::{Dword, Qword};
     use SeccompCmpOp::{Eq, Lt};
     let rule = |conditions: Vec<(u8, SeccompCmpOp, u64)>| {
         conditions
@@ -137,14 +137,19 @@ fn conditional(pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
         // kill(pid, sig) and tgkill(tgid, tid, sig) name this process.
         (libc::SYS_kill, values(0, &[own])?),
         (libc::SYS_tgkill, values(0, &[own])?),
-        // prlimit64(pid, resource, new, old): pid 0 is this process; no new limit.
-        (
-            libc::SYS_prlimit64,
-            vec![
-                rule(vec![(0, Eq, 0), (2, Eq, 0)])?,
-                rule(vec![(0, Eq, own), (2, Eq, 0)])?,
-            ],
-        ),
+        // prlimit64(pid, resource, new, old): pid 0 is this process; no new limit. `new` is a
+        // pointer: all 64 bits are compared, or a limit at a 4 GiB-aligned address would pass
+        // as a null one and raise the memory ceiling.
+        (libc::SYS_prlimit64, {
+            let read_only = |pid: u64| {
+                SeccompRule::new(vec![
+                    SeccompCondition::new(0, Dword, Eq, pid).map_err(|e| format!("{e}"))?,
+                    SeccompCondition::new(2, Qword, Eq, 0).map_err(|e| format!("{e}"))?,
+                ])
+                .map_err(|e| format!("{e}"))
+            };
+            vec![read_only(0)?, read_only(own)?]
+        }),
         (
             libc::SYS_fcntl,
             values(1, &[libc::F_GETFD as u64, libc::F_GETFL as u64])?,
@@ -388,6 +393,44 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
             std::ptr::null_mut::<libc::rlimit>(),
         );
         p.report("prlimit-set", Refuse, refused(r));
+        // The same with the new limit at a 4 GiB-aligned address, whose low 32 bits are zero:
+        // a filter comparing only those would take it for no new limit.
+        let high = libc::mmap(
+            0x1_0000_0000 as *mut libc::c_void,
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        );
+        let r = if high as usize == 0x1_0000_0000 {
+            // The limit as it is: the kernel takes it from anyone, so only the filter refuses.
+            let mut same = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::syscall(
+                libc::SYS_prlimit64,
+                0,
+                libc::RLIMIT_NOFILE,
+                std::ptr::null::<libc::rlimit>(),
+                &mut same as *mut libc::rlimit,
+            );
+            std::ptr::write(high as *mut libc::rlimit, same);
+            let r = libc::syscall(
+                libc::SYS_prlimit64,
+                0,
+                libc::RLIMIT_NOFILE,
+                high as *const libc::rlimit,
+                std::ptr::null_mut::<libc::rlimit>(),
+            );
+            libc::munmap(high, 4096);
+            r
+        } else {
+            // The address is taken: the probe cannot be made, which must not read as refused.
+            0
+        };
+        p.report("prlimit-set-high", Refuse, refused(r));
         let mut lim = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,
