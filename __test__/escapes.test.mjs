@@ -107,6 +107,8 @@ function dispatcher(calls) {
       case 'obj': return { a: 1 };
       case 'proto': return JSON.parse('{"__proto__": {"admin": true}, "x": 1}');
       case 'boom': throw new Error('host boom');
+      // Holds its arguments a while, as a slow service would.
+      case 'slow': return new Promise((resolve) => setTimeout(() => resolve(String(args[0]).length), 300));
       default: return null;
     }
   };
@@ -191,6 +193,9 @@ const cases = [
   // Import floods: many imports, parsed and linked in linear time.
   ['import flood', '20,000 imports of one module', `${Array.from({ length: 20000 }, (_, i) => `import { v as a${i} } from './m.js'`).join('\n')}\nasync () => a0 + a19999`, resultIs(2), { modules: { './m.js': 'export const v = 1' } }],
   ['import flood', 'a module-map key reached by climbing out of a directory', `import { v } from './lib/../../m.js'\nasync () => v`, failsWith('MODULE_NOT_FOUND'), { modules: { './m.js': 'export const v = 1' } }],
+
+  // Tool-call floods: the host holds a run's unanswered arguments to a byte budget.
+  ['tool-call flood', '40 calls of 4 MiB to a slow tool at once', `async () => { const big = 'x'.repeat(4 << 20); const s = await Promise.allSettled(Array.from({ length: 40 }, () => t.slow(big))); return [s.filter((x) => x.status === 'fulfilled').length, s.filter((x) => x.status === 'rejected' && /may hold at once/.test(x.reason.message)).length] }`, (out, { calls }) => { expect(out.error).toBeUndefined(); const [ok, refused] = out.result; expect(ok + refused).toBe(40); expect(refused).toBeGreaterThan(0); expect(calls).toHaveLength(ok); }, { timeout: 10_000 }],
 
   // Atomics.wait and the lost SharedArrayBuffer.
   ['Atomics.wait', 'on an unshared buffer', `async () => { try { Atomics.wait(new Int32Array(4), 0, 0, 1000); return 'waited' } catch (e) { return e.name } }`, resultIs('TypeError')],
