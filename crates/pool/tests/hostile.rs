@@ -160,19 +160,7 @@ fn scenario_on(pool: &Pool, name: &str, hostile: impl Fn(u64) -> String, expect:
         .recv_timeout(BOUND)
         .expect("the hostile run completes");
     match expect {
-        Expect::Violation(text) => {
-            let failure = a_result.expect_err(name);
-            assert_eq!(
-                failure.code,
-                FailureCode::WorkerViolation,
-                "{name}: {failure}"
-            );
-            assert!(
-                failure.message.contains(text),
-                "{name}: {:?} lacks {text:?}",
-                failure.message
-            );
-        }
+        Expect::Violation(text) => violation(name, a_result.expect_err(name), text),
         Expect::Completed => {
             a_result.unwrap_or_else(|e| panic!("{name}: {e}"));
         }
@@ -211,6 +199,20 @@ fn scenario_on(pool: &Pool, name: &str, hostile: impl Fn(u64) -> String, expect:
     let (_, c_done) = submit(&pool, &c, spec("return ok", Outbound::Blocked));
     let out = c_done.recv_timeout(BOUND).unwrap().unwrap();
     assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()), "{name}");
+}
+
+/// Case `name` failed with `WORKER_VIOLATION` saying `text`.
+fn violation(name: &str, failure: Failure, text: &str) {
+    assert_eq!(
+        failure.code,
+        FailureCode::WorkerViolation,
+        "{name}: {failure}"
+    );
+    assert!(
+        failure.message.contains(text),
+        "{name}: {:?} lacks {text:?}",
+        failure.message
+    );
 }
 
 #[test]
@@ -446,16 +448,10 @@ fn a_grant_must_name_a_fresh_well_formed_execution_id() {
     let a = Tenant::new(&pool, false);
     for (name, id, text) in forged {
         let (_, done) = submit(&pool, &a, retained(&format!("grant {id}")));
-        let failure = done.recv_timeout(BOUND).unwrap().expect_err(name);
-        assert_eq!(
-            failure.code,
-            FailureCode::WorkerViolation,
-            "{name}: {failure}"
-        );
-        assert!(
-            failure.message.contains(text),
-            "{name}: {:?} lacks {text:?}",
-            failure.message
+        violation(
+            name,
+            done.recv_timeout(BOUND).unwrap().expect_err(name),
+            text,
         );
         // The neighbour's execution is untouched: still its own, still answering.
         assert_eq!(
