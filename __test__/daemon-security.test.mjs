@@ -145,12 +145,15 @@ describe('connections are bounded', () => {
   });
 
   it('closes a connection whose reader does not keep up instead of holding every frame', async () => {
-    const server = await served({ workers: 1, timeout: 20_000 });
+    const server = await served({ workers: 3, timeout: 20_000 });
     const client = await raw(server.url);
     // The client stops reading: the daemon's writes back up into its socket and its queue.
     client.socket._socket.pause();
-    const code = `async () => { const big = 'x'.repeat(1 << 20); const calls = []; for (let i = 0; i < 400; i++) calls.push(t.echo(big).catch(() => 0)); await Promise.all(calls); }`;
-    client.send({ type: 'execute', id: 1, code, modules: [], providers: [{ name: 't', tools: ['echo'] }], outbound: 'blocked', retainHandles: false });
+    // Each run may have 32 MiB of calls in flight; three at once pass the 80 MiB queue bound.
+    const code = `async () => { const big = 'x'.repeat(1 << 20); const calls = []; for (let i = 0; i < 40; i++) calls.push(t.echo(big).catch(() => 0)); await Promise.all(calls); }`;
+    for (const id of [1, 2, 3]) {
+      client.send({ type: 'execute', id, code, modules: [], providers: [{ name: 't', tools: ['echo'] }], outbound: 'blocked', retainHandles: false });
+    }
     const deadline = Date.now() + 15_000;
     while (server.stats().connections > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(server.stats().connections).toBe(0);
@@ -364,5 +367,23 @@ describe('what a review of these bounds found', () => {
     const error = await client.next((m) => m.type === 'error');
     expect(error.message.length).toBeLessThan(2_000);
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(2_000);
+  });
+});
+
+describe('a run that floods its host over the daemon', () => {
+  it('has its calls past the budget refused at the daemon, not queued for the client', async () => {
+    const server = await served({ workers: 1 });
+    // A raw client applies no budget of its own and answers nothing: what reaches it is what
+    // the daemon let through.
+    const client = await raw(server.url);
+    const code = `async () => { const big = 'x'.repeat(4 << 20); const s = await Promise.allSettled(Array.from({ length: 20 }, () => t.put(big))); return s.filter((x) => x.status === 'rejected' && /may hold at once/.test(x.reason.message)).length }`;
+    client.send({ type: 'execute', id: 1, code, modules: [], providers: [{ name: 't', tools: ['put'] }], outbound: 'blocked', retainHandles: false, timeout: 3_000 });
+    await client.next((m) => m.type === 'toolCall');
+    await new Promise((r) => setTimeout(r, 1_500));
+    const sent = client.received.filter((m) => m.type === 'toolCall').length + 1;
+    // 32 MiB of 4 MiB calls: eight, and the one that crosses no bound because none is held.
+    expect(sent).toBeLessThanOrEqual(9);
+    expect(server.stats().connections).toBe(1);
+    client.socket.close();
   });
 });

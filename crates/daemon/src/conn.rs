@@ -85,6 +85,8 @@ pub(crate) enum ConnEvent {
     ToolCall {
         id: u32,
         call: ToolCall,
+        /// The run's argument bytes in flight, which the answer gives back.
+        held: Arc<AtomicUsize>,
     },
     Fetch {
         id: u32,
@@ -163,11 +165,38 @@ struct ExecHost {
     id: u32,
     tx: Outbox,
     pool: Pool,
+    /// Argument bytes of this run's tool calls sent to the client and not yet answered.
+    held: Arc<AtomicUsize>,
 }
 
 impl Host for ExecHost {
     fn tool_call(&self, call: ToolCall) {
-        if let Err(ev) = self.tx.send(ConnEvent::ToolCall { id: self.id, call }) {
+        // The same budget the client holds a run to (limits::TOOL_BYTES_IN_FLIGHT), applied
+        // before the arguments are queued for the connection: a run that floods its host with
+        // large calls is refused here, inside its sandbox, instead of filling the connection's
+        // queue (which would drop the connection and every run on it).
+        let size = call.args.len();
+        let limit = limits::TOOL_BYTES_IN_FLIGHT;
+        let held = self.held.load(Ordering::Acquire);
+        if held > 0 && held.saturating_add(size) > limit {
+            let text = FailureCode::ToolBytesInFlight.render(&[
+                ("provider", &call.provider),
+                ("tool", &call.tool),
+                ("size", &size.to_string()),
+                ("held", &held.to_string()),
+                ("limit", &limit.to_string()),
+            ]);
+            self.pool
+                .answer_tool_call(call.exec_id, call.call_id, false, text.into_bytes());
+            return;
+        }
+        self.held.fetch_add(size, Ordering::AcqRel);
+        let ev = ConnEvent::ToolCall {
+            id: self.id,
+            call,
+            held: self.held.clone(),
+        };
+        if let Err(ev) = self.tx.send(ev) {
             gone(&self.pool, *ev);
         }
     }
@@ -214,8 +243,16 @@ enum InFlight {
 }
 
 enum Waiting {
-    Tool { provider: String, tool: String },
-    Fetch { url: String },
+    Tool {
+        provider: String,
+        tool: String,
+        /// The run's bytes in flight and this call's share of them.
+        held: Arc<AtomicUsize>,
+        size: usize,
+    },
+    Fetch {
+        url: String,
+    },
 }
 
 /// A tool call or routed fetch sent to the client and not yet answered.
@@ -683,6 +720,7 @@ impl Conn<'_> {
             id,
             tx: self.tx.clone(),
             pool: self.shared.pool.clone(),
+            held: Arc::new(AtomicUsize::new(0)),
         });
         let tx = self.tx.clone();
         let done = Box::new(move |exec_id, result| {
@@ -768,9 +806,16 @@ impl Conn<'_> {
         let Some(p) = self.answered(id, call_id, true) else {
             return;
         };
-        let Waiting::Tool { provider, tool } = &p.what else {
+        let Waiting::Tool {
+            provider,
+            tool,
+            held,
+            size,
+        } = &p.what
+        else {
             return;
         };
+        held.fetch_sub(*size, Ordering::AcqRel);
         let limit = limits::TOOL_PAYLOAD_BYTES;
         let (ok, bytes) = if !ok {
             (false, message.unwrap_or_default().into_bytes())
@@ -812,8 +857,9 @@ impl Conn<'_> {
     /// Something the pool reported for this connection.
     fn event(&mut self, ev: ConnEvent) {
         match ev {
-            ConnEvent::ToolCall { id, call } => {
+            ConnEvent::ToolCall { id, call, held } => {
                 let call_id = self.call_id();
+                let size = call.args.len();
                 let msg = ServerMsg::ToolCall {
                     id,
                     call_id,
@@ -824,6 +870,8 @@ impl Conn<'_> {
                 let what = Waiting::Tool {
                     provider: call.provider,
                     tool: call.tool,
+                    held,
+                    size,
                 };
                 self.wait(call_id, id, call.exec_id, call.call_id, what);
             }
