@@ -302,13 +302,13 @@ describe('redirect modes', () => {
       return m }`, {
       outbound: (req) => {
         modes.push(req.redirect);
-        return { status: 302, statusText: 'Found', headers: [['location', 'http://169.254.169.254/']], body: null };
+        return { status: 302, statusText: 'Found', headers: [['location', 'http://127.0.0.1:9/']], body: null };
       },
     });
     expect(modes).toEqual(['follow', 'error', 'manual']);
-    expect(out.result[0]).toBe('302 http://169.254.169.254/');
-    expect(out.result[1]).toContain("was answered with a redirect (status 302 to http://169.254.169.254/) and its redirect mode is 'error'");
-    expect(out.result[2]).toBe('302 http://169.254.169.254/');
+    expect(out.result[0]).toBe('302 http://127.0.0.1:9/');
+    expect(out.result[1]).toContain("was answered with a redirect (status 302 to http://127.0.0.1:9/) and its redirect mode is 'error'");
+    expect(out.result[2]).toBe('302 http://127.0.0.1:9/');
   });
 });
 
