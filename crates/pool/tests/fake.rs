@@ -38,9 +38,19 @@ fn pool(workers: usize, queue_bound: usize) -> Pool {
 fn wrapper(name: &str, args: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("codemode-fake-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\nexec '{FAKE}' {args}\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;
+    // A copy beside the script: under a root host the script runs as the workers' uid, which
+    // may not traverse the checkout's directories (a private temp dir) to reach the original.
+    let fake = dir.join("codemode-fake-worker");
+    if !fake.exists() {
+        let part = dir.join(format!("codemode-fake-worker.{name}"));
+        std::fs::copy(FAKE, &part).unwrap();
+        std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let _ = std::fs::rename(&part, &fake);
+    }
+    let fake = fake.display();
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\nexec '{fake}' {args}\n")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
 }
