@@ -43,6 +43,18 @@ pub struct Refusal {
     pub instead: &'static str,
 }
 
+impl Refusal {
+    /// TYPESCRIPT_UNSUPPORTED's text; `what` begins it ("The code", "The module \"./a.ts\"").
+    pub fn text(&self, what: &str) -> String {
+        codemode_protocol::FailureCode::TypeScriptUnsupported.render(&[
+            ("what", what),
+            ("construct", self.construct),
+            ("line", &self.line.to_string()),
+            ("instead", self.instead),
+        ])
+    }
+}
+
 /// Why [`strip`] gave no JavaScript.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StripError {

@@ -11,12 +11,14 @@ use std::time::Duration;
 
 use codemode_protocol::{ExecuteRequest, HostMsg, Outbound, RunOutcome, WorkerMsg};
 
-use crate::io::{CurrentRun, Next};
-use crate::isolate::{self, Prepared};
-use crate::link::HostInput;
-use crate::retained;
-use crate::{clone, run};
+use crate::engine::isolate::Prepared;
+use crate::natives::clone;
+use crate::process::io::{CurrentRun, Next};
+use crate::process::link::HostInput;
+use crate::run;
+use crate::run::retained;
 
+mod globals;
 mod handles;
 mod natives;
 mod run_loop;
@@ -35,8 +37,8 @@ pub fn on_v8_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -
     let jobs = JOBS.get_or_init(|| {
         let (tx, rx) = channel::<Job>();
         std::thread::spawn(move || {
-            isolate::init_v8();
-            crate::snapshot::init(true);
+            crate::engine::platform::init_v8();
+            crate::engine::snapshot::init(true);
             for job in rx {
                 job();
             }

@@ -3,7 +3,7 @@
 use codemode_protocol::FailureCode;
 
 use super::{in_context, on_v8_thread};
-use crate::isolate::Prepared;
+use crate::engine::isolate::Prepared;
 use crate::natives;
 
 /// Evaluates `src` in a prepared context where `natives` is a bindings object filled by
@@ -116,5 +116,5 @@ fn the_table_declares_each_native_once_under_its_js_name() {
 
 #[test]
 fn isolates_come_from_the_snapshot() {
-    assert!(on_v8_thread(|| crate::snapshot::current().is_some()));
+    assert!(on_v8_thread(|| crate::engine::snapshot::current().is_some()));
 }

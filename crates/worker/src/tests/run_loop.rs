@@ -294,3 +294,24 @@ fn fetch_is_answered_by_the_host_when_routed() {
     assert_eq!(request.body.as_deref(), Some(&b"hi"[..]));
     assert_eq!(ran.outcome.stats.tool_calls, 0);
 }
+
+#[test]
+fn a_typescript_module_is_refused_in_the_words_of_the_failure_table() {
+    let mut req = request("import { x } from './a.ts'\nasync () => x");
+    req.modules = vec![("./a.ts".into(), "export const x = 1\nenum E { A }\n".into())];
+    let ran = execute(req, no_host);
+    let (code, message) = ran.error();
+    assert_eq!(code, "SYNTAX_ERROR");
+    let refusal = match codemode_typestrip::strip("export const x = 1\nenum E { A }\n") {
+        Err(codemode_typestrip::StripError::Refused(r)) => r,
+        other => panic!("not refused: {other:?}"),
+    };
+    let text = FailureCode::TypeScriptUnsupported.render(&[
+        ("what", "The module \"./a.ts\""),
+        ("construct", refusal.construct),
+        ("line", "2"),
+        ("instead", refusal.instead),
+    ]);
+    assert!(message.contains(&text), "{message}");
+    assert!(!message.contains(".."), "{message}");
+}

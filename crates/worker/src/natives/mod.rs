@@ -6,7 +6,10 @@
 use codemode_protocol::FailureCode;
 use v8::MapFnTo;
 
-use crate::{host, web};
+pub mod clone;
+pub mod console;
+pub mod host;
+pub mod web;
 
 /// One native: the name it has on the bindings object, and its function.
 pub struct Native {
@@ -27,9 +30,9 @@ macro_rules! native {
 
 /// The natives, by their JS names.
 pub const TABLE: &[Native] = &[
-    // The host link (host.rs).
+    // The host link (host.rs) and the console (console.rs).
     native!("callTool", host::call_tool),
-    native!("log", host::log),
+    native!("log", console::log),
     native!("fetch", host::fetch),
     // The failure grammar.
     native!("renderFailure", render_failure),

@@ -9,8 +9,6 @@
 
 use std::collections::HashMap;
 
-use crate::state::RunState;
-
 pub const PROGRAM_NAME: &str = "program.js";
 
 #[derive(Default)]
@@ -141,8 +139,8 @@ pub fn compile<'s>(
     let mut src = v8::script_compiler::Source::new(code, Some(&origin));
     let module = v8::script_compiler::compile_module(scope, &mut src)?;
     let hash = module.get_identity_hash().get();
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.modules.key_by_hash.insert(hash, name.to_string());
+    if let Some(map) = scope.get_slot_mut::<ModuleMap>() {
+        map.key_by_hash.insert(hash, name.to_string());
     }
     Some(module)
 }
@@ -164,18 +162,18 @@ fn not_found_text(map: &ModuleMap, specifier: &str) -> String {
 
 /// The module compiled for `key` (one per key per run), compiling it on first use.
 fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, v8::Module>> {
-    let state = scope.get_slot::<RunState>()?;
-    if let Some(global) = state.modules.compiled.get(key).cloned() {
+    let map = scope.get_slot::<ModuleMap>()?;
+    if let Some(global) = map.compiled.get(key).cloned() {
         return Some(v8::Local::new(scope, global));
     }
-    let (name, source) = state.modules.sources.get(key)?.clone();
+    let (name, source) = map.sources.get(key)?.clone();
     let source = match typescript_module(&name, source) {
         Ok(s) => s,
         Err(refusal) => {
             let text = match refusal {
                 Refusal::TooDeep(text) => {
-                    if let Some(state) = scope.get_slot_mut::<RunState>() {
-                        state.modules.too_deep.get_or_insert_with(|| text.clone());
+                    if let Some(map) = scope.get_slot_mut::<ModuleMap>() {
+                        map.too_deep.get_or_insert_with(|| text.clone());
                     }
                     text
                 }
@@ -189,8 +187,8 @@ fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, 
     };
     let module = compile(scope, &name, &source)?;
     let global = v8::Global::new(scope, module);
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.modules.compiled.insert(key.to_string(), global);
+    if let Some(map) = scope.get_slot_mut::<ModuleMap>() {
+        map.compiled.insert(key.to_string(), global);
     }
     Some(module)
 }
@@ -216,15 +214,19 @@ fn typescript_module(name: &str, source: String) -> Result<String, Refusal> {
     }
     match codemode_typestrip::strip(&source) {
         Ok(js) => Ok(js),
-        Err(codemode_typestrip::StripError::Refused(r)) => Err(Refusal::Construct(format!(
-            "TypeScript {} on line {} has no JavaScript once its types are removed; write {}",
-            r.construct, r.line, r.instead
-        ))),
+        Err(codemode_typestrip::StripError::Refused(r)) => {
+            Err(Refusal::Construct(r.text(&module_named(name))))
+        }
         Err(codemode_typestrip::StripError::TooDeep(t)) => {
-            Err(Refusal::TooDeep(t.text(&format!("The module \"{name}\""))))
+            Err(Refusal::TooDeep(t.text(&module_named(name))))
         }
         Err(codemode_typestrip::StripError::Syntax { .. }) => Ok(source),
     }
+}
+
+/// How a failure's text names the module keyed `name`.
+fn module_named(name: &str) -> String {
+    format!("The module \"{name}\"")
 }
 
 /// V8's resolve hook for static imports.
@@ -239,8 +241,7 @@ pub fn resolve<'a>(
     let scope = &mut unsafe { v8::CallbackScope::new(context) };
     let spec = specifier.to_rust_string_lossy(scope);
     let hash = referrer.get_identity_hash().get();
-    let state = scope.get_slot_mut::<RunState>()?;
-    let map = &mut state.modules;
+    let map = scope.get_slot_mut::<ModuleMap>()?;
     let referrer = referrer_key(map.key_by_hash.get(&hash).map(String::as_str));
     let Some(key) = map.resolve(&spec, Some(referrer)) else {
         let text = not_found_text(map, &spec);
@@ -272,12 +273,10 @@ pub fn import_dynamically<'s>(
     let referrer = resource_name
         .is_string()
         .then(|| resource_name.to_rust_string_lossy(scope));
-    let resolved = match scope.get_slot::<RunState>() {
-        Some(state) => {
-            let map = &state.modules;
-            map.resolve(&spec, Some(referrer_key(referrer.as_deref())))
-                .ok_or_else(|| not_found_text(map, &spec))
-        }
+    let resolved = match scope.get_slot::<ModuleMap>() {
+        Some(map) => map
+            .resolve(&spec, Some(referrer_key(referrer.as_deref())))
+            .ok_or_else(|| not_found_text(map, &spec)),
         None => Err(not_found_text(&ModuleMap::default(), &spec)),
     };
     match resolved {
@@ -305,7 +304,7 @@ fn park<'s>(
     resolver: v8::Local<'s, v8::PromiseResolver>,
 ) -> Option<v8::Local<'s, v8::Integer>> {
     let global = v8::Global::new(scope, resolver);
-    let map = &mut scope.get_slot_mut::<RunState>()?.modules;
+    let map = scope.get_slot_mut::<ModuleMap>()?;
     let id = map.next_import;
     map.next_import = id.wrapping_add(1);
     map.imports.insert(id, global);
@@ -321,11 +320,7 @@ fn pending<'s>(
     let pair = v8::Local::<v8::Array>::try_from(data).ok()?;
     let id = pair.get_index(scope, 0)?.uint32_value(scope)?;
     let value = pair.get_index(scope, 1)?;
-    let global = scope
-        .get_slot_mut::<RunState>()?
-        .modules
-        .imports
-        .remove(&id)?;
+    let global = scope.get_slot_mut::<ModuleMap>()?.imports.remove(&id)?;
     Some((v8::Local::new(scope, global), value))
 }
 
@@ -341,9 +336,9 @@ fn finish_import<'s>(
     let key = key.to_rust_string_lossy(scope);
     let tc = &mut v8::TryCatch::new(scope);
     let outcome = evaluate_for_import(tc, &key);
-    if let Some(s) = tc.get_slot_mut::<RunState>() {
-        s.modules.missing = None;
-        s.modules.too_deep = None;
+    if let Some(map) = tc.get_slot_mut::<ModuleMap>() {
+        map.missing = None;
+        map.too_deep = None;
     }
     if tc.has_terminated() || tc.is_execution_terminating() {
         return;
