@@ -80,7 +80,7 @@ fn park(
     {
         let limit = limits::CALLS_IN_FLIGHT.to_string();
         let text = FailureCode::CallsInFlight.render(&[("limit", &limit)]);
-        reject_with_error(scope, resolver, &text);
+        reject(scope, resolver, Class::Error, &text);
         return None;
     }
     let global = v8::Global::new(scope, resolver);
@@ -103,7 +103,7 @@ pub fn call_tool(
     };
     if scope.get_slot::<Calls>().is_none_or(|s| s.completed) {
         let text = FailureCode::ExecutionCompleted.template();
-        reject_with_error(scope, resolver, text);
+        reject(scope, resolver, Class::Error, text);
         return;
     }
     let provider = args.get(0).to_rust_string_lossy(scope);
@@ -116,7 +116,7 @@ pub fn call_tool(
                 ("tool", &tool),
                 ("detail", &detail),
             ]);
-            reject_with_error(scope, resolver, &text);
+            reject(scope, resolver, Class::Error, &text);
             return;
         }
     };
@@ -132,7 +132,7 @@ pub fn call_tool(
             ("size", &size),
             ("limit", &limit),
         ]);
-        reject_with_error(scope, resolver, &text);
+        reject(scope, resolver, Class::Error, &text);
         return;
     }
     let Some((exec_id, call_id, send)) = park(scope, resolver) else {
@@ -147,39 +147,61 @@ pub fn call_tool(
     });
 }
 
-pub fn reject_with_error(
+/// What a rejection is made of: an `Error` for a tool call (as the host's dispatch rejects), a
+/// `TypeError` for fetch (as the Fetch standard's network errors are).
+#[derive(Clone, Copy)]
+enum Class {
+    Error,
+    TypeError,
+}
+
+/// Rejects `resolver` with a new error of `class` whose message is `text`.
+fn reject(
     scope: &mut v8::HandleScope,
     resolver: v8::Local<v8::PromiseResolver>,
+    class: Class,
     text: &str,
 ) {
     if let Some(msg) = v8::String::new(scope, text) {
-        let err = v8::Exception::error(scope, msg);
+        let err = match class {
+            Class::Error => v8::Exception::error(scope, msg),
+            Class::TypeError => v8::Exception::type_error(scope, msg),
+        };
         resolver.reject(scope, err);
     }
 }
 
+/// The promise of call `call_id`, taken out of the calls in flight (it settles once); `None`
+/// for an answer to no call in flight.
+fn take_call<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    call_id: u32,
+) -> Option<v8::Local<'s, v8::PromiseResolver>> {
+    let global = scope
+        .get_slot_mut::<Calls>()
+        .and_then(|s| s.pending.remove(&call_id))?;
+    Some(v8::Local::new(scope, global))
+}
+
 /// Settles the parked tool call `call_id` with the host's answer.
 pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, payload: &[u8]) {
-    let Some(global) = scope
-        .get_slot_mut::<Calls>()
-        .and_then(|s| s.pending.remove(&call_id))
-    else {
+    let Some(resolver) = take_call(scope, call_id) else {
         return;
     };
-    let resolver = v8::Local::new(scope, global);
     if !ok {
         let text = String::from_utf8_lossy(payload);
-        reject_with_error(scope, resolver, &text);
+        reject(scope, resolver, Class::Error, &text);
         return;
     }
     match clone::deserialize(scope, payload) {
         Some(value) => {
             resolver.resolve(scope, value);
         }
-        None => reject_with_error(
+        None => reject(
             scope,
             resolver,
-            "The tool's answer could not be read inside the sandbox (malformed value).",
+            Class::Error,
+            FailureCode::ToolAnswerUnreadable.template(),
         ),
     }
 }
@@ -210,17 +232,6 @@ pub fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec
     out
 }
 
-fn reject_type_error(
-    scope: &mut v8::HandleScope,
-    resolver: v8::Local<v8::PromiseResolver>,
-    text: &str,
-) {
-    if let Some(msg) = v8::String::new(scope, text) {
-        let err = v8::Exception::type_error(scope, msg);
-        resolver.reject(scope, err);
-    }
-}
-
 /// `fetch(method, url, headers, body|null, redirect) -> Promise<raw response>`: blocked runs reject at
 /// once; others send the request to the host (which performs or routes it).
 pub fn fetch(
@@ -234,7 +245,12 @@ pub fn fetch(
     let url = args.get(1).to_rust_string_lossy(scope);
     let outbound = scope.get_slot::<Calls>().map(|s| s.outbound);
     if outbound.is_none_or(|o| o == Outbound::Blocked) {
-        return reject_type_error(scope, resolver, FailureCode::NetworkClosed.template());
+        return reject(
+            scope,
+            resolver,
+            Class::TypeError,
+            FailureCode::NetworkClosed.template(),
+        );
     }
     let method = args.get(0).to_rust_string_lossy(scope);
     let headers = string_pairs(scope, args.get(2));
@@ -249,7 +265,7 @@ pub fn fetch(
                     ("url", &url),
                     ("limit", &limit),
                 ]);
-                return reject_type_error(scope, resolver, &text);
+                return reject(scope, resolver, Class::TypeError, &text);
             }
             let mut bytes = vec![0u8; view.byte_length()];
             view.copy_contents(&mut bytes);
@@ -324,16 +340,12 @@ pub fn settle_fetch(
     call_id: u32,
     result: Result<WireResponse, String>,
 ) {
-    let Some(global) = scope
-        .get_slot_mut::<Calls>()
-        .and_then(|s| s.pending.remove(&call_id))
-    else {
+    let Some(resolver) = take_call(scope, call_id) else {
         return;
     };
-    let resolver = v8::Local::new(scope, global);
     let response = match result {
         Ok(r) => r,
-        Err(text) => return reject_type_error(scope, resolver, &text),
+        Err(text) => return reject(scope, resolver, Class::TypeError, &text),
     };
     let tc = &mut v8::TryCatch::new(scope);
     let built = (|| {
@@ -366,7 +378,11 @@ pub fn settle_fetch(
                 Some(e) => {
                     resolver.reject(tc, e);
                 }
-                None => reject_type_error(tc, resolver, "fetch: the response could not be built"),
+                None => {
+                    let detail = "fetch: the response could not be built";
+                    let text = FailureCode::Internal.render(&[("detail", detail)]);
+                    reject(tc, resolver, Class::TypeError, &text)
+                }
             }
         }
     }
