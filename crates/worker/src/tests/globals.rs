@@ -3,7 +3,7 @@
 
 use codemode_protocol::limits::RUNTIME_GLOBALS;
 
-use super::{in_context, on_v8_thread};
+use super::{in_context, in_plain_context, on_v8_thread, thrown};
 use crate::engine::isolate::Prepared;
 use crate::engine::runtime_js;
 use crate::natives;
@@ -30,19 +30,10 @@ fn global_names(scope: &mut v8::HandleScope) -> Vec<String> {
     out
 }
 
-/// The names of a context of a plain isolate: V8's own globals.
-fn v8_own_globals() -> Vec<String> {
-    let mut isolate = v8::Isolate::new(Default::default());
-    let scope = &mut v8::HandleScope::new(&mut isolate);
-    let context = v8::Context::new(scope, Default::default());
-    let scope = &mut v8::ContextScope::new(scope, context);
-    global_names(scope)
-}
-
 #[test]
 fn the_runtime_installs_the_runtime_globals_in_their_order() {
     let (own, runtime) = on_v8_thread(|| {
-        let own = v8_own_globals();
+        let own = in_plain_context(global_names);
         let mut prepared = Prepared::new(64);
         let runtime = in_context(&mut prepared, global_names);
         (own, runtime)
@@ -68,20 +59,15 @@ fn the_runtime_installs_the_runtime_globals_in_their_order() {
 /// Evaluates the runtime with `globals` in a fresh context; the error's text when it refuses.
 fn install_with(globals: &'static [&'static str]) -> Result<(), String> {
     on_v8_thread(move || {
-        let mut isolate = v8::Isolate::new(Default::default());
-        let scope = &mut v8::HandleScope::new(&mut isolate);
-        let context = v8::Context::new(scope, Default::default());
-        let scope = &mut v8::ContextScope::new(scope, context);
-        let tc = &mut v8::TryCatch::new(scope);
-        let bindings = v8::Object::new(tc);
-        natives::install(tc, bindings).expect("the natives install");
-        match runtime_js::evaluate_with(tc, bindings, globals) {
-            Some(_) => Ok(()),
-            None => Err(tc
-                .exception()
-                .map(|e| e.to_rust_string_lossy(tc))
-                .unwrap_or_default()),
-        }
+        in_plain_context(|scope| {
+            let tc = &mut v8::TryCatch::new(scope);
+            let bindings = v8::Object::new(tc);
+            natives::install(tc, bindings).expect("the natives install");
+            match runtime_js::evaluate_with(tc, bindings, globals) {
+                Some(_) => Ok(()),
+                None => Err(thrown(tc)),
+            }
+        })
     })
 }
 

@@ -2,7 +2,7 @@
 
 use codemode_protocol::FailureCode;
 
-use super::{in_context, on_v8_thread};
+use super::{in_context, on_v8_thread, thrown};
 use crate::engine::isolate::Prepared;
 use crate::natives;
 
@@ -25,10 +25,7 @@ fn eval_here(src: &str) -> Result<String, String> {
         let value = v8::Script::compile(tc, source, None).and_then(|s| s.run(tc));
         match value {
             Some(v) => Ok(v.to_rust_string_lossy(tc)),
-            None => Err(tc
-                .exception()
-                .map(|e| e.to_rust_string_lossy(tc))
-                .unwrap_or_default()),
+            None => Err(thrown(tc)),
         }
     })
 }

@@ -5,7 +5,7 @@ use codemode_protocol::{
     limits, FailureCode, HostMsg, LogLevel, Outbound, ProviderDecl, WireResponse, WorkerMsg,
 };
 
-use super::{execute, no_host, request, EXEC_ID};
+use super::{execute, failed, no_host, request, EXEC_ID};
 
 #[test]
 fn returns_the_value_of_an_async_arrow() {
@@ -97,8 +97,7 @@ fn reports_a_thrown_error() {
 
 #[test]
 fn reports_a_syntax_error_with_its_line() {
-    let ran = execute(request("async () => {\n  let = ;\n}"), no_host);
-    let (code, message) = ran.error();
+    let (code, message) = failed("async () => {\n  let = ;\n}");
     assert_eq!(code, "SYNTAX_ERROR");
     assert!(message.contains("(line 2, column 3)."), "{message}");
     // Not a body written without its function: no entry-shape reminder.
@@ -109,8 +108,7 @@ fn reports_a_syntax_error_with_its_line() {
 fn refuses_a_program_that_is_not_one_expression() {
     let ran = execute(request("const x = 1; async () => x"), no_host);
     assert_eq!(ran.error().0, "ENTRY_SHAPE");
-    let ran = execute(request("42"), no_host);
-    let (code, message) = ran.error();
+    let (code, message) = failed("42");
     assert_eq!(code, "ENTRY_SHAPE");
     assert!(message.contains("number"), "{message}");
 }
@@ -129,8 +127,7 @@ fn imports_modules_from_the_module_map() {
     assert_eq!(ran.outcome.error, None);
     assert_eq!(ran.json.as_deref(), Some("42"));
 
-    let ran = execute(request("import x from 'lodash'\nasync () => x"), no_host);
-    let (code, message) = ran.error();
+    let (code, message) = failed("import x from 'lodash'\nasync () => x");
     assert_eq!(code, "MODULE_NOT_FOUND");
     assert!(message.contains("\"lodash\""), "{message}");
 }
