@@ -74,7 +74,7 @@ fn main() {
         std::process::exit(71);
     }
     if selftest {
-        let code = jail::selftest(parent, || isolate::selftest_eval() == "42");
+        let code = jail::selftest::selftest(parent, || isolate::selftest_eval() == "42");
         std::process::exit(code);
     }
     let mut input = io::Input::new();

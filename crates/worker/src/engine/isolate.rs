@@ -62,7 +62,7 @@ impl Prepared {
         isolate.add_near_heap_limit_callback(memory::near_heap_limit, raw.cast());
         // Callbacks are the isolate's, not the snapshot's: set on every isolate.
         isolate.set_host_import_module_dynamically_callback(
-            crate::engine::modules::import_dynamically,
+            crate::engine::modules::import::import_dynamically,
         );
         let (context, helpers) = {
             let scope = &mut v8::HandleScope::new(&mut isolate);

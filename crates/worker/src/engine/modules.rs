@@ -1,15 +1,13 @@
 //! The module map: imports resolve only through the request's `modules` (specifier -> source).
 //! Bare and `node:` specifiers match a key exactly; relative specifiers also resolve against
 //! the importing module's key, so `./lib/a.js` importing `./b.js` finds `./lib/b.js`.
-//! Dynamic `import()` resolves through the same map and rules ([`import_dynamically`]), and
+//! Dynamic `import()` resolves through the same map and rules ([`import::import_dynamically`]), and
 //! shares the compiled modules: each module is evaluated once per run, however it is imported.
 //! A module keyed `.ts` (`.mts`, `.cts`) has its types blanked first, like the program, after its
 //! nesting is counted (past `limits::NESTING_LEVELS` it is refused unparsed, since oxc recurses
 //! per level; a JavaScript module goes to V8 alone, whose parser checks its own stack).
 
-mod import;
-
-pub use import::import_dynamically;
+pub mod import;
 
 use std::collections::HashMap;
 

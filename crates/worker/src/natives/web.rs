@@ -9,8 +9,8 @@ use std::time::Instant;
 use sha1::Digest as _;
 
 use crate::natives::clone;
+use crate::natives::failure::throw_type_error;
 use crate::natives::host::string_pairs;
-use crate::natives::throw_type_error;
 
 fn string_arg(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> String {
     v.to_rust_string_lossy(scope)

@@ -32,9 +32,7 @@
 //! before the jail naming itself), `madvise` with `MADV_DONTNEED` and `MADV_DONTFORK`, and
 //! system-call clocks only `CLOCK_THREAD_CPUTIME_ID` (the others are read through the vDSO).
 
-mod selftest;
-
-pub use selftest::selftest;
+pub mod selftest;
 
 use std::collections::BTreeMap;
 
