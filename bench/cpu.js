@@ -4,7 +4,7 @@
 // a fresh `node` process). Each program builds its input inside the sandbox, warms up, then
 // times each repetition of the work with `performance.now()` inside the sandbox, so neither
 // input transfer nor isolate preparation is measured. Also measures what the worker's V8 flag
-// (V8_FLAGS in crates/worker/src/isolate.rs) costs, in plain Node with and without it.
+// (V8_FLAGS in crates/worker/src/engine/platform.rs) costs, in plain Node with and without it.
 //
 // Clocks: in this executor `performance.now()` is the worker's monotonic clock at full
 // resolution (no coarsening); in Node it is Node's; isolated-vm has no `performance`, so its
@@ -22,7 +22,7 @@ const path = require('node:path');
 const vm = require('node:vm');
 const { median } = require('./measure');
 
-/** The flag the worker sets to keep termination reliable (crates/worker/src/isolate.rs). */
+/** The flag the worker sets to keep termination reliable (crates/worker/src/engine/platform.rs). */
 const WORKER_FLAG = '--no-turboshaft-loop-unrolling';
 
 // A seeded PRNG (mulberry32): every environment builds the same input.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Observes the system calls workers make once jailed, to extend the seccomp allow-list
-# (crates/worker/src/jail.rs, ALLOWED). Runs the vitest suite (or the files given) with every
+# (crates/worker/src/process/jail.rs, ALLOWED). Runs the vitest suite (or the files given) with every
 # worker under `strace -f`, then prints each call made after the filter was installed: its
 # count, how many were refused, and whether the list holds it (in ALLOWED, or in `conditional`
 # with the arguments it may take: read the trace for the arguments it was refused with). A
@@ -17,7 +17,7 @@ exec strace -f -qq -o "$dir/trace.\$\$" "$PWD/codemode-worker" "\$@"
 WRAP
 chmod +x "$dir/worker.sh"
 CODEMODE_WORKER_PATH="$dir/worker.sh" npx vitest run "$@" || true
-listed="$(sed -n '/^const ALLOWED/,/^pub fn close_inherited_fds/p' crates/worker/src/jail.rs | grep -o 'SYS_[a-z_0-9]*' | sed 's/^SYS_//' | sort -u)"
+listed="$(sed -n '/^const ALLOWED/,/^pub fn close_inherited_fds/p' crates/worker/src/process/jail.rs | grep -o 'SYS_[a-z_0-9]*' | sed 's/^SYS_//' | sort -u)"
 awk -v listed="$listed" '
   BEGIN { n = split(listed, l, "\n"); for (i = 1; i <= n; i++) ok[l[i]] = 1 }
   # One file per worker, its threads in time order: only what follows the filter counts.

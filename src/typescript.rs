@@ -46,18 +46,11 @@ pub fn strip_types(code: String) -> Stripped {
             refused: None,
             line: None,
         },
-        Err(StripError::Refused(r)) => {
-            let line = r.line.to_string();
-            Stripped {
-                code: None,
-                refused: Some(FailureCode::TypeScriptUnsupported.render(&[
-                    ("construct", r.construct),
-                    ("line", &line),
-                    ("instead", r.instead),
-                ])),
-                line: Some(r.line),
-            }
-        }
+        Err(StripError::Refused(r)) => Stripped {
+            code: None,
+            refused: Some(r.text("The code")),
+            line: Some(r.line),
+        },
         Err(StripError::TooDeep(t)) => Stripped {
             code: None,
             refused: Some(t.text("The code")),

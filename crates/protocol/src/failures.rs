@@ -78,6 +78,9 @@ failure_codes! {
     ToolResultNotCloneable => ("TOOL_RESULT_NOT_CLONEABLE", Sandbox, false,
         "The host's dispatch returned a value structuredClone cannot copy.",
         "The tool {provider}.{tool} returned a value that cannot be copied into the sandbox: {detail}."),
+    ToolAnswerUnreadable => ("TOOL_ANSWER_UNREADABLE", Sandbox, false,
+        "The host's answer to a tool call reached the worker as bytes its V8 cannot read back into a value (a value-serializer format the start-up check did not catch, or damaged bytes).",
+        "The tool's answer could not be read inside the sandbox (malformed value)."),
     ToolPayloadTooLarge => ("TOOL_PAYLOAD_TOO_LARGE", Sandbox, false,
         "A tool call's arguments, or the host's answer, serialized, pass the payload bound.",
         "The {what} of {provider}.{tool} came to {size} bytes, more than the {limit} bytes a tool call may carry. Send less per call: split the data across several calls."),
@@ -205,8 +208,8 @@ failure_codes! {
         "The caller aborted the execution or invocation through its `AbortSignal` (queued: it never started; running: it was stopped as at a time bound).",
         "The {what} was aborted by its caller before it finished. Its AbortSignal's reason is the error's `cause`."),
     TypeScriptUnsupported => ("TYPESCRIPT_UNSUPPORTED", Program, false,
-        "The code is TypeScript with a construct that has no JavaScript once its types are removed (an enum, a namespace with values, a parameter property, a decorator, `import = require`, `export =`): types are removed, nothing is compiled.",
-        "The code uses {construct} on line {line}. TypeScript runs here with its types removed, and this construct has no JavaScript once they are gone. Write {instead}."),
+        "The code (or a TypeScript module it imports, named in `{what}`) is TypeScript with a construct that has no JavaScript once its types are removed (an enum, a namespace with values, a parameter property, a decorator, `import = require`, `export =`): types are removed, nothing is compiled.",
+        "{what} uses {construct} on line {line}. TypeScript runs here with its types removed, and this construct has no JavaScript once they are gone. Write {instead}."),
     // bundleModules (lib/bundle.js), on the host, before any run.
     BundleNodeBuiltin => ("BUNDLE_NODE_BUILTIN", Fault, false,
         "`bundleModules` met a package that imports a Node built-in: the sandbox has no Node, so the package is refused at bundle time.",
@@ -231,6 +234,10 @@ failure_codes! {
         "The code given to `CodemodeExecutor.execute` is longer than `limits::CODE_BYTES`; it is refused before it is read.",
         "The code is {size} bytes, more than the {limit} bytes a program may take. Write a shorter program: fetch large data through a tool call, or import it from a module, instead of writing it into the code."),
 }
+
+/// SYNTAX_ERROR's `{hint}` when the code would parse as a function's body: the entry shape,
+/// as ENTRY_SHAPE's text states it (a test holds the two to the same rule).
+pub const ENTRY_SHAPE_HINT: &str = " The code must be one expression that evaluates to a function, optionally preceded by import declarations, e.g. `async () => { return 1 }`.";
 
 impl FailureCode {
     pub fn from_code(code: &str) -> Option<Self> {
@@ -304,6 +311,17 @@ mod tests {
             assert!(!c.when().is_empty());
             assert_eq!(FailureCode::from_code(c.as_str()), Some(*c));
         }
+    }
+
+    #[test]
+    fn the_entry_shape_hint_states_the_entry_shape_rule() {
+        let rule = |text: &'static str| text.trim_start().split(", e.g.").next().unwrap_or("");
+        let hint = rule(ENTRY_SHAPE_HINT);
+        assert!(
+            hint.starts_with("The code must be one expression"),
+            "{hint}"
+        );
+        assert_eq!(hint, rule(FailureCode::EntryShape.template()));
     }
 
     #[test]

@@ -131,25 +131,32 @@ fn survives(exe: &str, shape: &str, n: usize, kib: usize, stage: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The levels the nesting count gives a shape at depth `n`.
-fn counted(shape_name: &str, n: usize) -> u32 {
-    let code = shape(shape_name, n).unwrap_or_default();
-    match codemode_typestrip::nesting::check(&code, 0) {
-        Ok(()) => 0,
-        Err(_) => {
-            // The count's maximum: the smallest limit it passes.
-            let (mut lo, mut hi) = (0u32, 1 << 24);
-            while hi - lo > 1 {
-                let mid = (lo + hi) / 2;
-                if codemode_typestrip::nesting::check(&code, mid).is_ok() {
-                    hi = mid
-                } else {
-                    lo = mid
-                }
-            }
-            hi
+/// Where a predicate monotone on `lo..=hi` turns: `holds(lo)` is taken as true and `holds(hi)`
+/// as false; returns the last value where it holds and the first where it does not.
+fn bisect(mut lo: usize, mut hi: usize, holds: impl Fn(usize) -> bool) -> (usize, usize) {
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if holds(mid) {
+            lo = mid
+        } else {
+            hi = mid
         }
     }
+    (lo, hi)
+}
+
+/// The levels the nesting count gives `code`: the smallest limit it passes.
+fn levels(code: &str) -> usize {
+    let passes = |limit: usize| codemode_typestrip::nesting::check(code, limit as u32).is_ok();
+    if passes(0) {
+        return 0;
+    }
+    bisect(0, 1 << 24, |limit| !passes(limit)).1
+}
+
+/// The levels the nesting count gives a shape at depth `n`.
+fn counted(shape_name: &str, n: usize) -> usize {
+    levels(&shape(shape_name, n).unwrap_or_default())
 }
 
 fn main() {
@@ -161,16 +168,7 @@ fn main() {
             let Ok(code) = std::fs::read_to_string(&line) else {
                 continue;
             };
-            let (mut lo, mut hi) = (0u32, 1 << 24);
-            while hi - lo > 1 {
-                let mid = (lo + hi) / 2;
-                if codemode_typestrip::nesting::check(&code, mid).is_ok() {
-                    hi = mid
-                } else {
-                    lo = mid
-                }
-            }
-            all.push((hi, code.len(), line));
+            all.push((levels(&code), code.len(), line));
         }
         all.sort();
         for (d, len, f) in all.iter().rev().take(25) {
@@ -209,19 +207,11 @@ fn main() {
     for s in SHAPES {
         let mut line = format!("{s:18}");
         for stage in ["js", "ts"] {
-            let (mut lo, mut hi) = (0usize, cap);
-            if survives(exe, s, hi, kib, stage) {
+            if survives(exe, s, cap, kib, stage) {
                 line.push_str(&format!("  {stage}: >= {cap:>7}        "));
                 continue;
             }
-            while hi - lo > 1 {
-                let mid = (lo + hi) / 2;
-                if survives(exe, s, mid, kib, stage) {
-                    lo = mid
-                } else {
-                    hi = mid
-                }
-            }
+            let (lo, _) = bisect(0, cap, |n| survives(exe, s, n, kib, stage));
             line.push_str(&format!(
                 "  {stage}: {lo:>7} ({:>5} B)",
                 kib * 1024 / lo.max(1)

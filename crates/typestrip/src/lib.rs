@@ -1,7 +1,9 @@
 //! TypeScript in, JavaScript out, every position kept: the types are blanked, not compiled away.
 //!
-//! Over 500 lines on purpose: the visitor is one reading, each TypeScript construct beside the
-//! span it blanks and the repair it needs; the tests live in tests.rs.
+//! One file for the blanking visitor: each TypeScript construct sits beside the span it blanks
+//! and the repair the blank needs, and all of them share the blanker's state (the spans to blank,
+//! the repairs pending), so split by construct a repair would stand apart from the blank it
+//! repairs. The tests are in tests.rs.
 //!
 //! The program is parsed as TypeScript with oxc and every type-only span (annotations, type
 //! parameters and arguments, `interface` and `type` declarations, `declare` items, the type half
@@ -41,6 +43,18 @@ pub struct Refusal {
     pub line: u32,
     /// What to write instead.
     pub instead: &'static str,
+}
+
+impl Refusal {
+    /// TYPESCRIPT_UNSUPPORTED's text; `what` begins it ("The code", "The module \"./a.ts\"").
+    pub fn text(&self, what: &str) -> String {
+        codemode_protocol::FailureCode::TypeScriptUnsupported.render(&[
+            ("what", what),
+            ("construct", self.construct),
+            ("line", &self.line.to_string()),
+            ("instead", self.instead),
+        ])
+    }
 }
 
 /// Why [`strip`] gave no JavaScript.

@@ -1,8 +1,10 @@
 //! How deeply a program nests, counted in one linear pass before any parser reads it.
 //!
-//! Over 500 lines on purpose: the lexer (what it skips), the rules (what counts and what resets)
-//! and the readings of an ambiguous `/` are one argument that the count cannot be led to miss a
-//! level, best read in one place; the tests live in nesting/tests.rs.
+//! One file for one argument: that no input can lead the count to miss a level. The lexer (what
+//! it skips), the rules (what counts and what resets) and the two readings of an ambiguous `/`
+//! share the state of a [`Reading`], and each rule is only sound given what the lexer beside it
+//! skips; split apart, the argument could not be checked in one reading. The tests are in
+//! nesting/tests.rs.
 //!
 //! oxc's parser and its AST visitor recurse once per level of nesting and check no depth, so
 //! `'('.repeat(20000)` overflows the stack of whatever thread parses it, which aborts the process

@@ -2,28 +2,26 @@
 //! runs one program at a time, each in a fresh V8 isolate prepared while the worker was idle.
 //! Nothing else may write to stdout (it carries frames); diagnostics go to stderr.
 
-mod bench;
-mod clone;
-mod entry;
-mod helpers;
-mod host;
-mod io;
-mod isolate;
-mod jail;
-mod link;
-mod memory;
-mod modules;
+mod engine;
 mod natives;
-mod retained;
+mod process;
 mod run;
-mod runtime_js;
-mod snapshot;
-mod state;
 #[cfg(test)]
 mod tests;
-mod web;
 
+use codemode_protocol::limits::options::DEFAULT_MEMORY_LIMIT_MIB;
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
+
+use engine::{bench, isolate, platform, snapshot};
+use process::{io, jail};
+use run::retained;
+
+/// The memory limit of the isolate prepared before any run has asked for one (the pool passes
+/// its executor's in `CODEMODE_MEMORY_LIMIT_MIB`): the executor's default.
+const DEFAULT_LIMIT_MIB: u32 = {
+    assert!(DEFAULT_MEMORY_LIMIT_MIB <= u32::MAX as u64);
+    DEFAULT_MEMORY_LIMIT_MIB as u32
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -45,13 +43,13 @@ fn main() {
         Some(_) => std::env::var("CODEMODE_BENCH_V8_FLAGS").unwrap_or_default(),
         None => String::new(),
     };
-    isolate::init_v8_with(&bench_flags);
+    platform::init_v8_with(&bench_flags);
     let v8_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     let default_limit = std::env::var("CODEMODE_MEMORY_LIMIT_MIB")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(128);
+        .unwrap_or(DEFAULT_LIMIT_MIB);
     let snapshot_started = std::time::Instant::now();
     let origin = snapshot::init(bench_flags.is_empty());
     if let Some(n) = bench_runs {
@@ -76,7 +74,7 @@ fn main() {
         std::process::exit(71);
     }
     if selftest {
-        let code = jail::selftest(parent, || isolate::selftest_eval() == "42");
+        let code = jail::selftest::selftest(parent, || isolate::selftest_eval() == "42");
         std::process::exit(code);
     }
     let mut input = io::Input::new();
@@ -141,7 +139,7 @@ fn write_snapshot(path: Option<&String>) -> ! {
         eprintln!("usage: codemode-worker --write-snapshot <path>");
         std::process::exit(2);
     };
-    isolate::init_v8();
+    platform::init_v8();
     match snapshot::write(path) {
         Ok(what) => {
             eprintln!("codemode-worker: runtime snapshot {path}: {what}");

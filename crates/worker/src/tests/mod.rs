@@ -11,12 +11,14 @@ use std::time::Duration;
 
 use codemode_protocol::{ExecuteRequest, HostMsg, Outbound, RunOutcome, WorkerMsg};
 
-use crate::io::{CurrentRun, Next};
-use crate::isolate::{self, Prepared};
-use crate::link::HostInput;
-use crate::retained;
-use crate::{clone, run};
+use crate::engine::isolate::Prepared;
+use crate::natives::clone;
+use crate::process::io::{CurrentRun, Next};
+use crate::process::link::HostInput;
+use crate::run;
+use crate::run::retained;
 
+mod globals;
 mod handles;
 mod natives;
 mod run_loop;
@@ -35,8 +37,8 @@ pub fn on_v8_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -
     let jobs = JOBS.get_or_init(|| {
         let (tx, rx) = channel::<Job>();
         std::thread::spawn(move || {
-            isolate::init_v8();
-            crate::snapshot::init(true);
+            crate::engine::platform::init_v8();
+            crate::engine::snapshot::init(true);
             for job in rx {
                 job();
             }
@@ -173,6 +175,13 @@ fn execute_here(
     }
 }
 
+/// Runs `code` with no host to answer it; its failure's code and text.
+pub fn failed(code: &str) -> (String, String) {
+    let ran = execute(request(code), no_host);
+    let (code, message) = ran.error();
+    (code.to_string(), message.to_string())
+}
+
 pub fn no_host(_: &WorkerMsg) -> Vec<HostMsg> {
     Vec::new()
 }
@@ -182,4 +191,20 @@ pub fn in_context<R>(prepared: &mut Prepared, f: impl FnOnce(&mut v8::HandleScop
     let context = v8::Local::new(scope, &prepared.context);
     let scope = &mut v8::ContextScope::new(scope, context);
     f(scope)
+}
+
+/// Runs `f` in a fresh context of a plain isolate: no snapshot, so only V8's own globals.
+pub fn in_plain_context<R>(f: impl FnOnce(&mut v8::HandleScope) -> R) -> R {
+    let mut isolate = v8::Isolate::new(Default::default());
+    let scope = &mut v8::HandleScope::new(&mut isolate);
+    let context = v8::Context::new(scope, Default::default());
+    let scope = &mut v8::ContextScope::new(scope, context);
+    f(scope)
+}
+
+/// The text of the exception pending in `tc` (empty when there is none).
+pub fn thrown(tc: &mut v8::TryCatch<v8::HandleScope>) -> String {
+    tc.exception()
+        .map(|e| e.to_rust_string_lossy(tc))
+        .unwrap_or_default()
 }

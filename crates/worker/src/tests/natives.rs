@@ -2,8 +2,8 @@
 
 use codemode_protocol::FailureCode;
 
-use super::{in_context, on_v8_thread};
-use crate::isolate::Prepared;
+use super::{in_context, on_v8_thread, thrown};
+use crate::engine::isolate::Prepared;
 use crate::natives;
 
 /// Evaluates `src` in a prepared context where `natives` is a bindings object filled by
@@ -25,10 +25,7 @@ fn eval_here(src: &str) -> Result<String, String> {
         let value = v8::Script::compile(tc, source, None).and_then(|s| s.run(tc));
         match value {
             Some(v) => Ok(v.to_rust_string_lossy(tc)),
-            None => Err(tc
-                .exception()
-                .map(|e| e.to_rust_string_lossy(tc))
-                .unwrap_or_default()),
+            None => Err(thrown(tc)),
         }
     })
 }
@@ -116,5 +113,5 @@ fn the_table_declares_each_native_once_under_its_js_name() {
 
 #[test]
 fn isolates_come_from_the_snapshot() {
-    assert!(on_v8_thread(|| crate::snapshot::current().is_some()));
+    assert!(on_v8_thread(|| crate::engine::snapshot::current().is_some()));
 }

@@ -5,7 +5,7 @@ use codemode_protocol::{
     limits, FailureCode, HostMsg, LogLevel, Outbound, ProviderDecl, WireResponse, WorkerMsg,
 };
 
-use super::{execute, no_host, request, EXEC_ID};
+use super::{execute, failed, no_host, request, EXEC_ID};
 
 #[test]
 fn returns_the_value_of_an_async_arrow() {
@@ -97,8 +97,7 @@ fn reports_a_thrown_error() {
 
 #[test]
 fn reports_a_syntax_error_with_its_line() {
-    let ran = execute(request("async () => {\n  let = ;\n}"), no_host);
-    let (code, message) = ran.error();
+    let (code, message) = failed("async () => {\n  let = ;\n}");
     assert_eq!(code, "SYNTAX_ERROR");
     assert!(message.contains("(line 2, column 3)."), "{message}");
     // Not a body written without its function: no entry-shape reminder.
@@ -109,8 +108,7 @@ fn reports_a_syntax_error_with_its_line() {
 fn refuses_a_program_that_is_not_one_expression() {
     let ran = execute(request("const x = 1; async () => x"), no_host);
     assert_eq!(ran.error().0, "ENTRY_SHAPE");
-    let ran = execute(request("42"), no_host);
-    let (code, message) = ran.error();
+    let (code, message) = failed("42");
     assert_eq!(code, "ENTRY_SHAPE");
     assert!(message.contains("number"), "{message}");
 }
@@ -129,8 +127,7 @@ fn imports_modules_from_the_module_map() {
     assert_eq!(ran.outcome.error, None);
     assert_eq!(ran.json.as_deref(), Some("42"));
 
-    let ran = execute(request("import x from 'lodash'\nasync () => x"), no_host);
-    let (code, message) = ran.error();
+    let (code, message) = failed("import x from 'lodash'\nasync () => x");
     assert_eq!(code, "MODULE_NOT_FOUND");
     assert!(message.contains("\"lodash\""), "{message}");
 }
@@ -293,4 +290,25 @@ fn fetch_is_answered_by_the_host_when_routed() {
     assert_eq!(request.url, "https://example.test/a");
     assert_eq!(request.body.as_deref(), Some(&b"hi"[..]));
     assert_eq!(ran.outcome.stats.tool_calls, 0);
+}
+
+#[test]
+fn a_typescript_module_is_refused_in_the_words_of_the_failure_table() {
+    let mut req = request("import { x } from './a.ts'\nasync () => x");
+    req.modules = vec![("./a.ts".into(), "export const x = 1\nenum E { A }\n".into())];
+    let ran = execute(req, no_host);
+    let (code, message) = ran.error();
+    assert_eq!(code, "SYNTAX_ERROR");
+    let refusal = match codemode_typestrip::strip("export const x = 1\nenum E { A }\n") {
+        Err(codemode_typestrip::StripError::Refused(r)) => r,
+        other => panic!("not refused: {other:?}"),
+    };
+    let text = FailureCode::TypeScriptUnsupported.render(&[
+        ("what", "The module \"./a.ts\""),
+        ("construct", refusal.construct),
+        ("line", "2"),
+        ("instead", refusal.instead),
+    ]);
+    assert!(message.contains(&text), "{message}");
+    assert!(!message.contains(".."), "{message}");
 }

@@ -2,8 +2,8 @@
 //! its own; a file written as `--write-snapshot` writes it gives working isolates.
 
 use super::{in_context, on_v8_thread};
-use crate::isolate::Prepared;
-use crate::snapshot::{self, decode, encode, fingerprint, Origin};
+use crate::engine::isolate::Prepared;
+use crate::engine::snapshot::{self, decode, encode, fingerprint, Origin};
 
 /// Evaluates `code` in a fresh isolate made from `snap`.
 fn eval_in(snap: &snapshot::Snapshot, code: &str) -> String {

@@ -1,5 +1,5 @@
 // Retained handles (docs/handles.md): one invocation of a retained fetch handler. The worker
-// (retained.rs) calls `invokeFetch` with the wire request; it builds a real Request, calls the
+// (run/retained.rs) calls `invokeFetch` with the wire request; it builds a real Request, calls the
 // handler, and answers with the parts of the real Response it got back, or why there are none.
 // The check that the answer is a Response is a brand check against the class captured here, so a
 // program that redefines `globalThis.Response` cannot pass something else off as one.

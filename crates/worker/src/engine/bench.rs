@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use crate::isolate::{Prepared, Split};
-use crate::snapshot::Origin;
+use crate::engine::isolate::{Prepared, Split};
+use crate::engine::snapshot::Origin;
 
 /// What the process spent before its first isolate, in milliseconds.
 pub struct Startup {
@@ -27,13 +27,13 @@ pub fn prepare(n: usize, only_snapshot: bool, startup: Startup) {
     let mut context_step = Vec::with_capacity(n);
     // CPU time of the snapshot loop (prepare and dispose): on a busy machine a steadier
     // figure than the wall-clock p50s.
-    let cpu_started = crate::run::thread_cpu_us();
+    let cpu_started = crate::process::thread_cpu_us();
     // Each kind in a loop of its own, as a worker makes them (one kind, back to back); the
     // snapshot's first, since it is the one a worker makes.
     for _ in 0..n {
         let t = Instant::now();
         let mut split = Split::default();
-        let p = Prepared::build_timed(128, crate::snapshot::current(), &mut split);
+        let p = Prepared::build_timed(128, crate::engine::snapshot::current(), &mut split);
         full.push(t.elapsed().as_secs_f64() * 1000.0);
         isolate_step.push(split.isolate.as_secs_f64() * 1000.0);
         context_step.push((split.context - split.isolate).as_secs_f64() * 1000.0);
@@ -41,7 +41,7 @@ pub fn prepare(n: usize, only_snapshot: bool, startup: Startup) {
         drop(p);
         dispose.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    let cpu_ms = (crate::run::thread_cpu_us() - cpu_started) as f64 / 1000.0 / n as f64;
+    let cpu_ms = (crate::process::thread_cpu_us() - cpu_started) as f64 / 1000.0 / n as f64;
     if only_snapshot {
         bare.push(0.0);
         bootstrap.push(0.0);

@@ -1,15 +1,15 @@
 //! The module map: imports resolve only through the request's `modules` (specifier -> source).
 //! Bare and `node:` specifiers match a key exactly; relative specifiers also resolve against
 //! the importing module's key, so `./lib/a.js` importing `./b.js` finds `./lib/b.js`.
-//! Dynamic `import()` resolves through the same map and rules ([`import_dynamically`]), and
+//! Dynamic `import()` resolves through the same map and rules ([`import::import_dynamically`]), and
 //! shares the compiled modules: each module is evaluated once per run, however it is imported.
 //! A module keyed `.ts` (`.mts`, `.cts`) has its types blanked first, like the program, after its
 //! nesting is counted (past `limits::NESTING_LEVELS` it is refused unparsed, since oxc recurses
 //! per level; a JavaScript module goes to V8 alone, whose parser checks its own stack).
 
-use std::collections::HashMap;
+pub mod import;
 
-use crate::state::RunState;
+use std::collections::HashMap;
 
 pub const PROGRAM_NAME: &str = "program.js";
 
@@ -141,8 +141,8 @@ pub fn compile<'s>(
     let mut src = v8::script_compiler::Source::new(code, Some(&origin));
     let module = v8::script_compiler::compile_module(scope, &mut src)?;
     let hash = module.get_identity_hash().get();
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.modules.key_by_hash.insert(hash, name.to_string());
+    if let Some(map) = scope.get_slot_mut::<ModuleMap>() {
+        map.key_by_hash.insert(hash, name.to_string());
     }
     Some(module)
 }
@@ -164,18 +164,18 @@ fn not_found_text(map: &ModuleMap, specifier: &str) -> String {
 
 /// The module compiled for `key` (one per key per run), compiling it on first use.
 fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, v8::Module>> {
-    let state = scope.get_slot::<RunState>()?;
-    if let Some(global) = state.modules.compiled.get(key).cloned() {
+    let map = scope.get_slot::<ModuleMap>()?;
+    if let Some(global) = map.compiled.get(key).cloned() {
         return Some(v8::Local::new(scope, global));
     }
-    let (name, source) = state.modules.sources.get(key)?.clone();
+    let (name, source) = map.sources.get(key)?.clone();
     let source = match typescript_module(&name, source) {
         Ok(s) => s,
         Err(refusal) => {
             let text = match refusal {
                 Refusal::TooDeep(text) => {
-                    if let Some(state) = scope.get_slot_mut::<RunState>() {
-                        state.modules.too_deep.get_or_insert_with(|| text.clone());
+                    if let Some(map) = scope.get_slot_mut::<ModuleMap>() {
+                        map.too_deep.get_or_insert_with(|| text.clone());
                     }
                     text
                 }
@@ -189,8 +189,8 @@ fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, 
     };
     let module = compile(scope, &name, &source)?;
     let global = v8::Global::new(scope, module);
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.modules.compiled.insert(key.to_string(), global);
+    if let Some(map) = scope.get_slot_mut::<ModuleMap>() {
+        map.compiled.insert(key.to_string(), global);
     }
     Some(module)
 }
@@ -216,15 +216,19 @@ fn typescript_module(name: &str, source: String) -> Result<String, Refusal> {
     }
     match codemode_typestrip::strip(&source) {
         Ok(js) => Ok(js),
-        Err(codemode_typestrip::StripError::Refused(r)) => Err(Refusal::Construct(format!(
-            "TypeScript {} on line {} has no JavaScript once its types are removed; write {}",
-            r.construct, r.line, r.instead
-        ))),
+        Err(codemode_typestrip::StripError::Refused(r)) => {
+            Err(Refusal::Construct(r.text(&module_named(name))))
+        }
         Err(codemode_typestrip::StripError::TooDeep(t)) => {
-            Err(Refusal::TooDeep(t.text(&format!("The module \"{name}\""))))
+            Err(Refusal::TooDeep(t.text(&module_named(name))))
         }
         Err(codemode_typestrip::StripError::Syntax { .. }) => Ok(source),
     }
+}
+
+/// How a failure's text names the module keyed `name`.
+fn module_named(name: &str) -> String {
+    format!("The module \"{name}\"")
 }
 
 /// V8's resolve hook for static imports.
@@ -239,8 +243,7 @@ pub fn resolve<'a>(
     let scope = &mut unsafe { v8::CallbackScope::new(context) };
     let spec = specifier.to_rust_string_lossy(scope);
     let hash = referrer.get_identity_hash().get();
-    let state = scope.get_slot_mut::<RunState>()?;
-    let map = &mut state.modules;
+    let map = scope.get_slot_mut::<ModuleMap>()?;
     let referrer = referrer_key(map.key_by_hash.get(&hash).map(String::as_str));
     let Some(key) = map.resolve(&spec, Some(referrer)) else {
         let text = not_found_text(map, &spec);
@@ -251,206 +254,6 @@ pub fn resolve<'a>(
         return None;
     };
     load(scope, &key)
-}
-
-/// V8's hook for dynamic `import()` (set on every isolate, isolate.rs). The specifier resolves
-/// as a static import from the module whose code calls `import()` (its resource name is its
-/// key); an unknown one rejects the promise with MODULE_NOT_FOUND's text. A known one is
-/// loaded in a microtask (import() never settles synchronously, and a module evaluating
-/// synchronously cannot be evaluated again): instantiated, evaluated, and the promise resolved
-/// with its namespace once its evaluation (top-level await included) settles.
-pub fn import_dynamically<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    _options: v8::Local<'s, v8::Data>,
-    resource_name: v8::Local<'s, v8::Value>,
-    specifier: v8::Local<'s, v8::String>,
-    _attributes: v8::Local<'s, v8::FixedArray>,
-) -> Option<v8::Local<'s, v8::Promise>> {
-    let resolver = v8::PromiseResolver::new(scope)?;
-    let promise = resolver.get_promise(scope);
-    let spec = specifier.to_rust_string_lossy(scope);
-    let referrer = resource_name
-        .is_string()
-        .then(|| resource_name.to_rust_string_lossy(scope));
-    let resolved = match scope.get_slot::<RunState>() {
-        Some(state) => {
-            let map = &state.modules;
-            map.resolve(&spec, Some(referrer_key(referrer.as_deref())))
-                .ok_or_else(|| not_found_text(map, &spec))
-        }
-        None => Err(not_found_text(&ModuleMap::default(), &spec)),
-    };
-    match resolved {
-        Err(text) => {
-            let msg = v8::String::new(scope, &text)?;
-            let err = v8::Exception::error(scope, msg);
-            resolver.reject(scope, err)?;
-        }
-        Ok(key) => {
-            let id = park(scope, resolver)?;
-            let key = v8::String::new(scope, &key)?;
-            let data = v8::Array::new_with_elements(scope, &[id.into(), key.into()]);
-            let task = v8::Function::builder(finish_import)
-                .data(data.into())
-                .build(scope)?;
-            scope.enqueue_microtask(task);
-        }
-    }
-    Some(promise)
-}
-
-/// Keeps an import's resolver in the map while its module loads; the id finds it again.
-fn park<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    resolver: v8::Local<'s, v8::PromiseResolver>,
-) -> Option<v8::Local<'s, v8::Integer>> {
-    let global = v8::Global::new(scope, resolver);
-    let map = &mut scope.get_slot_mut::<RunState>()?.modules;
-    let id = map.next_import;
-    map.next_import = id.wrapping_add(1);
-    map.imports.insert(id, global);
-    Some(v8::Integer::new_from_unsigned(scope, id))
-}
-
-/// The pair a pending import carries, `[id, key or namespace]`: its resolver (taken from the
-/// map, so it settles once) and the value.
-fn pending<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    data: v8::Local<'s, v8::Value>,
-) -> Option<(v8::Local<'s, v8::PromiseResolver>, v8::Local<'s, v8::Value>)> {
-    let pair = v8::Local::<v8::Array>::try_from(data).ok()?;
-    let id = pair.get_index(scope, 0)?.uint32_value(scope)?;
-    let value = pair.get_index(scope, 1)?;
-    let global = scope
-        .get_slot_mut::<RunState>()?
-        .modules
-        .imports
-        .remove(&id)?;
-    Some((v8::Local::new(scope, global), value))
-}
-
-/// The microtask of an import(): load, instantiate and evaluate the module, then settle.
-fn finish_import<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    args: v8::FunctionCallbackArguments<'s>,
-    _rv: v8::ReturnValue,
-) {
-    let Some((resolver, key)) = pending(scope, args.data()) else {
-        return;
-    };
-    let key = key.to_rust_string_lossy(scope);
-    let tc = &mut v8::TryCatch::new(scope);
-    let outcome = evaluate_for_import(tc, &key);
-    if let Some(s) = tc.get_slot_mut::<RunState>() {
-        s.modules.missing = None;
-        s.modules.too_deep = None;
-    }
-    if tc.has_terminated() || tc.is_execution_terminating() {
-        return;
-    }
-    let caught = tc.exception();
-    tc.reset();
-    match outcome {
-        Some(Imported::Now(namespace)) => {
-            resolver.resolve(tc, namespace);
-        }
-        Some(Imported::After(evaluation, namespace)) => {
-            // Parked again until the evaluation settles.
-            let Some(id) = park(tc, resolver) else {
-                return;
-            };
-            let pair = v8::Array::new_with_elements(tc, &[id.into(), namespace]);
-            let on_ok = v8::Function::builder(import_evaluated)
-                .data(pair.into())
-                .build(tc);
-            let on_err = v8::Function::builder(import_failed)
-                .data(pair.into())
-                .build(tc);
-            if let (Some(on_ok), Some(on_err)) = (on_ok, on_err) {
-                evaluation.then2(tc, on_ok, on_err);
-            }
-        }
-        Some(Imported::Failed(reason)) => {
-            resolver.reject(tc, reason);
-        }
-        None => {
-            let reason = match caught {
-                Some(e) => e,
-                None => {
-                    let text = format!("import(\"{key}\") failed");
-                    let Some(msg) = v8::String::new(tc, &text) else {
-                        return;
-                    };
-                    v8::Exception::error(tc, msg)
-                }
-            };
-            resolver.reject(tc, reason);
-        }
-    }
-}
-
-/// Where an import() stands after its module was asked to evaluate.
-enum Imported<'s> {
-    /// Ready: the namespace.
-    Now(v8::Local<'s, v8::Value>),
-    /// The evaluation promise to wait for, and the namespace it leads to.
-    After(v8::Local<'s, v8::Promise>, v8::Local<'s, v8::Value>),
-    /// The module's evaluation failed earlier in the run: its error.
-    Failed(v8::Local<'s, v8::Value>),
-}
-
-/// `None`: an exception is pending in `scope` (compiling, linking or evaluating threw).
-fn evaluate_for_import<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<Imported<'s>> {
-    let module = load(scope, key)?;
-    if module.get_status() == v8::ModuleStatus::Uninstantiated {
-        module.instantiate_module(scope, resolve)?;
-    }
-    match module.get_status() {
-        v8::ModuleStatus::Errored => {
-            let exception = module.get_exception();
-            return Some(Imported::Failed(v8::Local::new(scope, exception)));
-        }
-        // Its synchronous part is running (an import from inside it): as with a cycle of
-        // static imports, the namespace is what there is.
-        v8::ModuleStatus::Evaluating => {
-            let namespace = module.get_module_namespace();
-            return Some(Imported::Now(v8::Local::new(scope, namespace)));
-        }
-        _ => {}
-    }
-    let evaluation = module.evaluate(scope)?;
-    let namespace = module.get_module_namespace();
-    let namespace = v8::Local::new(scope, namespace);
-    match v8::Local::<v8::Promise>::try_from(evaluation) {
-        Ok(p) => match p.state() {
-            v8::PromiseState::Fulfilled => Some(Imported::Now(namespace)),
-            v8::PromiseState::Rejected => Some(Imported::Failed(p.result(scope))),
-            v8::PromiseState::Pending => Some(Imported::After(p, namespace)),
-        },
-        Err(_) => Some(Imported::Now(namespace)),
-    }
-}
-
-/// A pending import's module finished evaluating: resolve with its namespace.
-fn import_evaluated<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    args: v8::FunctionCallbackArguments<'s>,
-    _rv: v8::ReturnValue,
-) {
-    if let Some((resolver, namespace)) = pending(scope, args.data()) {
-        resolver.resolve(scope, namespace);
-    }
-}
-
-/// A pending import's module threw while evaluating: reject with what it threw.
-fn import_failed<'s>(
-    scope: &mut v8::HandleScope<'s>,
-    args: v8::FunctionCallbackArguments<'s>,
-    _rv: v8::ReturnValue,
-) {
-    if let Some((resolver, _)) = pending(scope, args.data()) {
-        resolver.reject(scope, args.get(0));
-    }
 }
 
 #[cfg(test)]

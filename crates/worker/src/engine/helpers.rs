@@ -8,7 +8,7 @@ pub struct Helpers {
     pub install_providers: v8::Global<v8::Function>,
     /// `beginRun()`: resets the per-run state of the runtime (timers).
     pub begin_run: v8::Global<v8::Function>,
-    /// `runTimers() -> -2 | -1 | deadline`: fires due timers (see run.rs's loop).
+    /// `runTimers() -> -2 | -1 | deadline`: fires due timers (see run/event_loop.rs).
     pub run_timers: v8::Global<v8::Function>,
     /// `allocBytes(n) -> Uint8Array`: a metered buffer for a response body.
     pub alloc_bytes: v8::Global<v8::Function>,

@@ -14,7 +14,8 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::{isolate, natives};
+use crate::engine::{platform, runtime_js};
+use crate::natives;
 
 pub struct Snapshot {
     pub blob: &'static [u8],
@@ -50,7 +51,7 @@ pub fn fingerprint() -> [u8; FINGERPRINT_LEN] {
         MAGIC.as_slice(),
         env!("CODEMODE_SOURCES_HASH").as_bytes(),
         v8::V8::get_version().as_bytes(),
-        isolate::V8_FLAGS.as_bytes(),
+        platform::V8_FLAGS.as_bytes(),
         std::env::consts::ARCH.as_bytes(),
     ] {
         h.update((part.len() as u64).to_le_bytes());
@@ -117,8 +118,8 @@ pub fn create(refs: &'static v8::ExternalReferences) -> Option<(Vec<u8>, usize)>
         let scope = &mut v8::HandleScope::new(&mut creator);
         let context = v8::Context::new(scope, Default::default());
         let scope = &mut v8::ContextScope::new(scope, context);
-        let helpers = isolate::install_runtime(scope);
-        isolate::warm_up(scope, helpers);
+        let helpers = runtime_js::install_runtime(scope);
+        runtime_js::warm_up(scope, helpers);
         scope.set_default_context(context);
         scope.add_context_data(context, helpers)
     };

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use codemode_protocol::WorkerMsg;
 
-use crate::io::{Input, Next};
+use crate::process::io::{Input, Next};
 
 /// Frames from the host, as the run loop waits for them.
 pub trait HostInput {

@@ -5,16 +5,16 @@
 //! or when a bound is hit (the isolate filled its heap): then the next `Invoke` is answered with
 //! the memory text. The caller disposes the returned isolate and says `Ready`.
 
-use codemode_protocol::{FailureCode, HostMsg, RunError, WireRequest, WireResponse, WorkerMsg};
+use codemode_protocol::{FailureCode, RunError, WireRequest, WireResponse, WorkerMsg};
 
-use crate::host;
-use crate::io::{CurrentRun, Next};
-use crate::isolate::Prepared;
-use crate::link::{HostInput, Outbox};
-use crate::memory::METER;
-use crate::run::{self, fail, Settled};
-use crate::state::RunState;
-use crate::web;
+use crate::engine::isolate::Prepared;
+use crate::engine::memory::METER;
+use crate::engine::modules::ModuleMap;
+use crate::natives::host::{self, Calls};
+use crate::process::io::CurrentRun;
+use crate::process::link::{HostInput, Outbox};
+use crate::run::event_loop::{self, heap_used, settle, Deliver, EventLoop, Heard, Settled, Turn};
+use crate::run::failure::{describe_throw, fail};
 
 pub struct Retained {
     // Globals first: fields drop in order, and a Global must go before its isolate.
@@ -53,14 +53,14 @@ pub fn serve(
         let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
         let context = v8::Local::new(scope, &prepared.context);
         let scope = &mut v8::ContextScope::new(scope, context);
-        let helpers = &prepared.helpers;
+        let mut lp = EventLoop::new(&prepared.helpers, exec_id);
         let mut dead = None;
         loop {
             // The isolate's timers fire while nobody invokes it; between two invocations it
             // runs nothing else.
             let mut next_timer = None;
             if dead.is_none() {
-                match idle_turn(scope, helpers) {
+                match idle_turn(scope, &lp) {
                     Ok(next) => next_timer = next,
                     Err(why) => dead = Some(why),
                 }
@@ -68,14 +68,14 @@ pub fn serve(
             if dead == Some(Dead::Terminated) {
                 break;
             }
-            let wait = next_timer.map(web::until_ms);
-            match input.next_within(wait) {
-                Next::Msg(HostMsg::Invoke {
-                    exec_id: id,
-                    invoke_id,
-                    request,
-                    ..
-                }) if id == exec_id => {
+            // A full isolate takes no more answers. Tool calls ended with the run that granted
+            // the handle (their calls reject inside the isolate).
+            let deliver = Deliver {
+                tool_results: false,
+                fetch_results: dead.is_none(),
+            };
+            match event_loop::wait(scope, &lp, input, next_timer, deliver) {
+                Heard::Invoke { invoke_id, request } => {
                     let result = match dead {
                         Some(Dead::Memory) => Err(memory(memory_limit_mib)),
                         Some(Dead::Terminated) => Err(fail(FailureCode::Timeout, &[])),
@@ -83,12 +83,15 @@ pub fn serve(
                             let scope = &mut v8::HandleScope::new(scope);
                             let handler = v8::Local::new(scope, &handler);
                             let this = v8::Local::new(scope, &this);
-                            let call = Call {
-                                helpers,
-                                exec_id,
+                            invoke(
+                                scope,
+                                &mut lp,
                                 memory_limit_mib,
-                            };
-                            invoke(scope, &call, handler, this, request, input)
+                                handler,
+                                this,
+                                request,
+                                input,
+                            )
                         }
                     };
                     // A bound's failure ends the execution: the isolate must go.
@@ -103,65 +106,39 @@ pub fn serve(
                         break;
                     }
                 }
-                Next::Msg(
-                    HostMsg::CloseHandles { exec_id: id } | HostMsg::Cancel { exec_id: id },
-                ) if id == exec_id => break,
-                Next::Msg(HostMsg::FetchResult {
-                    exec_id: id,
-                    call_id,
-                    result,
-                }) if id == exec_id && dead.is_none() => {
-                    let scope = &mut v8::HandleScope::new(scope);
-                    let alloc = v8::Local::new(scope, &helpers.alloc_bytes);
-                    host::settle_fetch(scope, alloc, call_id, result);
-                }
-                Next::Msg(_) | Next::Timeout => {}
-                // The host is gone: the caller's loop sees the closed pipe too.
-                Next::Closed => break,
+                // Closed: the host is gone, and the caller's loop sees the closed pipe too.
+                Heard::Stop | Heard::Closed => break,
+                Heard::Nothing => {}
             }
         }
     }
     current.set(None);
     // Drop every Global the execution parked while the isolate is still alive.
-    drop(prepared.isolate.remove_slot::<RunState>());
+    drop(prepared.isolate.remove_slot::<Calls>());
+    drop(prepared.isolate.remove_slot::<ModuleMap>());
     drop((handler, this));
     prepared
 }
 
-/// Fires due timers and runs their microtasks; returns the next timer's deadline.
-fn idle_turn(
-    scope: &mut v8::HandleScope,
-    helpers: &crate::helpers::Helpers,
-) -> Result<Option<f64>, Dead> {
-    let run_timers = v8::Local::new(scope, &helpers.run_timers);
-    loop {
-        scope.perform_microtask_checkpoint();
-        let used = run::heap_used(scope);
-        METER.sample_heap(used);
+/// Fires due timers and runs their microtasks (one turn of the event loop); returns the next
+/// timer's deadline.
+fn idle_turn(scope: &mut v8::HandleScope, lp: &EventLoop) -> Result<Option<f64>, Dead> {
+    let turn = event_loop::turn(scope, lp, |scope| {
+        METER.sample_heap(heap_used(scope));
         if METER.heap_exhausted() {
-            return Err(Dead::Memory);
+            Some(Dead::Memory)
+        } else if scope.is_execution_terminating() {
+            Some(Dead::Terminated)
+        } else {
+            None
         }
-        if scope.is_execution_terminating() {
-            return Err(Dead::Terminated);
-        }
-        let undefined = v8::undefined(scope).into();
-        let next = run_timers
-            .call(scope, undefined, &[])
-            .and_then(|v| v.number_value(scope));
-        match next {
-            Some(-2.0) => continue,
-            Some(n) if n >= 0.0 => return Ok(Some(n)),
-            Some(_) => return Ok(None),
-            None if METER.heap_exhausted() => return Err(Dead::Memory),
-            None => return Err(Dead::Terminated),
-        }
+    });
+    match turn {
+        Turn::Ended(dead) => Err(dead),
+        Turn::Wait(next) => Ok(next),
+        Turn::Broken if METER.heap_exhausted() => Err(Dead::Memory),
+        Turn::Broken => Err(Dead::Terminated),
     }
-}
-
-struct Call<'a> {
-    helpers: &'a crate::helpers::Helpers,
-    exec_id: u64,
-    memory_limit_mib: u32,
 }
 
 fn memory(mib: u32) -> RunError {
@@ -171,14 +148,15 @@ fn memory(mib: u32) -> RunError {
 /// One invocation: the handler gets a real Request; its answer is the Response's parts.
 fn invoke(
     scope: &mut v8::HandleScope,
-    call: &Call,
+    lp: &mut EventLoop,
+    memory_limit_mib: u32,
     handler: v8::Local<v8::Function>,
     this: v8::Local<v8::Value>,
     request: WireRequest,
     input: &mut impl HostInput,
 ) -> Result<WireResponse, RunError> {
     METER.start_invocation();
-    let helpers = call.helpers;
+    let helpers = lp.helpers;
     let tc = &mut v8::TryCatch::new(scope);
     let promise = (|| {
         let invoke_fetch = v8::Local::new(tc, &helpers.invoke_fetch);
@@ -194,7 +172,7 @@ fn invoke(
     })();
     let bound = |tc: &mut v8::TryCatch<v8::HandleScope>| {
         if METER.heap_exhausted() || METER.refused() {
-            memory(call.memory_limit_mib)
+            memory(memory_limit_mib)
         } else if tc.is_execution_terminating() || tc.has_terminated() {
             fail(FailureCode::Timeout, &[])
         } else {
@@ -208,7 +186,7 @@ fn invoke(
     let Some(promise) = promise else {
         return Err(bound(tc));
     };
-    let answer = match run::settle(tc, helpers, promise, call.exec_id, input) {
+    let answer = match settle(tc, lp, promise, input) {
         Settled::Fulfilled(v) => v,
         Settled::Stuck => {
             let text = FailureCode::NeverSettled.template();
@@ -216,15 +194,15 @@ fn invoke(
         }
         Settled::Rejected(reason) => {
             if METER.heap_exhausted() || METER.refused() {
-                return Err(memory(call.memory_limit_mib));
+                return Err(memory(memory_limit_mib));
             }
-            let detail = run::describe_throw(tc, helpers, reason);
+            let detail = describe_throw(tc, helpers, reason);
             return Err(fail(FailureCode::HandlerError, &[("detail", &detail)]));
         }
         Settled::Stopped => return Err(bound(tc)),
     };
     if METER.heap_exhausted() {
-        return Err(memory(call.memory_limit_mib));
+        return Err(memory(memory_limit_mib));
     }
     read_answer(tc, answer)
 }

@@ -1,8 +1,8 @@
 //! A fresh isolate and context with the runtime installed, ready for one program.
 
-use crate::helpers::Helpers;
-use crate::snapshot::{self, Snapshot};
-use crate::{memory, natives, runtime_js};
+use crate::engine::helpers::Helpers;
+use crate::engine::snapshot::{self, Snapshot};
+use crate::engine::{memory, runtime_js};
 
 use std::time::{Duration, Instant};
 
@@ -21,35 +21,6 @@ pub struct Prepared {
     pub helpers: Helpers,
     pub isolate: v8::OwnedIsolate,
     pub memory_limit_mib: u32,
-}
-
-/// The flags V8 runs with, here and when the snapshot is built (a snapshot is only valid with
-/// the flags it was made with; its fingerprint covers them).
-/// V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
-/// Turboshaft's loop unrolling removed; this flag keeps termination reliable.
-pub const V8_FLAGS: &str = "--no-turboshaft-loop-unrolling";
-
-/// Starts V8 (once per process, before anything else touches it).
-pub fn init_v8() {
-    init_v8_with("");
-}
-
-/// Starts V8 with flags beyond [`V8_FLAGS`] (`--bench-prepare` only: a snapshot made with the
-/// shipped flags does not fit, so that process builds its own).
-pub fn init_v8_with(extra_flags: &str) {
-    // Before V8 starts: ICU reads its data from this embedded copy, never from a file (the
-    // jail would refuse the open). It fails only on data of another ICU version, which the
-    // exact pin in Cargo.toml rules out; Intl would then report "Icu error", as without data.
-    if let Err(code) = v8::icu::set_common_data_74(deno_core_icudata::ICU_DATA) {
-        eprintln!("codemode-worker: the embedded ICU data was refused (ICU error {code}): Intl will not work");
-    }
-    v8::V8::set_flags_from_string(V8_FLAGS);
-    if !extra_flags.is_empty() {
-        v8::V8::set_flags_from_string(extra_flags);
-    }
-    let platform = v8::new_default_platform(0, false).make_shared();
-    v8::V8::initialize_platform(platform);
-    v8::V8::initialize();
 }
 
 impl Prepared {
@@ -84,13 +55,15 @@ impl Prepared {
         split.isolate = started.elapsed();
         isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
         // Errors keep a detailed stack trace (line and column per frame), so a failure can say
-        // where in the model's code it happened (run.rs, `locate`).
+        // where in the model's code it happened (run/location.rs, `locate`).
         isolate.set_capture_stack_trace_for_uncaught_exceptions(true, 16);
         let raw: *mut v8::Isolate = &mut *isolate;
         // The callback receives the isolate it is registered on; it lives as long as `isolate`.
         isolate.add_near_heap_limit_callback(memory::near_heap_limit, raw.cast());
         // Callbacks are the isolate's, not the snapshot's: set on every isolate.
-        isolate.set_host_import_module_dynamically_callback(crate::modules::import_dynamically);
+        isolate.set_host_import_module_dynamically_callback(
+            crate::engine::modules::import::import_dynamically,
+        );
         let (context, helpers) = {
             let scope = &mut v8::HandleScope::new(&mut isolate);
             let context = v8::Context::new(scope, Default::default());
@@ -105,17 +78,20 @@ impl Prepared {
                     remove_reinstalled_globals(scope, context);
                     h
                 }
-                None => install_runtime(scope),
+                None => runtime_js::install_runtime(scope),
             };
             split.context = started.elapsed();
             // While idle, compile (never instantiate or run) a module of the program's shape: the
             // isolate's first module compile pays one-time setup (~20-50 µs here) that would
             // otherwise land on the run's critical path. Nothing in the context changes.
-            let _ =
-                crate::modules::compile(scope, "warm-up.js", "export default (async () => 0\n);");
+            let _ = crate::engine::modules::compile(
+                scope,
+                "warm-up.js",
+                "export default (async () => 0\n);",
+            );
             (
                 v8::Global::new(scope, context),
-                resolve_helpers(scope, helpers),
+                runtime_js::resolve_helpers(scope, helpers),
             )
         };
         Prepared {
@@ -127,38 +103,6 @@ impl Prepared {
     }
 }
 
-/// The helpers of a runtime just installed or deserialized. The runtime is part of the worker
-/// binary: a helper missing means the binary is broken, and the worker must not pretend to be
-/// usable.
-fn resolve_helpers(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) -> Helpers {
-    match Helpers::resolve(scope, helpers) {
-        Ok(h) => h,
-        Err(name) => {
-            eprintln!("codemode-worker: the runtime has no helper `{name}`");
-            std::process::exit(70);
-        }
-    }
-}
-
-/// Calls the helpers every run calls, so their bytecode is compiled into the snapshot: a lazily
-/// compiled function would otherwise be parsed and compiled again in every fresh isolate, on the
-/// run's critical path (~70 µs for beginRun and runTimers together).
-pub fn warm_up(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) {
-    let helpers = resolve_helpers(scope, helpers);
-    let tc = &mut v8::TryCatch::new(scope);
-    let empty = v8::Array::new(tc, 0).into();
-    for (f, args) in [
-        (&helpers.begin_run, vec![]),
-        (&helpers.run_timers, vec![]),
-        (&helpers.install_providers, vec![empty]),
-    ] {
-        let f = v8::Local::new(tc, f);
-        let undefined = v8::undefined(tc).into();
-        f.call(tc, undefined, &args);
-    }
-    tc.reset();
-}
-
 /// V8 installs some globals when a context is created, even from a snapshot whose context
 /// had them deleted; remove them again (see js/buffer_guard.js for why they are not in the sandbox).
 fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8::Context>) {
@@ -166,28 +110,6 @@ fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8
     for name in ["WebAssembly", "SharedArrayBuffer"] {
         if let Some(key) = v8::String::new(scope, name) {
             global.delete(scope, key.into());
-        }
-    }
-}
-
-/// Evaluates the runtime (runtime_js.rs) with the native bindings. The runtime is part of the
-/// worker binary: if it fails, the binary is broken, and the worker must not pretend to be usable.
-pub fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Object> {
-    let tc = &mut v8::TryCatch::new(scope);
-    let helpers = (|| {
-        let bindings = v8::Object::new(tc);
-        natives::install(tc, bindings)?;
-        runtime_js::evaluate(tc, bindings)
-    })();
-    match helpers {
-        Some(h) => h,
-        None => {
-            let why = tc
-                .exception()
-                .map(|e| e.to_rust_string_lossy(tc))
-                .unwrap_or_else(|| "no exception".into());
-            eprintln!("codemode-worker: the runtime failed to install: {why}");
-            std::process::exit(70);
         }
     }
 }

@@ -1,6 +1,6 @@
 // The runtime's entry file (loader.js loads it, and the files it names, in order). It removes
 // what the sandbox must not have, installs every global the runtime adds, in this order, and
-// exports the helpers the worker calls (run.rs). Each interface lives in its own file under web/;
+// exports the helpers the worker calls (engine/helpers.rs). Each interface lives in its own file under web/;
 // none of them touches the global object.
 (function (load) {
 'use strict';
@@ -9,7 +9,8 @@ const { console } = load('console.js');
 const { describeThrow } = load('errors.js');
 const { installProviders } = load('providers.js');
 const { invokeFetch } = load('handles.js');
-const { ObjectDefineProperty, Uint8ArrayCtor } = load('primordials.js');
+const { ObjectDefineProperty, ObjectHasOwn, ObjectKeys, Uint8ArrayCtor } = load('primordials.js');
+const { runtimeGlobals } = load('natives.js');
 const {
   beginRun, clearInterval, clearTimeout, performance, queueMicrotask, runTimers, setInterval, setTimeout,
 } = load('web/timers.js');
@@ -30,46 +31,56 @@ const { fetch } = load('web/fetch.js');
 
 installBufferGuard();
 
-const globals = [
-  ['console', console],
-  ['self', globalThis],
-  ['setTimeout', setTimeout],
-  ['setInterval', setInterval],
-  ['clearTimeout', clearTimeout],
-  ['clearInterval', clearInterval],
-  ['queueMicrotask', queueMicrotask],
-  ['performance', performance],
-  ['DOMException', DOMException],
-  ['Event', Event],
-  ['EventTarget', EventTarget],
-  ['AbortSignal', AbortSignal],
-  ['AbortController', AbortController],
-  ['TextEncoder', TextEncoder],
-  ['TextDecoder', TextDecoder],
-  ['btoa', btoa],
-  ['atob', atob],
-  ['structuredClone', structuredClone],
-  ['crypto', new Crypto()],
-  ['Crypto', Crypto],
-  ['SubtleCrypto', SubtleCrypto],
-  ['CompressionStream', CompressionStream],
-  ['DecompressionStream', DecompressionStream],
-  ['caches', caches],
-  ['URLSearchParams', URLSearchParams],
-  ['URL', URL],
-  ['Headers', Headers],
-  ['Blob', Blob],
-  ['ReadableStream', ReadableStream],
-  ['ReadableStreamDefaultReader', ReadableStreamDefaultReader],
-  ['Request', Request],
-  ['Response', Response],
-  ['fetch', fetch],
-];
-for (const [name, value] of globals) {
-  ObjectDefineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
+// Every global the runtime adds, by name. Which are installed, and in what order, is the list
+// the worker hands over (`runtimeGlobals`, codemode_protocol's limits::RUNTIME_GLOBALS, the one
+// list of them): a name without a value here, or a value the list does not name, stops the
+// runtime from installing at all.
+const values = {
+  __proto__: null,
+  console,
+  self: globalThis,
+  setTimeout,
+  setInterval,
+  clearTimeout,
+  clearInterval,
+  queueMicrotask,
+  performance,
+  DOMException,
+  Event,
+  EventTarget,
+  AbortSignal,
+  AbortController,
+  TextEncoder,
+  TextDecoder,
+  btoa,
+  atob,
+  structuredClone,
+  crypto: new Crypto(),
+  Crypto,
+  SubtleCrypto,
+  CompressionStream,
+  DecompressionStream,
+  caches,
+  URLSearchParams,
+  URL,
+  Headers,
+  Blob,
+  ReadableStream,
+  ReadableStreamDefaultReader,
+  Request,
+  Response,
+  fetch,
+};
+let unnamed = ObjectKeys(values).length;
+for (let i = 0; i < runtimeGlobals.length; i++) {
+  const name = runtimeGlobals[i];
+  if (!ObjectHasOwn(values, name)) throw new Error(`the runtime has no global "${name}"`);
+  ObjectDefineProperty(globalThis, name, { value: values[name], writable: true, configurable: true, enumerable: false });
+  unnamed--;
 }
+if (unnamed !== 0) throw new Error(`${unnamed} of the runtime's globals are not in the list of runtime globals`);
 
-// The helpers the worker calls (run.rs); the worker keeps this object in the snapshot.
+// The helpers the worker calls (engine/helpers.rs); the worker keeps this object in the snapshot.
 const helpers = {
   installProviders,
   describeThrow,

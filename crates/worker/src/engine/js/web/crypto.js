@@ -1,5 +1,5 @@
 // crypto.getRandomValues, crypto.randomUUID, crypto.subtle.digest (Web Crypto; the digests and
-// the randomness are in Rust, web.rs).
+// the randomness are in Rust, natives/web.rs).
 (function (load) {
 'use strict';
 const { natives } = load('natives.js');

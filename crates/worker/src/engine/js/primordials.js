@@ -10,6 +10,7 @@ const getter = (proto, key) => Object.getOwnPropertyDescriptor(proto, key).get;
 return {
   call,
   ObjectKeys: Object.keys,
+  ObjectHasOwn: Object.hasOwn,
   ObjectEntries: Object.entries,
   ObjectCreate: Object.create,
   ObjectGetPrototypeOf: Object.getPrototypeOf,

@@ -1,13 +1,60 @@
-//! The natives that talk to the host: tool calls, fetches and console output, and the settling
-//! of the promises they return when the host answers.
+//! The natives that talk to the host: tool calls and fetches, and the settling of the promises
+//! they return when the host answers. Their state, [`Calls`], sits in an isolate slot for as long
+//! as the execution lasts (a retained one's included).
+
+use std::collections::HashMap;
 
 use codemode_protocol::{
-    limits, FailureCode, LogLevel, Outbound, Redirect, WireRequest, WireResponse, WorkerMsg,
+    limits, FailureCode, Outbound, Redirect, WireRequest, WireResponse, WorkerMsg,
 };
 
-use crate::clone;
-use crate::link::Outbox;
-use crate::state::RunState;
+use crate::natives::clone;
+use crate::process::link::Outbox;
+
+/// The execution's requests to the host: where they go, and the promises waiting for answers.
+pub struct Calls {
+    exec_id: u64,
+    /// Where the execution's requests to the host (tool calls, fetches) go.
+    send: Outbox,
+    /// The promise of each call in flight, by call id (tool calls and fetches share ids).
+    pending: HashMap<u32, v8::Global<v8::PromiseResolver>>,
+    next_call: u32,
+    /// Fetches sent to the host.
+    fetches: u32,
+    outbound: Outbound,
+    /// The run ended and its isolate is retained (docs/handles.md): the dispatch ended with the
+    /// run, so tool calls reject inside the isolate.
+    completed: bool,
+}
+
+impl Calls {
+    pub fn new(exec_id: u64, outbound: Outbound, send: Outbox) -> Self {
+        Calls {
+            exec_id,
+            send,
+            pending: HashMap::new(),
+            next_call: 0,
+            fetches: 0,
+            outbound,
+            completed: false,
+        }
+    }
+
+    /// Calls and fetches waiting for the host's answer.
+    pub fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Tool calls made so far (fetches not counted).
+    pub fn tool_calls(&self) -> u32 {
+        self.next_call - self.fetches
+    }
+
+    /// The run that made the calls ended; its isolate is retained for its handlers.
+    pub fn complete(&mut self) {
+        self.completed = true;
+    }
+}
 
 /// A pending promise set as the return value, with its resolver.
 fn returned_promise<'s>(
@@ -28,19 +75,19 @@ fn park(
 ) -> Option<(u64, u32, Outbox)> {
     // The host holds a worker to this bound too (a worker past it is taken as compromised).
     if scope
-        .get_slot::<RunState>()
-        .is_some_and(|s| s.calls.len() >= limits::CALLS_IN_FLIGHT)
+        .get_slot::<Calls>()
+        .is_some_and(|s| s.pending.len() >= limits::CALLS_IN_FLIGHT)
     {
         let limit = limits::CALLS_IN_FLIGHT.to_string();
         let text = FailureCode::CallsInFlight.render(&[("limit", &limit)]);
-        reject_with_error(scope, resolver, &text);
+        reject(scope, resolver, Class::Error, &text);
         return None;
     }
     let global = v8::Global::new(scope, resolver);
-    let state = scope.get_slot_mut::<RunState>()?;
+    let state = scope.get_slot_mut::<Calls>()?;
     let call_id = state.next_call;
     state.next_call = state.next_call.wrapping_add(1);
-    state.calls.insert(call_id, global);
+    state.pending.insert(call_id, global);
     Some((state.exec_id, call_id, state.send))
 }
 
@@ -54,9 +101,9 @@ pub fn call_tool(
     let Some(resolver) = returned_promise(scope, &mut rv) else {
         return;
     };
-    if scope.get_slot::<RunState>().is_none_or(|s| s.completed) {
+    if scope.get_slot::<Calls>().is_none_or(|s| s.completed) {
         let text = FailureCode::ExecutionCompleted.template();
-        reject_with_error(scope, resolver, text);
+        reject(scope, resolver, Class::Error, text);
         return;
     }
     let provider = args.get(0).to_rust_string_lossy(scope);
@@ -69,7 +116,7 @@ pub fn call_tool(
                 ("tool", &tool),
                 ("detail", &detail),
             ]);
-            reject_with_error(scope, resolver, &text);
+            reject(scope, resolver, Class::Error, &text);
             return;
         }
     };
@@ -85,7 +132,7 @@ pub fn call_tool(
             ("size", &size),
             ("limit", &limit),
         ]);
-        reject_with_error(scope, resolver, &text);
+        reject(scope, resolver, Class::Error, &text);
         return;
     }
     let Some((exec_id, call_id, send)) = park(scope, resolver) else {
@@ -100,69 +147,61 @@ pub fn call_tool(
     });
 }
 
-/// `log(level, text)`: appends one console entry.
-pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
-    let level = args
-        .get(0)
-        .uint32_value(scope)
-        .and_then(|v| LogLevel::from_u8(v as u8))
-        .unwrap_or(LogLevel::Log);
-    match scope.get_slot::<RunState>() {
-        // A retained handler's output has nowhere to go (an invocation answers with the
-        // response alone): discarded without copying it out of V8.
-        None => return,
-        Some(s) if s.completed => return,
-        Some(_) => {}
-    }
-    if scope
-        .get_slot::<RunState>()
-        .is_some_and(|s| s.log_dropped > 0)
-    {
-        // Past the bound: count the entry without copying its text out of V8.
-        if let Some(state) = scope.get_slot_mut::<RunState>() {
-            state.log_dropped += 1;
-        }
-        return;
-    }
-    let message = args.get(1).to_rust_string_lossy(scope);
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
-        state.push_log(level, message);
-    }
+/// What a rejection is made of: an `Error` for a tool call (as the host's dispatch rejects), a
+/// `TypeError` for fetch (as the Fetch standard's network errors are).
+#[derive(Clone, Copy)]
+enum Class {
+    Error,
+    TypeError,
 }
 
-pub fn reject_with_error(
+/// Rejects `resolver` with a new error of `class` whose message is `text`.
+fn reject(
     scope: &mut v8::HandleScope,
     resolver: v8::Local<v8::PromiseResolver>,
+    class: Class,
     text: &str,
 ) {
     if let Some(msg) = v8::String::new(scope, text) {
-        let err = v8::Exception::error(scope, msg);
+        let err = match class {
+            Class::Error => v8::Exception::error(scope, msg),
+            Class::TypeError => v8::Exception::type_error(scope, msg),
+        };
         resolver.reject(scope, err);
     }
 }
 
+/// The promise of call `call_id`, taken out of the calls in flight (it settles once); `None`
+/// for an answer to no call in flight.
+fn take_call<'s>(
+    scope: &mut v8::HandleScope<'s>,
+    call_id: u32,
+) -> Option<v8::Local<'s, v8::PromiseResolver>> {
+    let global = scope
+        .get_slot_mut::<Calls>()
+        .and_then(|s| s.pending.remove(&call_id))?;
+    Some(v8::Local::new(scope, global))
+}
+
 /// Settles the parked tool call `call_id` with the host's answer.
 pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, payload: &[u8]) {
-    let Some(global) = scope
-        .get_slot_mut::<RunState>()
-        .and_then(|s| s.calls.remove(&call_id))
-    else {
+    let Some(resolver) = take_call(scope, call_id) else {
         return;
     };
-    let resolver = v8::Local::new(scope, global);
     if !ok {
         let text = String::from_utf8_lossy(payload);
-        reject_with_error(scope, resolver, &text);
+        reject(scope, resolver, Class::Error, &text);
         return;
     }
     match clone::deserialize(scope, payload) {
         Some(value) => {
             resolver.resolve(scope, value);
         }
-        None => reject_with_error(
+        None => reject(
             scope,
             resolver,
-            "The tool's answer could not be read inside the sandbox (malformed value).",
+            Class::Error,
+            FailureCode::ToolAnswerUnreadable.template(),
         ),
     }
 }
@@ -193,17 +232,6 @@ pub fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec
     out
 }
 
-fn reject_type_error(
-    scope: &mut v8::HandleScope,
-    resolver: v8::Local<v8::PromiseResolver>,
-    text: &str,
-) {
-    if let Some(msg) = v8::String::new(scope, text) {
-        let err = v8::Exception::type_error(scope, msg);
-        resolver.reject(scope, err);
-    }
-}
-
 /// `fetch(method, url, headers, body|null, redirect) -> Promise<raw response>`: blocked runs reject at
 /// once; others send the request to the host (which performs or routes it).
 pub fn fetch(
@@ -215,9 +243,14 @@ pub fn fetch(
         return;
     };
     let url = args.get(1).to_rust_string_lossy(scope);
-    let outbound = scope.get_slot::<RunState>().map(|s| s.outbound);
+    let outbound = scope.get_slot::<Calls>().map(|s| s.outbound);
     if outbound.is_none_or(|o| o == Outbound::Blocked) {
-        return reject_type_error(scope, resolver, FailureCode::NetworkClosed.template());
+        return reject(
+            scope,
+            resolver,
+            Class::TypeError,
+            FailureCode::NetworkClosed.template(),
+        );
     }
     let method = args.get(0).to_rust_string_lossy(scope);
     let headers = string_pairs(scope, args.get(2));
@@ -232,7 +265,7 @@ pub fn fetch(
                     ("url", &url),
                     ("limit", &limit),
                 ]);
-                return reject_type_error(scope, resolver, &text);
+                return reject(scope, resolver, Class::TypeError, &text);
             }
             let mut bytes = vec![0u8; view.byte_length()];
             view.copy_contents(&mut bytes);
@@ -243,7 +276,7 @@ pub fn fetch(
     let Some((exec_id, call_id, send)) = park(scope, resolver) else {
         return;
     };
-    if let Some(state) = scope.get_slot_mut::<RunState>() {
+    if let Some(state) = scope.get_slot_mut::<Calls>() {
         state.fetches += 1;
     }
     send(&WorkerMsg::Fetch {
@@ -307,16 +340,12 @@ pub fn settle_fetch(
     call_id: u32,
     result: Result<WireResponse, String>,
 ) {
-    let Some(global) = scope
-        .get_slot_mut::<RunState>()
-        .and_then(|s| s.calls.remove(&call_id))
-    else {
+    let Some(resolver) = take_call(scope, call_id) else {
         return;
     };
-    let resolver = v8::Local::new(scope, global);
     let response = match result {
         Ok(r) => r,
-        Err(text) => return reject_type_error(scope, resolver, &text),
+        Err(text) => return reject(scope, resolver, Class::TypeError, &text),
     };
     let tc = &mut v8::TryCatch::new(scope);
     let built = (|| {
@@ -349,7 +378,11 @@ pub fn settle_fetch(
                 Some(e) => {
                     resolver.reject(tc, e);
                 }
-                None => reject_type_error(tc, resolver, "fetch: the response could not be built"),
+                None => {
+                    let detail = "fetch: the response could not be built";
+                    let text = FailureCode::Internal.render(&[("detail", detail)]);
+                    reject(tc, resolver, Class::TypeError, &text)
+                }
             }
         }
     }

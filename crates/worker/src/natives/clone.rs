@@ -2,28 +2,8 @@
 //! one Node's `v8.Serializer` and `structuredClone` use), so host and sandbox agree by
 //! construction. ArrayBuffer views are written natively, not as host objects.
 
+use codemode_protocol::limits::PLATFORM_CLASSES;
 use v8::{ValueDeserializerHelper, ValueSerializerHelper};
-
-/// The runtime's own classes are platform objects: like a browser's, they are not
-/// serializable (V8 would otherwise copy them as empty plain objects, losing their state).
-const PLATFORM_CLASSES: &[&str] = &[
-    "Request",
-    "Response",
-    "Headers",
-    "Blob",
-    "ReadableStream",
-    "ReadableStreamDefaultReader",
-    "URL",
-    "URLSearchParams",
-    "AbortController",
-    "AbortSignal",
-    "EventTarget",
-    "Event",
-    "TextEncoder",
-    "TextDecoder",
-    "Crypto",
-    "SubtleCrypto",
-];
 
 #[derive(Default)]
 struct Delegate {
@@ -46,6 +26,8 @@ impl v8::ValueSerializerImpl for Delegate {
         true
     }
 
+    /// The runtime's own classes are platform objects: like a browser's, they are not
+    /// serializable (V8 would otherwise copy them as empty plain objects, losing their state).
     fn is_host_object<'s>(
         &self,
         scope: &mut v8::HandleScope<'s>,

@@ -1,4 +1,4 @@
-// TextEncoder, TextDecoder (Encoding Standard; the codecs are encoding_rs in Rust, web.rs).
+// TextEncoder, TextDecoder (Encoding Standard; the codecs are encoding_rs in Rust, natives/web.rs).
 (function (load) {
 'use strict';
 const { natives } = load('natives.js');

@@ -1,6 +1,6 @@
 //! Natives behind the web-standard globals: the work that belongs in Rust (URL parsing with the
 //! WHATWG-conformant `url` crate, text codecs with `encoding_rs`, digests, randomness, the
-//! monotonic clock), bound to their JS names by natives.rs's table. Buffers are allocated by the
+//! monotonic clock), bound to their JS names by the table in natives/mod.rs. Buffers are allocated by the
 //! JS side, so they are metered like any other.
 
 use std::sync::OnceLock;
@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use sha1::Digest as _;
 
-use crate::clone;
-use crate::host::string_pairs;
-use crate::natives::throw_type_error;
+use crate::natives::clone;
+use crate::natives::failure::throw_type_error;
+use crate::natives::host::string_pairs;
 
 fn string_arg(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> String {
     v.to_rust_string_lossy(scope)

@@ -2,13 +2,15 @@
 // context when there is none), before any program runs. Each file is a script whose value is a
 // function `(load) => exports`; `load(name)` evaluates the named file once and returns its
 // exports, so a file's first lines say what it takes from which file. `natives.js` is no file:
-// its one export, `natives`, is the worker's native bindings (the table in natives.rs; failure
-// texts come from its `renderFailure`). The value of this script is called with the bindings and
-// the files by name (runtime_js.rs); it returns the helpers runtime.js exports.
-(function loadRuntime(natives, files) {
+// its exports are `natives`, the worker's native bindings (the table in natives/mod.rs; failure
+// texts come from its `renderFailure`), and `runtimeGlobals`, the names of the globals the
+// runtime installs, in order (limits::RUNTIME_GLOBALS). The value of this script is called with
+// the bindings, the files by name and the global names (runtime_js.rs); it returns the helpers
+// runtime.js exports.
+(function loadRuntime(natives, files, runtimeGlobals) {
   'use strict';
   const IN_PROGRESS = {};
-  const loaded = { __proto__: null, 'natives.js': { natives } };
+  const loaded = { __proto__: null, 'natives.js': { natives, runtimeGlobals } };
   function load(name) {
     let exports = loaded[name];
     if (exports === undefined) {

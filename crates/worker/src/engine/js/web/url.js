@@ -1,5 +1,5 @@
 // URL, URLSearchParams (URL Standard). Parsing and the setters are the `url` crate's WHATWG
-// implementation in Rust (web.rs); this file keeps the components and the live search params.
+// implementation in Rust (natives/web.rs); this file keeps the components and the live search params.
 (function (load) {
 'use strict';
 const { natives } = load('natives.js');

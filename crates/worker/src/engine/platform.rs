@@ -1,0 +1,31 @@
+//! V8 itself, once per process: the flags it runs with and its start. The snapshot's fingerprint
+//! covers the flags (snapshot.rs), and every isolate (isolate.rs) runs with them.
+
+/// The flags V8 runs with, here and when the snapshot is built (a snapshot is only valid with
+/// the flags it was made with; its fingerprint covers them).
+/// V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
+/// Turboshaft's loop unrolling removed; this flag keeps termination reliable.
+pub const V8_FLAGS: &str = "--no-turboshaft-loop-unrolling";
+
+/// Starts V8 (once per process, before anything else touches it).
+pub fn init_v8() {
+    init_v8_with("");
+}
+
+/// Starts V8 with flags beyond [`V8_FLAGS`] (`--bench-prepare` only: a snapshot made with the
+/// shipped flags does not fit, so that process builds its own).
+pub fn init_v8_with(extra_flags: &str) {
+    // Before V8 starts: ICU reads its data from this embedded copy, never from a file (the
+    // jail would refuse the open). It fails only on data of another ICU version, which the
+    // exact pin in Cargo.toml rules out; Intl would then report "Icu error", as without data.
+    if let Err(code) = v8::icu::set_common_data_74(deno_core_icudata::ICU_DATA) {
+        eprintln!("codemode-worker: the embedded ICU data was refused (ICU error {code}): Intl will not work");
+    }
+    v8::V8::set_flags_from_string(V8_FLAGS);
+    if !extra_flags.is_empty() {
+        v8::V8::set_flags_from_string(extra_flags);
+    }
+    let platform = v8::new_default_platform(0, false).make_shared();
+    v8::V8::initialize_platform(platform);
+    v8::V8::initialize();
+}

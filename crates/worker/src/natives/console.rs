@@ -1,0 +1,106 @@
+//! The run's console: the `log` native and the entries it keeps, within the log bounds. The
+//! [`Console`] sits in an isolate slot while the run lasts; the run takes it out when the run
+//! ends (a retained handler's output then has nowhere to go, and is discarded).
+
+use codemode_protocol::{limits, FailureCode, LogEntry, LogLevel, WorkerMsg};
+
+use crate::process::link::Outbox;
+
+pub struct Console {
+    logs: Vec<LogEntry>,
+    bytes: usize,
+    /// Entries dropped after the log bound was reached.
+    dropped: usize,
+    /// The host asked for live logs: each kept entry is also sent as it is written, for
+    /// this execution, through this outbox.
+    live: Option<(u64, Outbox)>,
+}
+
+impl Console {
+    /// `live`: the execution and outbox live entries go to, when the host asked for them.
+    pub fn new(live: Option<(u64, Outbox)>) -> Self {
+        Console {
+            logs: Vec::new(),
+            bytes: 0,
+            dropped: 0,
+            live,
+        }
+    }
+
+    /// Keeps an entry within the log bounds: one entry is cut at LOG_ENTRY_BYTES; past
+    /// LOG_ENTRIES or LOG_BYTES entries are counted as dropped.
+    pub fn push(&mut self, level: LogLevel, mut message: String) {
+        if self.dropped > 0
+            || self.logs.len() >= limits::LOG_ENTRIES
+            || self.bytes >= limits::LOG_BYTES
+        {
+            self.dropped += 1;
+            return;
+        }
+        if message.len() > limits::LOG_ENTRY_BYTES {
+            let cut = floor_char_boundary(&message, limits::LOG_ENTRY_BYTES);
+            let more = message.len() - cut;
+            message.truncate(cut);
+            message.push_str(&format!("... [{more} more bytes cut]"));
+        }
+        self.bytes += message.len();
+        let entry = LogEntry { level, message };
+        self.send_live(&entry);
+        self.logs.push(entry);
+    }
+
+    fn send_live(&self, entry: &LogEntry) {
+        if let Some((exec_id, send)) = self.live {
+            send(&WorkerMsg::Log {
+                exec_id,
+                entry: entry.clone(),
+            });
+        }
+    }
+
+    /// The logs, with the LOG_LIMIT notice last when entries were dropped.
+    pub fn finish(mut self) -> Vec<LogEntry> {
+        let mut logs = std::mem::take(&mut self.logs);
+        if self.dropped > 0 {
+            let dropped = self.dropped.to_string();
+            let notice = LogEntry {
+                level: LogLevel::Warn,
+                message: FailureCode::LogLimit.render(&[("dropped", &dropped)]),
+            };
+            self.send_live(&notice);
+            logs.push(notice);
+        }
+        logs
+    }
+}
+
+/// `log(level, text)`: appends one console entry.
+pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
+    let level = args
+        .get(0)
+        .uint32_value(scope)
+        .and_then(|v| LogLevel::from_u8(v as u8))
+        .unwrap_or(LogLevel::Log);
+    match scope.get_slot_mut::<Console>() {
+        // No run in progress (a retained handler's output has nowhere to go: an invocation
+        // answers with the response alone): discarded without copying it out of V8.
+        None => return,
+        Some(console) if console.dropped > 0 => {
+            // Past the bound: count the entry without copying its text out of V8.
+            console.dropped += 1;
+            return;
+        }
+        Some(_) => {}
+    }
+    let message = args.get(1).to_rust_string_lossy(scope);
+    if let Some(console) = scope.get_slot_mut::<Console>() {
+        console.push(level, message);
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}

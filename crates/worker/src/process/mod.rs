@@ -1,0 +1,18 @@
+//! Process plumbing: the worker's pipes and its tie to the parent ([`io`]), the run's view of
+//! them ([`link`]), and the jail the process enters before any program runs ([`jail`]). Nothing
+//! here knows V8 beyond the isolate handle a Cancel terminates.
+
+pub mod io;
+pub mod jail;
+pub mod link;
+
+/// CPU time of the calling thread in microseconds.
+pub fn thread_cpu_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1000
+}
