@@ -10,7 +10,7 @@ const { sanitizeToolName, validateNames } = require('./codemode/names');
 const codec = require('./codemode/json-codec');
 const { constructorDefaults } = require('./codemode/options');
 const { callArguments } = require('./codemode/call');
-const { ExecutorError } = require('./errors');
+const { fault } = require('./errors');
 const { reading } = require('./validate');
 
 const LEGACY_WARNING =
@@ -95,7 +95,7 @@ class CodemodeExecutor {
    */
   constructor(native, options = {}) {
     if (native === null || typeof native !== 'object' || reading('INVALID_OPTION', 'native', () => typeof native.execute !== 'function')) {
-      throw new ExecutorError('INVALID_OPTION', 'Invalid option `native`: got ' + (native === null ? 'null' : typeof native) + '. Allowed: an executor with the native contract, e.g. new IsolateExecutor().', false);
+      throw fault('INVALID_OPTION', { field: 'native', problem: `got ${native === null ? 'null' : typeof native}`, allowed: 'an executor with the native contract, e.g. new IsolateExecutor()' });
     }
     this.#defaults = constructorDefaults(options);
     this.#native = native;

@@ -15,6 +15,7 @@ const { ExecutorError, render, fault } = require('./errors');
 const { serialize, deserialize } = require('./clone');
 const { loadNative } = require('./native');
 const tracing = require('./tracing');
+const validate = require('./validate');
 
 /**
  * @typedef {import('../index').Outcome} Outcome
@@ -455,7 +456,7 @@ class ExecutorCore {
       .then(() => tracing.within(span, () => route(request)))
       .then(
         (response) => {
-          const checked = checkWireResponse(response);
+          const checked = validate.wireResponse(response);
           if (typeof checked === 'string') {
             return reject(render('OUTBOUND_INVALID_RESPONSE', { url: call.url, detail: checked }));
           }
@@ -585,27 +586,6 @@ function deferred() {
  */
 function ownBuffer(view) {
   return /** @type {ArrayBuffer} */ (view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
-}
-
-/**
- * The policy's answer as the addon takes it, or a description of what is wrong with it.
- * @param {unknown} r
- * @returns {NativeWireResponse | string}
- */
-function checkWireResponse(r) {
-  if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
-  const { status, statusText = '', headers = [], body = null } = /** @type {Record<string, unknown>} */ (r);
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return '`status` must be an integer from 100 to 599';
-  if (typeof statusText !== 'string') return '`statusText` must be a string';
-  if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
-    return '`headers` must be an array of [name, value] string pairs';
-  }
-  let bytes;
-  if (body === null) bytes = undefined;
-  else if (body instanceof ArrayBuffer) bytes = Buffer.from(body);
-  else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  else return '`body` must be an ArrayBuffer or null';
-  return { status, statusText, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
 }
 
 module.exports = { ExecutorCore };

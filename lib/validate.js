@@ -9,7 +9,34 @@
 // (a field's range, its words) is written once for all of them.
 
 const os = require('node:os');
-const { ExecutorError, fault } = require('./errors');
+const errors = require('./errors');
+const { limits } = require('./native');
+
+const { ExecutorError } = errors;
+
+/** Where a fault from here keeps the field it names (see fieldOf). */
+const FIELD = Symbol('field');
+
+/**
+ * The INVALID_OPTION / INVALID_REQUEST fault for `vars.field`, which it keeps for fieldOf.
+ * @param {Kind} kind
+ * @param {{ field: string, problem: string, allowed: string }} vars
+ */
+function fault(kind, vars) {
+  const e = errors.fault(kind, vars);
+  Object.defineProperty(e, FIELD, { value: vars.field });
+  return e;
+}
+
+/**
+ * The option or request field a fault from this module names (as the caller spelled it, e.g.
+ * `port` or `providers[0].name`), or undefined for any other error.
+ * @param {unknown} e
+ * @returns {string | undefined}
+ */
+function fieldOf(e) {
+  return e instanceof ExecutorError ? /** @type {{ [FIELD]?: string }} */ (e)[FIELD] : undefined;
+}
 
 /**
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
@@ -30,25 +57,35 @@ const { ExecutorError, fault } = require('./errors');
  * @typedef {NativeRequest & { dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined }} ValidRequest
  */
 
-/** @type {Record<string, [number, number]>} */
-const LIMITS = {
-  workers: [1, 256],
-  queueBound: [0, 1_000_000],
-  timeout: [1, 2_147_483_647],
-  memoryLimit: [8, 16_384],
-  handlesIdleTimeout: [1, 2_147_483_647],
-};
+/**
+ * The language's own globals (V8's, the same in every isolate): with the runtime's globals,
+ * which the addon names (`limits().runtimeGlobals`, crates/protocol `RUNTIME_GLOBALS`), the
+ * names a provider may not take.
+ */
+const LANGUAGE_GLOBALS = [
+  'globalThis', 'undefined', 'NaN', 'Infinity', 'eval', 'Object', 'Function', 'Array', 'Number',
+  'String', 'Boolean', 'Symbol', 'BigInt', 'Math', 'JSON', 'Reflect', 'Proxy', 'Promise', 'Date',
+  'RegExp', 'Error', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'DataView', 'Intl',
+  'Atomics', 'SharedArrayBuffer',
+];
 
-// Names a provider may not take: the runtime's own globals and the language's.
-const RESERVED = new Set([
-  'console', 'globalThis', 'undefined', 'NaN', 'Infinity', 'eval', 'Object', 'Function', 'Array',
-  'Number', 'String', 'Boolean', 'Symbol', 'BigInt', 'Math', 'JSON', 'Reflect', 'Proxy', 'Promise',
-  'Date', 'RegExp', 'Error', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'DataView',
-  'Intl', 'Atomics', 'SharedArrayBuffer', 'structuredClone', 'fetch', 'URL', 'URLSearchParams',
-  'Headers', 'Request', 'Response', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'crypto',
-  'setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'queueMicrotask', 'performance',
-  'AbortController', 'AbortSignal', 'Event', 'EventTarget', 'DOMException', 'Blob',
-]);
+/** @type {Set<string> | null} */
+let reserved = null;
+/** The names a provider may not take: the language's globals and the runtime's. */
+function reservedNames() {
+  if (!reserved) reserved = new Set([...LANGUAGE_GLOBALS, ...limits().runtimeGlobals]);
+  return reserved;
+}
+
+/**
+ * The range option `key` may take (crates/protocol `limits::options`, through the addon).
+ * @param {'workers' | 'queueBound' | 'timeout' | 'memoryLimit' | 'handlesIdleTimeout'} key
+ * @returns {[number, number]}
+ */
+function range(key) {
+  const [min, max] = limits().options[key];
+  return [Number(min), Number(max)];
+}
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
@@ -181,19 +218,20 @@ function options(given, defaultWorkerPath) {
     throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object or nothing' });
   }
   const input = snapshot(kind, 'options', given, OPTION_KEYS, 'IsolateExecutor options');
+  const { defaults } = limits();
   /** @type {ValidOptions} */
   const o = {
-    workers: Math.min(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length, 256),
-    queueBound: 1024,
-    timeout: 30_000,
-    memoryLimit: 128,
-    handlesIdleTimeout: 300_000,
+    workers: Math.min(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length, range('workers')[1]),
+    queueBound: defaults.queueBound,
+    timeout: defaults.timeout,
+    memoryLimit: defaults.memoryLimit,
+    handlesIdleTimeout: defaults.handlesIdleTimeout,
     outbound: undefined,
     onHandlesClosed: undefined,
     workerPath: process.env.CODEMODE_WORKER_PATH || defaultWorkerPath,
   };
   for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
-    if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], LIMITS[key], key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
+    if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], range(key), key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
   }
   if (input.outbound !== undefined) o.outbound = checkOutbound(kind, 'outbound', input.outbound);
   if (input.onHandlesClosed !== undefined) {
@@ -282,7 +320,7 @@ function request(given, executorOutbound) {
         return { name, list };
       });
       const listed = reading(kind, `${field}.tools`, () => (Array.isArray(list) ? Array.from(list) : list));
-      if (typeof name !== 'string' || !IDENTIFIER.test(name) || RESERVED.has(name)) {
+      if (typeof name !== 'string' || !IDENTIFIER.test(name) || reservedNames().has(name)) {
         throw fault(kind, { field: `${field}.name`, problem: `got ${describe(name)}`, allowed: 'a JavaScript identifier that is not a runtime global (console, fetch, Math, ...)' });
       }
       if (seen.has(name)) {
@@ -306,8 +344,8 @@ function request(given, executorOutbound) {
     throw fault(kind, { field: 'dispatch', problem: `got ${describe(input.dispatch)}`, allowed: 'a function ({ provider, tool, args }) => value | Promise<value>' });
   }
   const dispatch = /** @type {Dispatch | undefined} */ (input.dispatch);
-  const timeout = input.timeout === undefined ? undefined : integerIn(kind, 'timeout', input.timeout, LIMITS.timeout, ' (ms)');
-  const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, LIMITS.memoryLimit, ' (MiB)');
+  const timeout = input.timeout === undefined ? undefined : integerIn(kind, 'timeout', input.timeout, range('timeout'), ' (ms)');
+  const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, range('memoryLimit'), ' (MiB)');
   // Given (null or a function), the request's policy wins over the executor's; undefined is the
   // field left out, so it inherits and never opens a network the executor closed.
   const policy = input.outbound !== undefined ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
@@ -367,6 +405,18 @@ function handleName(name) {
 }
 
 /**
+ * `metrics`' format: `'prometheus'` or omitted.
+ * @param {unknown} format
+ * @returns {'prometheus' | undefined}
+ */
+function metricsFormat(format) {
+  if (format !== undefined && format !== 'prometheus') {
+    throw fault('INVALID_REQUEST', { field: 'format', problem: `got ${describe(format)}`, allowed: "'prometheus' or omitted" });
+  }
+  return format;
+}
+
+/**
  * A WireRequest for a retained handle, as the addon takes it.
  * @param {unknown} given
  * @returns {import('../native').NativeWireRequest}
@@ -389,15 +439,62 @@ function wireRequest(given) {
   if (typeof url !== 'string') {
     throw fault(kind, { field: 'request.url', problem: `got ${describe(url)}`, allowed: 'an absolute URL string' });
   }
-  if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
+  if (!isHeaderPairs(headers)) {
     throw fault(kind, { field: 'request.headers', problem: `got ${describe(headers)}`, allowed: 'an array of [name, value] string pairs' });
   }
-  let bytes;
-  if (body === null) bytes = undefined;
-  else if (reading(kind, 'request.body', () => body instanceof ArrayBuffer)) bytes = Buffer.from(/** @type {ArrayBuffer} */ (body));
-  else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  else throw fault(kind, { field: 'request.body', problem: `got ${describe(body)}`, allowed: 'an ArrayBuffer (or a view of one) or null' });
-  return { method, url, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
+  const bytes = reading(kind, 'request.body', () => bodyBytes(body));
+  if (bytes === false) throw fault(kind, { field: 'request.body', problem: `got ${describe(body)}`, allowed: 'an ArrayBuffer (or a view of one) or null' });
+  return { method, url, headers: headerPairs(headers), body: bytes };
+}
+
+/**
+ * A routed fetch's answer from the host's outbound policy, as the addon takes it, or what is
+ * wrong with it (the OUTBOUND_INVALID_RESPONSE the sandbox's fetch rejects with). Its status
+ * range is crates/protocol's `RESPONSE_STATUS` (through the addon), the pool's rule for a
+ * retained handler's answer too.
+ * @param {unknown} r
+ * @returns {import('../native').NativeWireResponse | string}
+ */
+function wireResponse(r) {
+  if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
+  const { status, statusText = '', headers = [], body = null } = /** @type {Record<string, unknown>} */ (r);
+  const [min, max] = limits().responseStatus;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < min || status > max) return `\`status\` must be an integer from ${min} to ${max}`;
+  if (typeof statusText !== 'string') return '`statusText` must be a string';
+  if (!isHeaderPairs(headers)) return '`headers` must be an array of [name, value] string pairs';
+  const bytes = bodyBytes(body);
+  if (bytes === false) return '`body` must be an ArrayBuffer or null';
+  return { status, statusText, headers: headerPairs(headers), body: bytes };
+}
+
+/**
+ * @param {unknown} headers
+ * @returns {headers is [string, string][]}
+ */
+function isHeaderPairs(headers) {
+  return Array.isArray(headers) && headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string');
+}
+
+/**
+ * Copies of the pairs (exactly two strings each).
+ * @param {[string, string][]} headers
+ * @returns {[string, string][]}
+ */
+function headerPairs(headers) {
+  return headers.map(([k, v]) => [k, v]);
+}
+
+/**
+ * A wire body's bytes (a view of the caller's, not a copy): none for null, false for anything
+ * but an ArrayBuffer or a view of one.
+ * @param {unknown} body
+ * @returns {Buffer | undefined | false}
+ */
+function bodyBytes(body) {
+  if (body === null) return undefined;
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return false;
 }
 
 const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
@@ -553,4 +650,4 @@ function connectOptions(url, given) {
   };
 }
 
-module.exports = { options, request, invokeOptions, executionId, handleName, wireRequest, serveOptions, connectOptions, reading, snapshot, describe };
+module.exports = { fieldOf, options, request, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse, serveOptions, connectOptions, reading, snapshot, describe };
