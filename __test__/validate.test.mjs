@@ -3,22 +3,12 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { BIN } from './daemon-helpers.mjs';
+import { ExecutorError, thrown } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const validate = require('../lib/validate.js');
 const { limits } = require('../lib/native.js');
-const { ExecutorError } = require('../index.js');
-const BIN = require.resolve('../bin/codemode-executor.js');
-
-/** The fault `fn` throws. */
-function thrown(fn) {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('no throw');
-}
 
 const provider = (name) => ({ code: 'async () => 1', providers: [{ name, tools: ['t'] }], dispatch: () => 1 });
 
@@ -98,11 +88,10 @@ describe('the field a refusal names', () => {
   });
 
   it('names the flag on the command line', () => {
-    const r = spawnSync(process.execPath, [BIN, 'serve', '--outbound', '`port`'], { encoding: 'utf8' });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toContain('codemode-executor: --outbound: Invalid option `outbound`');
-    const host = spawnSync(process.execPath, [BIN, 'serve', '--host', ''], { encoding: 'utf8' });
-    expect(host.status).toBe(2);
-    expect(host.stderr).toContain('codemode-executor: --host: Invalid option `host`');
+    for (const [flag, value] of [['outbound', '`port`'], ['host', '']]) {
+      const r = spawnSync(process.execPath, [BIN, 'serve', `--${flag}`, value], { encoding: 'utf8' });
+      expect(r.status, flag).toBe(2);
+      expect(r.stderr).toContain(`codemode-executor: --${flag}: Invalid option \`${flag}\``);
+    }
   });
 });
