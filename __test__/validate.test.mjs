@@ -1,4 +1,4 @@
-// lib/validate.js on its own: the rules it takes from the addon (crates/protocol `limits`), and
+// lib/validate.js and lib/validate/ on their own: the rules it takes from the addon (crates/protocol `limits`), and
 // the field a refusal names, which the CLI maps back to its flag. No worker is started.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -7,7 +7,7 @@ import { BIN } from './daemon-helpers.mjs';
 import { ExecutorError, thrown } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
-const validate = require('../lib/validate.js');
+const validate = { ...require('../lib/validate'), ...require('../lib/validate/remote'), ...require('../lib/validate/fields') };
 const { limits } = require('../lib/native.js');
 
 const provider = (name) => ({ code: 'async () => 1', providers: [{ name, tools: ['t'] }], dispatch: () => 1 });

@@ -11,7 +11,7 @@ const { parseArgs } = require('node:util');
 const { serve } = require('../lib/serve');
 const { ExecutorError } = require('../lib/errors');
 const { limits } = require('../lib/native');
-const { fieldOf } = require('../lib/validate');
+const { fieldOf } = require('../lib/validate/fields');
 const { TESTBED_USAGE } = require('../lib/testbed/usage');
 
 /** The usage text; the pool options' defaults are crates/protocol's (`limits`, through the addon). */

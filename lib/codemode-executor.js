@@ -11,7 +11,7 @@ const codec = require('./codemode/json-codec');
 const { constructorDefaults } = require('./codemode/options');
 const { callArguments } = require('./codemode/call');
 const { fault } = require('./errors');
-const { reading } = require('./validate');
+const { reading } = require('./validate/fields');
 
 const LEGACY_WARNING =
   '[@cloudflare/codemode] Passing raw fns to executor.execute() is deprecated. Use ResolvedProvider[] instead. This will be removed in the next major version.';

@@ -15,6 +15,7 @@
 const { ExecutorError, fault } = require('./errors');
 const { ExecutorCore } = require('./executor-core');
 const validate = require('./validate');
+const { connectOptions } = require('./validate/remote');
 const { checkValueFormat } = require('./clone');
 const { Channel, open, pinnedUrl } = require('./remote/channel');
 const holders = require('./remote/holders');
@@ -23,7 +24,7 @@ const holders = require('./remote/holders');
  * @typedef {import('../index').ConnectOptions} ConnectOptions
  * @typedef {import('../index').RemoteStats} RemoteStats
  * @typedef {import('../native').NativeCompletion} NativeCompletion
- * @typedef {import('./validate').ValidConnect} ValidConnect
+ * @typedef {import('./validate/remote').ValidConnect} ValidConnect
  * @typedef {import('./remote/messages').DaemonMessage} DaemonMessage
  */
 
@@ -34,7 +35,7 @@ const holders = require('./remote/holders');
  * @returns {Promise<RemoteExecutor>}
  */
 async function connect(url, options) {
-  const opts = validate.connectOptions(url, options);
+  const opts = connectOptions(url, options);
   checkValueFormat();
   const channel = await open(opts.url, opts);
   return new RemoteExecutor(channel, opts);

@@ -6,7 +6,7 @@
 // connector list that is not a list) is INVALID_REQUEST naming the field.
 
 const { fault } = require('../errors');
-const { reading, describe } = require('../validate');
+const { reading, describe } = require('../validate/fields');
 
 const KIND = 'INVALID_REQUEST';
 

@@ -5,7 +5,7 @@
 // `globalOutbound` becomes a routed outbound policy that calls its `fetch`.
 
 const { fault } = require('../errors');
-const { reading, snapshot, describe } = require('../validate');
+const { reading, snapshot, describe, objectArgument } = require('../validate/fields');
 
 const KEYS = ['modules', 'timeout', 'globalOutbound'];
 const DEFAULT_TIMEOUT = 60_000;
@@ -52,11 +52,7 @@ function fromFetcher(fetcher) {
  * @param {unknown} given
  */
 function constructorDefaults(given) {
-  if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || reading('INVALID_OPTION', 'options', () => Array.isArray(given))) {
-    throw invalid('options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing');
-  }
-  const input = snapshot('INVALID_OPTION', 'options', given, KEYS, 'CodemodeExecutor options');
+  const input = snapshot('INVALID_OPTION', 'options', objectArgument('INVALID_OPTION', 'options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing'), KEYS, 'CodemodeExecutor options');
   /** @type {{ timeout: number, timeoutGiven?: boolean, modules?: Record<string, string>, outbound?: unknown }} */
   const defaults = { timeout: DEFAULT_TIMEOUT };
   if (input.timeout !== undefined) {

@@ -12,7 +12,7 @@ const { frame } = require('./framing');
 const { decode } = require('./messages');
 
 /**
- * @typedef {import('../validate').ValidConnect} ValidConnect
+ * @typedef {import('../validate/remote').ValidConnect} ValidConnect
  * @typedef {import('./messages').DaemonMessage} DaemonMessage
  * @typedef {import('./messages').Welcome} Welcome
  *
