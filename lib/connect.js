@@ -81,8 +81,10 @@ class RemoteExecutor {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
           const providers = request.providers.map((p) => ({ name: p.name, tools: p.tools ?? null }));
-          const { code, modules, timeout, memoryLimit, outbound, retainHandles, liveLogs } = request;
-          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound, retainHandles, liveLogs: liveLogs || undefined });
+          const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs } = request;
+          // Named by neither the request nor connect(), outbound is left out: the daemon's
+          // ceiling applies (public unless its operator chose otherwise).
+          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined });
           this.#runChannels.set(id, primary);
           return id;
         },
@@ -133,7 +135,7 @@ class RemoteExecutor {
    */
   get ceilings() {
     const { timeout, memoryLimit, outbound } = this.#primary.limits;
-    return { timeout: Number(timeout), memoryLimit: Number(memoryLimit), outbound: /** @type {any} */ (outbound) };
+    return { timeout, memoryLimit, outbound };
   }
 
   /**
@@ -142,14 +144,7 @@ class RemoteExecutor {
    */
   async execute(request) {
     if (this.#closed) throw fault('CLOSED');
-    // Omitted here too, outbound means public: the daemon performs the request, to public
-    // addresses only.
     const checked = validate.request(request, this.#opts.outbound);
-    // Named by neither the request nor connect(): the daemon's outbound ceiling applies (public
-    // unless its operator chose otherwise), so nothing is sent.
-    if (this.#opts.outbound === undefined && request.outbound === undefined) {
-      /** @type {{ outbound: unknown }} */ (checked).outbound = undefined;
-    }
     await this.#ensurePrimary();
     return this.#core.execute(checked);
   }

@@ -33,7 +33,8 @@ const validate = require('./validate');
  * addon threw (a failure code in `code`) or an ExecutorError; `closeHandles` may return a
  * promise when the answer comes later.
  * @typedef {object} Transport
- * @property {(request: NativeRequest) => number} execute submits a run; returns its id
+ * @property {(request: import('./validate').ValidRequest) => number} execute submits a run (the
+ *   addon reads its NativeRequest fields); returns its id
  * @property {(id: number) => void} abort the caller aborted run `id` (it completes, with ABORTED)
  * @property {(executionId: string, name: string, request: NativeWireRequest, token: number) => (() => void)} invokeHandle
  *   submits an invocation; returns what aborts it

@@ -28,7 +28,9 @@ const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSigna
  * One execution: the request the pool takes, plus the host-side functions that answer its tool
  * calls (`dispatch`) and, when `outbound` is `routed`, its fetches (`route`). The addon reads the
  * NativeRequest fields only.
- * @typedef {NativeRequest & { dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined }} ValidRequest
+ * `outboundNamed`: the request or its executor named an outbound policy; when neither did,
+ * `outbound` is `public`, and a daemon applies its own ceiling instead (connect() sends none).
+ * @typedef {NativeRequest & { outboundNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined }} ValidRequest
  */
 
 /**
@@ -193,7 +195,7 @@ function request(given, executorOutbound) {
   }
   const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
   const liveLogs = onLog !== undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, retainHandles, liveLogs, dispatch, route, signal, onLog };
+  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog };
 }
 
 /**
