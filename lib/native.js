@@ -57,16 +57,6 @@ function loadNative() {
   tried.push(local);
   if (fs.existsSync(local)) {
     loaded = { binding: require(local), dir: root, tag };
-    // TEMPORARY SHIM, local testing only (an addon without `limits()`): remove before merging.
-    if (typeof loaded.binding.limits !== 'function') {
-      /** @type {any} */ (loaded.binding).limits = () => ({
-        options: { workers: [1, 256], queueBound: [0, 1_000_000], timeout: [1, 2_147_483_647], memoryLimit: [8, 16_384], handlesIdleTimeout: [1, 2_147_483_647] },
-        defaults: { queueBound: 1024, timeout: 30_000, memoryLimit: 128, handlesIdleTimeout: 300_000 },
-        responseStatus: [200, 599],
-        runtimeGlobals: ['console', 'self', 'setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'queueMicrotask', 'performance', 'DOMException', 'Event', 'EventTarget', 'AbortSignal', 'AbortController', 'TextEncoder', 'TextDecoder', 'btoa', 'atob', 'structuredClone', 'crypto', 'Crypto', 'SubtleCrypto', 'CompressionStream', 'DecompressionStream', 'caches', 'URLSearchParams', 'URL', 'Headers', 'Blob', 'ReadableStream', 'ReadableStreamDefaultReader', 'Request', 'Response', 'fetch'],
-      });
-    }
-    // END TEMPORARY SHIM
     return loaded;
   }
   const pkg = `@supolka/codemode-executor-${tag}`;
