@@ -52,10 +52,15 @@ function gate() {
 }
 
 describe.each(carriers)('abort (%s)', (_name, make) => {
-  it('an already aborted signal rejects at once; nothing is submitted', async () => {
+  /** A carrier whose worker has run once, and that worker's pid (expectHealthy's `before`). */
+  const warmed = async () => {
     const c = await make();
     await c.ex.execute({ code: 'async () => 1' });
-    const before = c.pids();
+    return { c, before: c.pids() };
+  };
+
+  it('an already aborted signal rejects at once; nothing is submitted', async () => {
+    const { c, before } = await warmed();
     const reason = new Error('the user left');
     const signal = AbortSignal.abort(reason);
     let called = false;
@@ -68,9 +73,7 @@ describe.each(carriers)('abort (%s)', (_name, make) => {
   });
 
   it('aborted while queued: the run leaves the queue and never starts', async () => {
-    const c = await make();
-    await c.ex.execute({ code: 'async () => 1' });
-    const before = c.pids();
+    const { c, before } = await warmed();
     const hold = gate();
     const entered = gate();
     const seen = [];
@@ -99,9 +102,7 @@ describe.each(carriers)('abort (%s)', (_name, make) => {
   });
 
   it('aborted mid-loop: the isolate is terminated and the worker reused', async () => {
-    const c = await make();
-    await c.ex.execute({ code: 'async () => 1' });
-    const before = c.pids();
+    const { c, before } = await warmed();
     const ac = new AbortController();
     const started = Date.now();
     const run = c.ex.execute({ code: 'async () => { for (;;) {} }', signal: ac.signal });
@@ -115,9 +116,7 @@ describe.each(carriers)('abort (%s)', (_name, make) => {
   });
 
   it('aborted during a parked tool call', async () => {
-    const c = await make();
-    await c.ex.execute({ code: 'async () => 1' });
-    const before = c.pids();
+    const { c, before } = await warmed();
     const ac = new AbortController();
     const called = gate();
     const run = c.ex.execute({
@@ -138,9 +137,7 @@ describe.each(carriers)('abort (%s)', (_name, make) => {
   });
 
   it('aborted during a handle invocation: it rejects, and the execution ends as at its bound', async () => {
-    const c = await make();
-    await c.ex.execute({ code: 'async () => 1' });
-    const before = c.pids();
+    const { c, before } = await warmed();
     const granted = await c.ex.execute({ code: 'async () => (request) => { for (;;) {} }', retainHandles: true });
     expect(granted.executionId).toBeTruthy();
     const ac = new AbortController();

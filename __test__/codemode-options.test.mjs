@@ -2,7 +2,7 @@
 // for every call, the per-call ExtendedExecuteOptions winning; anything else refused.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ExecutorError, executor } from './helpers.mjs';
+import { ExecutorError, executor, thrown } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { CodemodeExecutor } = require('../index.js');
@@ -21,15 +21,6 @@ function fetcher() {
       return new Response(`echo ${request.method}`, { status: 201, statusText: 'Made', headers: { 'x-echo': 'yes' } });
     },
   };
-}
-
-function refusal(f) {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
 }
 
 describe('CodemodeExecutor constructor options', () => {
@@ -82,12 +73,12 @@ describe('CodemodeExecutor constructor options', () => {
       [{ globalOutbound: 'x' }, 'globalOutbound'],
       ['fast', 'options'],
     ]) {
-      const e = refusal(() => new CodemodeExecutor(native, options));
+      const e = thrown(() => new CodemodeExecutor(native, options));
       expect(e).toBeInstanceOf(ExecutorError);
       expect(e.code).toBe('INVALID_OPTION');
       expect(e.message.startsWith(`Invalid option \`${field}\`: `)).toBe(true);
     }
-    const unknown = refusal(() => new CodemodeExecutor(native, { bindings: {} }));
+    const unknown = thrown(() => new CodemodeExecutor(native, { bindings: {} }));
     expect(unknown.message).toBe('Invalid option `bindings`: CodemodeExecutor options has no such field. Allowed: modules, timeout, globalOutbound.');
   });
 });

@@ -3,17 +3,13 @@ import { executor, run } from './helpers.mjs';
 
 const ex = executor();
 
+/** The log entries [level, message] pairs describe, in order. */
+const entries = (...pairs) => pairs.map(([level, message]) => ({ level, message }));
+
 describe('console capture', () => {
   it('captures every level in order', async () => {
     const out = await run(ex, 'async () => { console.log("a"); console.info("b"); console.warn("c"); console.error("d"); console.debug("e"); console.log("f") }');
-    expect(out.logs).toEqual([
-      { level: 'log', message: 'a' },
-      { level: 'info', message: 'b' },
-      { level: 'warn', message: 'c' },
-      { level: 'error', message: 'd' },
-      { level: 'debug', message: 'e' },
-      { level: 'log', message: 'f' },
-    ]);
+    expect(out.logs).toEqual(entries(['log', 'a'], ['info', 'b'], ['warn', 'c'], ['error', 'd'], ['debug', 'e'], ['log', 'f']));
   });
 
   it('renders objects readably, never [object Object]', async () => {
@@ -45,15 +41,17 @@ describe('console capture', () => {
 
   it('supports group, count, assert and the rest of console', async () => {
     const out = await run(ex, 'async () => { console.group("g"); console.log("in"); console.groupEnd(); console.count(); console.count(); console.assert(false, "nope"); console.assert(true, "silent"); console.trace("t"); console.table([1]); console.dir({ a: 1 }) }');
-    expect(out.logs).toEqual([
-      { level: 'log', message: 'g' },
-      { level: 'log', message: '  in' },
-      { level: 'info', message: 'default: 1' },
-      { level: 'info', message: 'default: 2' },
-      { level: 'error', message: 'Assertion failed: nope' },
-      { level: 'debug', message: 'Trace: t' },
-      { level: 'log', message: '[ 1 ]' },
-      { level: 'log', message: '{ a: 1 }' },
-    ]);
+    expect(out.logs).toEqual(
+      entries(
+        ['log', 'g'],
+        ['log', '  in'],
+        ['info', 'default: 1'],
+        ['info', 'default: 2'],
+        ['error', 'Assertion failed: nope'],
+        ['debug', 'Trace: t'],
+        ['log', '[ 1 ]'],
+        ['log', '{ a: 1 }'],
+      ),
+    );
   });
 });

@@ -272,53 +272,53 @@ describe('the daemon’s outbound ceiling', () => {
   }
   const fetchCode = (url) => `async () => { try { return await (await fetch(${JSON.stringify(url)})).text() } catch (e) { return 'refused: ' + e.message } }`;
 
-  it('is public by default: native is refused naming the ceiling, and an omitted outbound gets public', async () => {
+  /**
+   * A daemon started with `outbound` (its ceiling), a caller connected to it, and a loopback
+   * server counting what reaches it; `check` gets the caller, the server, and `fetched(outbound?)`,
+   * the outcome of a run that fetches the server (asking `outbound` when given).
+   */
+  async function withCeiling(outbound, check) {
     const target = await counting();
     try {
-      const server = await served({ workers: 1 });
+      const server = await served(outbound === undefined ? { workers: 1 } : { workers: 1, outbound });
       const remote = await connected(server.url);
-      expect(remote.ceilings.outbound).toBe('public');
-      const native = await rejection(remote.execute({ code: fetchCode(target.url), outbound: 'native' }));
-      expect(native.code).toBe('INVALID_OPTION');
-      expect(native.message).toContain("ceiling 'public'");
-      const omitted = await remote.execute({ code: fetchCode(target.url) });
-      expect(omitted.result).toMatch(/^refused: /);
-      expect(target.seen).toEqual([]);
+      const fetched = (...asked) => remote.execute({ code: fetchCode(target.url), ...(asked.length ? { outbound: asked[0] } : {}) });
+      await check({ remote, target, fetched });
     } finally {
       target.close();
     }
+  }
+
+  it('is public by default: native is refused naming the ceiling, and an omitted outbound gets public', async () => {
+    await withCeiling(undefined, async ({ remote, target, fetched }) => {
+      expect(remote.ceilings.outbound).toBe('public');
+      const native = await rejection(fetched('native'));
+      expect(native.code).toBe('INVALID_OPTION');
+      expect(native.message).toContain("ceiling 'public'");
+      expect((await fetched()).result).toMatch(/^refused: /);
+      expect(target.seen).toEqual([]);
+    });
   });
 
   it('null closes fetch for a caller that names nothing, and refuses routed and public', async () => {
-    const target = await counting();
-    try {
-      const server = await served({ workers: 1, outbound: null });
-      const remote = await connected(server.url);
-      const omitted = await remote.execute({ code: fetchCode(target.url) });
-      expect(omitted.result).toContain('fetch is closed in this sandbox');
+    await withCeiling(null, async ({ target, fetched }) => {
+      expect((await fetched()).result).toContain('fetch is closed in this sandbox');
       for (const outbound of ['public', async () => ({ status: 200, statusText: 'OK', headers: [], body: null })]) {
-        const refused = await rejection(remote.execute({ code: fetchCode(target.url), outbound }));
+        const refused = await rejection(fetched(outbound));
         expect(refused.code).toBe('INVALID_OPTION');
         expect(refused.message).toContain("ceiling 'blocked'");
       }
       expect(target.seen).toEqual([]);
-    } finally {
-      target.close();
-    }
+    });
   });
 
   it('native lets a caller ask for it (loopback here), and the CLI refuses an unknown ceiling', async () => {
-    const target = await counting();
-    try {
-      const server = await served({ workers: 1, outbound: 'native' });
-      const remote = await connected(server.url);
-      expect((await remote.execute({ code: fetchCode(target.url), outbound: 'native' })).result).toBe('reached');
+    await withCeiling('native', async ({ target, fetched }) => {
+      expect((await fetched('native')).result).toBe('reached');
       // Omitted, a caller still gets what the ceiling gives.
-      expect((await remote.execute({ code: fetchCode(target.url) })).result).toBe('reached');
+      expect((await fetched()).result).toBe('reached');
       expect(target.seen.length).toBe(2);
-    } finally {
-      target.close();
-    }
+    });
     const run = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--outbound', 'everything'], { encoding: 'utf8', timeout: 20_000 });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('--outbound');

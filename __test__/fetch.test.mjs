@@ -194,6 +194,22 @@ describe('routed outbound (a function)', () => {
     expect(out.result[1]).toContain('outside the response wire shape (`status` must be an integer');
     expect(out.result[2]).toBe('204:');
   });
+
+  it('refuses a policy answer whose status is outside 200..599, the range a handler answer has', async () => {
+    const out = await run(ex, `async () => {
+      const m = [];
+      for (const status of [101, 199, 200, 599, 600]) {
+        try { m.push((await fetch('https://x/' + status)).status) } catch (e) { m.push(e.message) }
+      }
+      return m }`, {
+      outbound: (req) => ({ status: Number(req.url.slice('https://x/'.length)), statusText: '', headers: [], body: null }),
+    });
+    const refused = 'outside the response wire shape (`status` must be an integer from 200 to 599)';
+    expect(out.result[0]).toContain(refused);
+    expect(out.result[1]).toContain(refused);
+    expect(out.result.slice(2, 4)).toEqual([200, 599]);
+    expect(out.result[4]).toContain(refused);
+  });
 });
 
 const notPublic = (url, reason) =>

@@ -18,6 +18,8 @@ function req(url = 'https://app.internal/', { method = 'GET', headers = [], body
 
 const text = (response) => (response.body === null ? '' : dec.decode(response.body));
 const json = (response) => JSON.parse(text(response));
+/** The body text of a plain GET to retained execution `executionId`'s fetch handle. */
+const fetched = async (ex, executionId) => text(await ex.invokeHandle(executionId, 'fetch', req()));
 
 const catalogue = [
   { id: '42', name: 'hat' },
@@ -38,6 +40,12 @@ async function grant(ex, code, extra = {}) {
   expect(outcome.error).toBeUndefined();
   expect(outcome.executionId).toMatch(UUID_V4);
   return outcome;
+}
+
+/** A recorded() executor (`ex`, `closes`), and the outcome of its execute of `code`, granted handles. */
+async function granted(code, extra = {}) {
+  const { ex, closes } = recorded();
+  return { ex, closes, ...(await grant(ex, code, extra)) };
 }
 
 describe('asking for a handle', () => {
@@ -143,35 +151,27 @@ describe('asking for a handle', () => {
 });
 
 describe('state the handler keeps', () => {
-  it('keeps state in the arrow body', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
-      'async () => { let served = 0; return { fetch: async () => Response.json({ served: ++served }) } }',
-    );
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('{"served":1}');
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('{"served":2}');
-    await ex.closeHandles(executionId);
-  });
-
-  it('keeps state in an imported module', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+  const counters = [
+    ['the arrow body', 'async () => { let served = 0; return { fetch: async () => Response.json({ served: ++served }) } }', {}],
+    [
+      'an imported module',
       `import { bump } from './counter.js'
 
 async () => ({ fetch: async () => Response.json({ served: bump() }) })`,
       { modules: { './counter.js': 'let served = 0\nexport const bump = () => (served += 1)' } },
-    );
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('{"served":1}');
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('{"served":2}');
-    await ex.closeHandles(executionId);
-  });
+    ],
+  ];
+  for (const [where, code, extra] of counters) {
+    it(`keeps state in ${where}`, async () => {
+      const { ex, executionId } = await granted(code, extra);
+      expect(await fetched(ex, executionId)).toBe('{"served":1}');
+      expect(await fetched(ex, executionId)).toBe('{"served":2}');
+      await ex.closeHandles(executionId);
+    });
+  }
 
   it('keeps timers running while nobody calls: a setInterval counter climbs', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       'async () => { let ticks = 0; setInterval(() => { ticks += 1 }, 10); return { fetch: () => Response.json({ ticks }) } }',
     );
     const first = json(await ex.invokeHandle(executionId, 'fetch', req())).ticks;
@@ -207,9 +207,7 @@ async () => ({ fetch: async () => Response.json({ served: bump() }) })`,
 
 describe('invoking a handle', () => {
   it('carries POST bodies both ways as ArrayBuffers', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       `async () => ({
         fetch: async (request) => {
           if (request.method === 'PUT') return new Response(await request.arrayBuffer(), { status: 201, statusText: 'Stored', headers: { 'x-size': String(request.headers.get('content-length') ?? '') } })
@@ -236,9 +234,7 @@ describe('invoking a handle', () => {
   });
 
   it('answers a null body as null, and discards what the handler writes to console', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       'async () => ({ fetch: () => { console.log("inside the handler"); console.error("loud"); return new Response(null, { status: 204 }) } })',
     );
     const answer = await ex.invokeHandle(executionId, 'fetch', req());
@@ -247,9 +243,7 @@ describe('invoking a handle', () => {
   });
 
   it('the handler receives a real Request', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       `async () => ({ fetch: (request) => Response.json({
         isRequest: request instanceof Request,
         url: request.url,
@@ -266,9 +260,7 @@ describe('invoking a handle', () => {
   });
 
   it('refuses a value that is not a Response, even when the program redefines Response; the handles stay open', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       `async () => {
         let calls = 0
         return {
@@ -299,9 +291,7 @@ describe('invoking a handle', () => {
   });
 
   it('refuses a Response outside the wire shape (Response.error() has status 0)', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       'async () => ({ fetch: (request) => request.url.endsWith("/error") ? Response.error() : new Response("ok") })',
     );
     const failure = await rejection(ex.invokeHandle(executionId, 'fetch', req('https://x/error')));
@@ -313,9 +303,7 @@ describe('invoking a handle', () => {
   });
 
   it('runs invocations of one execution one at a time, in arrival order', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       `async () => {
         let active = 0, peak = 0
         const order = []
@@ -343,29 +331,26 @@ describe('invoking a handle', () => {
   });
 
   it('refuses a name outside the granted list without entering the handler, and leaves the handles open', async () => {
-    const { ex, closes } = recorded();
-    const { executionId } = await grant(ex, 'async () => { let hits = 0; return { fetch: () => Response.json({ hits: ++hits }) } }');
+    const { ex, closes, executionId } = await granted('async () => { let hits = 0; return { fetch: () => Response.json({ hits: ++hits }) } }');
     const failure = await rejection(ex.invokeHandle(executionId, 'scheduled', req()));
     expect(failure).toBeInstanceOf(ExecutorError);
     expect(failure.code).toBe('HANDLE_NOT_FOUND');
     expect(failure.retryable).toBe(false);
     expect(failure.message).toBe(`Execution "${executionId}" has no handle named "scheduled". The granted handles are: fetch.`);
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('{"hits":1}');
+    expect(await fetched(ex, executionId)).toBe('{"hits":1}');
     expect(closes).toEqual([]);
     await ex.closeHandles(executionId);
   });
 
   it("rejects one invocation with the handler's own message when it throws; the next request still runs", async () => {
-    const { ex, closes } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, closes, executionId } = await granted(
       `async () => { let n = 0; return { fetch: async () => { n += 1; if (n === 1) throw new Error('catalogue unavailable'); return new Response('second ' + n) } } }`,
     );
     const failure = await rejection(ex.invokeHandle(executionId, 'fetch', req()));
     expect(failure).toBeInstanceOf(ExecutorError);
     expect(failure.code).toBe('HANDLER_ERROR');
     expect(failure.message).toBe('catalogue unavailable');
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('second 2');
+    expect(await fetched(ex, executionId)).toBe('second 2');
     expect(closes).toEqual([]);
     await ex.closeHandles(executionId);
   });
@@ -386,20 +371,18 @@ describe('limits an invocation runs under', () => {
         },
       },
     );
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('Execution has already completed.');
+    expect(await fetched(ex, executionId)).toBe('Execution has already completed.');
     expect(dispatched).toBe(0);
     await ex.closeHandles(executionId);
   });
 
   it('each invocation starts the time bound again, under the execution’s own timeout', async () => {
-    const { ex, closes } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, closes, executionId } = await granted(
       'async () => ({ fetch: async () => { await new Promise((r) => setTimeout(r, 200)); return new Response("slow but in time") } })',
       { timeout: 400 },
     );
     for (let i = 0; i < 3; i++) {
-      expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('slow but in time');
+      expect(await fetched(ex, executionId)).toBe('slow but in time');
     }
     expect(closes).toEqual([]);
     await ex.closeHandles(executionId);
@@ -418,19 +401,17 @@ describe('limits an invocation runs under', () => {
         },
       },
     );
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('upstream said hello');
+    expect(await fetched(ex, executionId)).toBe('upstream said hello');
     expect(seen).toEqual(['https://upstream.internal/data']);
     await ex.closeHandles(executionId);
   });
 
   it('outbound stays as the request chose: blocked', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, executionId } = await granted(
       'async () => ({ fetch: async () => { try { await fetch("https://upstream.internal/") } catch (e) { return new Response(e.message) } return new Response("reached") } })',
       { outbound: null },
     );
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe(
+    expect(await fetched(ex, executionId)).toBe(
       'fetch is closed in this sandbox: the host allows no network access from programs. Ask for the data through a tool call instead.',
     );
     await ex.closeHandles(executionId);
@@ -441,7 +422,7 @@ describe('ways a retained isolate ends', () => {
   it('the idle bound closes an execution nobody invokes, and publishes it', async () => {
     const { ex, closes } = recorded({ handlesIdleTimeout: 300 });
     const { executionId } = await grant(ex, 'async () => () => new Response("x")');
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('x');
+    expect(await fetched(ex, executionId)).toBe('x');
     expect(await until(() => closes.length === 1, 5000)).toBe(true);
     expect(closes).toEqual([{ executionId, reason: 'idle' }]);
     const failure = await rejection(ex.invokeHandle(executionId, 'fetch', req()));
@@ -450,9 +431,7 @@ describe('ways a retained isolate ends', () => {
   });
 
   it('an invocation that outlives its timeout rejects with the time text and ends the execution', async () => {
-    const { ex, closes } = recorded();
-    const { executionId } = await grant(
-      ex,
+    const { ex, closes, executionId } = await granted(
       'async () => ({ fetch: (request) => { if (request.url.endsWith("/spin")) for (;;) {} return new Response("ok") } })',
       { timeout: 300 },
     );
@@ -553,8 +532,7 @@ describe('cost of a retained execution', () => {
 
 describe('the API surface', () => {
   it('validates invokeHandle and closeHandles input', async () => {
-    const { ex } = recorded();
-    const { executionId } = await grant(ex, 'async () => () => new Response("x")');
+    const { ex, executionId } = await granted('async () => () => new Response("x")');
     const badId = await rejection(ex.invokeHandle(42, 'fetch', req()));
     expect(badId.code).toBe('INVALID_REQUEST');
     const badName = await rejection(ex.invokeHandle(executionId, 7, req()));
@@ -566,7 +544,7 @@ describe('the API surface', () => {
     expect(badBody.code).toBe('INVALID_REQUEST');
     const badClose = await rejection(ex.closeHandles(null));
     expect(badClose.code).toBe('INVALID_REQUEST');
-    expect(text(await ex.invokeHandle(executionId, 'fetch', req()))).toBe('x');
+    expect(await fetched(ex, executionId)).toBe('x');
     await ex.closeHandles(executionId);
   });
 

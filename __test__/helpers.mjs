@@ -22,6 +22,16 @@ export function run(ex, code, extra = {}) {
   return ex.execute({ code, ...extra });
 }
 
+/** What `fn` throws; fails the test when it returns. */
+export function thrown(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a throw, got a return');
+}
+
 export async function rejection(promise) {
   try {
     await promise;

@@ -26,10 +26,19 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 
+/** Runs `body` with a new executor of `options`, closed after it whatever happens. */
+async function withExecutor(options, body) {
+  const ex = new IsolateExecutor(options);
+  try {
+    await body(ex);
+  } finally {
+    await ex.close();
+  }
+}
+
 describe('supervision', () => {
   it('a SIGKILLed worker fails only its run with WORKER_LOST, is replaced, and later runs succeed', async () => {
-    const ex = new IsolateExecutor({ workers: 2 });
-    try {
+    await withExecutor({ workers: 2 }, async (ex) => {
       // Two runs, one per worker, both parked in a tool call until released.
       let release;
       const released = new Promise((r) => (release = r));
@@ -68,42 +77,33 @@ describe('supervision', () => {
       for (let i = 0; i < 6; i++) {
         expect((await ex.execute({ code: `async () => ${i}` })).result).toBe(i);
       }
-    } finally {
-      await ex.close();
-    }
+    });
   });
 
   it('a worker killed while idle is replaced without any run noticing', async () => {
-    const ex = new IsolateExecutor({ workers: 1 });
-    try {
+    await withExecutor({ workers: 1 }, async (ex) => {
       expect((await ex.execute({ code: 'async () => 1' })).result).toBe(1);
       const [pid] = ex.workerPids();
       process.kill(pid, 'SIGKILL');
       expect(await until(() => ex.workerPids().length === 1 && ex.workerPids()[0] !== pid)).toBe(true);
       expect((await ex.execute({ code: 'async () => 2' })).result).toBe(2);
-    } finally {
-      await ex.close();
-    }
+    });
   });
 
   it('runs submitted right after both idle workers were killed all succeed (none was started, none is lost)', async () => {
     for (let round = 0; round < 3; round++) {
-      const ex = new IsolateExecutor({ workers: 2 });
-      try {
+      await withExecutor({ workers: 2 }, async (ex) => {
         await Promise.all([ex.execute({ code: 'async () => 0' }), ex.execute({ code: 'async () => 0' })]);
         expect(await until(() => ex.stats().idle === 2)).toBe(true);
         for (const pid of ex.workerPids()) process.kill(pid, 'SIGKILL');
         const outs = await Promise.all([1, 2, 3].map((n) => ex.execute({ code: `async () => ${n}` })));
         expect(outs.map((o) => o.result)).toEqual([1, 2, 3]);
-      } finally {
-        await ex.close();
-      }
+      });
     }
   });
 
   it('an execute request past the frame bound is refused before it leaves the host, not retryable', async () => {
-    const ex = new IsolateExecutor({ workers: 1 });
-    try {
+    await withExecutor({ workers: 1 }, async (ex) => {
       expect((await ex.execute({ code: 'async () => 1' })).result).toBe(1);
       const pids = ex.workerPids();
       const code = `async () => 1 /*${'x'.repeat(256 * 1024 * 1024)}*/`;
@@ -114,9 +114,7 @@ describe('supervision', () => {
       expect(err.message).toContain(String(256 * 1024 * 1024));
       expect(ex.workerPids()).toEqual(pids);
       expect((await ex.execute({ code: 'async () => 2' })).result).toBe(2);
-    } finally {
-      await ex.close();
-    }
+    });
   }, 60_000);
 
   it('close() drains running work, then leaves no codemode-worker process behind', async () => {

@@ -16,6 +16,8 @@ async () => {
   const str = (t, key) => t[key + 'CodeUnits'] ? String.fromCharCode(...t[key + 'CodeUnits']) : t[key + 'Js'] !== undefined ? (0, eval)('(' + t[key + 'Js'] + ')') : t[key];
   const units = (s) => Array.from({ length: s.length }, (_, i) => s.charCodeAt(i));
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  // What f returns, or the name of what it throws.
+  const attempt = (f) => { try { return f() } catch (e) { return e.name } };
   ${body}
   return failures
 }`,
@@ -30,8 +32,7 @@ describe('base64 (WPT atob/btoa)', () => {
     expect(await failuresOf(data('base64/atob.json'), `
       for (const t of data) {
         const input = str(t, 'input');
-        let got;
-        try { got = atob(input) } catch (e) { got = e.name }
+        const got = attempt(() => atob(input));
         if (t.output === null) { if (got !== 'InvalidCharacterError') failures.push([input, got]); continue }
         const bytes = units(got);
         const want = t.outputBytes;
@@ -43,8 +44,7 @@ describe('base64 (WPT atob/btoa)', () => {
     expect(await failuresOf(data('base64/btoa.json'), `
       for (const t of data) {
         const input = str(t, 'input');
-        let got;
-        try { got = btoa(input) } catch (e) { got = e.name }
+        const got = attempt(() => btoa(input));
         const want = t.output === null ? 'InvalidCharacterError' : t.output;
         if (got !== want) failures.push([String(input).slice(0, 20), got, want]);
       }`)).toEqual([]);
@@ -122,8 +122,7 @@ describe('Encoding Standard (WPT encoding/)', () => {
     expect(await failuresOf(data('encoding/labels.json'), `
       for (const [label, name] of Object.entries(data)) {
         for (const padded of [label, ' ' + label + '\\n', label.toUpperCase()]) {
-          let got;
-          try { got = new TextDecoder(padded).encoding } catch (e) { got = e.name }
+          const got = attempt(() => new TextDecoder(padded).encoding);
           const want = name === 'replacement' ? 'RangeError' : name.toLowerCase();
           if (got !== want) failures.push([padded, got, want]);
         }

@@ -10,9 +10,14 @@ const fs = require('node:fs');
 const { parseArgs } = require('node:util');
 const { serve } = require('../lib/serve');
 const { ExecutorError } = require('../lib/errors');
+const { limits } = require('../lib/native');
+const { fieldOf } = require('../lib/validate/fields');
 const { TESTBED_USAGE } = require('../lib/testbed/usage');
 
-const USAGE = `Usage: codemode-executor serve [options]
+/** The usage text; the pool options' defaults are crates/protocol's (`limits`, through the addon). */
+function usage() {
+  const { defaults } = limits();
+  return `Usage: codemode-executor serve [options]
 
 Runs the executor daemon: a pool of worker processes behind one WebSocket port.
 
@@ -33,12 +38,12 @@ Options:
                                native (everything this machine reaches) (default public)
   --workers N                  worker processes (default: the machine's parallelism)
   --memory-limit MIB           memory limit of a run: the default and the most a request may
-                               ask for (default 128)
+                               ask for (default ${defaults.memoryLimit})
   --timeout MS                 time bound of a run: the default and the most a request may ask
-                               for (default 30000)
+                               for (default ${defaults.timeout})
   --queue-bound N              executions that may wait for a worker, and invocations for a
-                               retained execution (default 1024)
-  --handles-idle-timeout MS    how long a retained execution lives unused (default 300000)
+                               retained execution (default ${defaults.queueBound})
+  --handles-idle-timeout MS    how long a retained execution lives unused (default ${defaults.handlesIdleTimeout})
   --max-in-flight N            requests in flight per connection (default 1024)
   --max-connections N          connections open at once (default 1024)
   --max-connections-per-address N
@@ -52,6 +57,7 @@ Options:
   -v, --version                print the version
 
 ${TESTBED_USAGE}`;
+}
 
 /** Flag -> the serve() option it sets, for the integer flags. */
 const INTEGER_FLAGS = {
@@ -69,9 +75,12 @@ const INTEGER_FLAGS = {
   'max-message-bytes': 'maxMessageBytes',
 };
 
+/** Flag -> the serve() option it sets, for every flag that sets one. */
+const OPTION_FLAGS = { ...INTEGER_FLAGS, host: 'host', 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token', outbound: 'outbound' };
+
 /** @param {string} message */
 function usageError(message) {
-  process.stderr.write(`codemode-executor: ${message}\n\n${USAGE}`);
+  process.stderr.write(`codemode-executor: ${message}\n\n${usage()}`);
   process.exit(2);
 }
 
@@ -107,7 +116,7 @@ async function main() {
     return usageError(e instanceof Error ? e.message : String(e));
   }
   const { values, positionals } = parsed;
-  if (values.help) return void process.stdout.write(USAGE);
+  if (values.help) return void process.stdout.write(usage());
   if (values.version) return void process.stdout.write(`${require('../package.json').version}\n`);
   if (positionals.length !== 1 || positionals[0] !== 'serve') {
     return usageError(positionals.length === 0 ? 'a command is required' : `unknown command ${JSON.stringify(positionals.join(' '))}`);
@@ -144,8 +153,8 @@ async function main() {
     server = await serve(options);
   } catch (e) {
     if (e instanceof ExecutorError && e.code === 'INVALID_OPTION') {
-      const flags = { ...INTEGER_FLAGS, 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token', outbound: 'outbound' };
-      const flag = Object.entries(flags).find(([, key]) => e.message.includes(`\`${key}\``))?.[0];
+      const field = fieldOf(e);
+      const flag = Object.entries(OPTION_FLAGS).find(([, key]) => key === field)?.[0];
       return usageError(flag ? `--${flag}: ${e.message}` : e.message);
     }
     if (e instanceof ExecutorError && e.code === 'TOKEN_REQUIRED') return usageError(e.message);

@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 // CodemodeExecutor: @cloudflare/codemode's Executor dialect (execute(code, providers, options) ->
 // { result, error?, logs? }) over any native executor. The reference's behaviour is recorded in
@@ -9,8 +10,8 @@ const { sanitizeToolName, validateNames } = require('./codemode/names');
 const codec = require('./codemode/json-codec');
 const { constructorDefaults } = require('./codemode/options');
 const { callArguments } = require('./codemode/call');
-const { ExecutorError } = require('./errors');
-const { reading } = require('./validate');
+const { fault } = require('./errors');
+const { reading } = require('./validate/fields');
 
 const LEGACY_WARNING =
   '[@cloudflare/codemode] Passing raw fns to executor.execute() is deprecated. Use ResolvedProvider[] instead. This will be removed in the next major version.';
@@ -19,6 +20,10 @@ const TIMED_OUT = 'Execution timed out';
 
 // The sandbox side of one provider namespace: own properties (a prelude's) first, any other
 // string key is a tool whose call crosses as JSON through the hidden native provider.
+/**
+ * @param {unknown} name
+ * @param {string} nativeName
+ */
 function providerProxy(name, nativeName) {
   return `const ${name} = new Proxy({}, { get(t, k) {
     if (Object.prototype.hasOwnProperty.call(t, k)) return t[k];
@@ -33,6 +38,10 @@ function providerProxy(name, nativeName) {
 
 // A connector namespace: only the first argument goes to callTool, values cross as structured
 // clones, and the reference's control objects are honoured.
+/**
+ * @param {unknown} name
+ * @param {string} nativeName
+ */
 function connectorProxy(name, nativeName) {
   return `const ${name} = new Proxy({}, { get(t, k) {
     if (Object.prototype.hasOwnProperty.call(t, k)) return t[k];
@@ -46,7 +55,8 @@ function connectorProxy(name, nativeName) {
   } });`;
 }
 
-function describeThrown(e) {
+/** The sandbox's function that names a thrown value, as source. */
+function describeThrown() {
   return `(e) => {
     if (e instanceof Error) return e.message || e.name;
     if (e !== null && typeof e === 'object' && typeof e.message === 'string' && e.message !== '') return e.message;
@@ -77,7 +87,7 @@ class CodemodeExecutor {
   #defaults;
 
   /**
-   * @param {{ execute(request: object): Promise<object> }} native an IsolateExecutor, or any
+   * @param {{ execute(request: import('../index').ExecuteRequest): Promise<import('../index').Outcome> }} native an IsolateExecutor, or any
    *   executor with the native contract.
    * @param {{ modules?: Record<string, string>, timeout?: number, globalOutbound?: { fetch(request: Request): Response | Promise<Response> } | Function | 'public' | 'native' | null }} [options]
    *   DynamicWorkerExecutor's options besides `loader`, as defaults for every call; anything
@@ -85,7 +95,7 @@ class CodemodeExecutor {
    */
   constructor(native, options = {}) {
     if (native === null || typeof native !== 'object' || reading('INVALID_OPTION', 'native', () => typeof native.execute !== 'function')) {
-      throw new ExecutorError('INVALID_OPTION', 'Invalid option `native`: got ' + (native === null ? 'null' : typeof native) + '. Allowed: an executor with the native contract, e.g. new IsolateExecutor().', false);
+      throw fault('INVALID_OPTION', { field: 'native', problem: `got ${native === null ? 'null' : typeof native}`, allowed: 'an executor with the native contract, e.g. new IsolateExecutor()' });
     }
     this.#defaults = constructorDefaults(options);
     this.#native = native;
@@ -104,6 +114,7 @@ class CodemodeExecutor {
     const refused = validateNames(providers, connectors);
     if (refused) return { result: undefined, error: refused };
 
+    /** @type {import('../index').ProviderDeclaration[]} */
     const nativeProviders = [];
     const tables = new Map(); // native provider name -> { kind, fns | binding }
     const lines = [];
@@ -149,6 +160,7 @@ async () => {
 }`;
 
     let settled = false;
+    /** @type {import('../index').Dispatch} */
     const dispatch = async ({ provider, tool, args }) => {
       const table = tables.get(provider);
       if (table.kind === 'connector') {
@@ -158,7 +170,7 @@ async () => {
       const entry = table.fns.get(tool);
       if (settled) return codec.stringify({ error: LATE_CALL });
       try {
-        const parsed = codec.parse(args[0]);
+        const parsed = codec.parse(/** @type {string} */ (args[0]));
         const value = await entry.fn(...parsed);
         return codec.stringify({ result: value });
       } catch (err) {
@@ -166,16 +178,17 @@ async () => {
       }
     };
 
+    /** @type {import('../index').ExecuteRequest} */
     const request = {
       code: program,
       providers: nativeProviders,
       dispatch,
-      timeout: options.timeout ?? this.#defaults.timeout,
+      timeout: /** @type {number | undefined} */ (options.timeout) ?? this.#defaults.timeout,
     };
     // The reference's own default (60 s) asks no more than a daemon allows: over connect(), a
     // daemon's --timeout is a ceiling, and a host that set no timeout gets the daemon's.
     const ceiling = /** @type {{ ceilings?: { timeout?: unknown } }} */ (this.#native).ceilings?.timeout;
-    if (options.timeout === undefined && !this.#defaults.timeoutGiven && typeof ceiling === 'number' && ceiling < request.timeout) {
+    if (options.timeout === undefined && !this.#defaults.timeoutGiven && typeof ceiling === 'number' && ceiling < /** @type {number} */ (request.timeout)) {
       request.timeout = ceiling;
     }
     const modules = options.modules ?? this.#defaults.modules;
@@ -183,8 +196,8 @@ async () => {
     // The native executor validates it, and rejects with ABORTED when it fires.
     if (options.signal !== undefined) request.signal = options.signal;
     // undefined is the option left out: it inherits (globalOutbound, else the native executor's).
-    if (options.outbound !== undefined) request.outbound = options.outbound;
-    else if ('outbound' in this.#defaults) request.outbound = this.#defaults.outbound;
+    if (options.outbound !== undefined) request.outbound = /** @type {import('../index').Outbound} */ (options.outbound);
+    else if ('outbound' in this.#defaults) request.outbound = /** @type {import('../index').Outbound} */ (this.#defaults.outbound);
     let outcome;
     try {
       outcome = await this.#native.execute(request);
@@ -203,10 +216,11 @@ async () => {
       const error = outcome.error.code === 'TIMEOUT' ? TIMED_OUT : syntaxAtModelLine(outcome.error, head, normalized);
       return { result: undefined, error, logs };
     }
-    const r = outcome.result;
+    // The program above answers { ok, result } or { ok: false, error }.
+    const r = /** @type {{ ok: boolean, result?: unknown, error?: string }} */ (outcome.result);
     if (!r.ok) return { result: undefined, error: r.error, logs };
     return { result: r.result, logs };
   }
 }
 
-module.exports = { CodemodeExecutor, normalizeCode: (code) => normalizeCode(code).code, sanitizeToolName };
+module.exports = { CodemodeExecutor, normalizeCode: (/** @type {string} */ code) => normalizeCode(code).code, sanitizeToolName };

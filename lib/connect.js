@@ -4,8 +4,8 @@
 // the native executor's methods; its requests travel to a daemon over WebSocket channels, and
 // the daemon's tool calls and routed fetches come back over them to run here, in the caller's
 // process, through the same executor core as IsolateExecutor's (lib/executor-core.js).
-// Over 500 lines on purpose: the channel (open, reopen, pinning, close codes) and the executor
-// over it change together; lib/executor-core.js holds everything the two carriers share.
+// The wire is lib/remote/: framing.js (the message format), messages.js (each daemon message
+// checked), channel.js (one welcomed WebSocket), holders.js (which daemon holds a grant).
 //
 // Channels: executions go over the primary channel, opened again on the next request after it
 // is lost (behind a load balancer that reaches a surviving daemon). An invocation goes to the
@@ -14,262 +14,19 @@
 
 const { ExecutorError, fault } = require('./errors');
 const { ExecutorCore } = require('./executor-core');
-const { loadNative } = require('./native');
 const validate = require('./validate');
+const { connectOptions } = require('./validate/remote');
 const { checkValueFormat } = require('./clone');
+const { Channel, open, pinnedUrl } = require('./remote/channel');
+const holders = require('./remote/holders');
 
 /**
  * @typedef {import('../index').ConnectOptions} ConnectOptions
  * @typedef {import('../index').RemoteStats} RemoteStats
  * @typedef {import('../native').NativeCompletion} NativeCompletion
- * @typedef {import('./validate').ValidConnect} ValidConnect
- *
- * The part of the WHATWG WebSocket interface the client uses (the `ws` package has it too).
- * @typedef {object} Socket
- * @property {string} binaryType
- * @property {number} readyState
- * @property {(data: string | Uint8Array) => void} send
- * @property {(code?: number, reason?: string) => void} close
- * @property {(type: string, listener: (event: any) => void) => void} addEventListener
- *
- * A request waiting for its final answer, by wire id.
- * @typedef {{ kind: 'run' } | { kind: 'invoke', token: number, executionId: string } | { kind: 'close', executionId: string, resolve: (value: any) => void, reject: (error: unknown) => void } | { kind: 'stats', resolve: (value: any) => void, reject: (error: unknown) => void }} Pending
- *
- * One message as received: its JSON, and the payload of a binary message.
- * @typedef {{ msg: Record<string, any>, payload: Buffer | undefined }} Received
+ * @typedef {import('./validate/remote').ValidConnect} ValidConnect
+ * @typedef {import('./remote/messages').DaemonMessage} DaemonMessage
  */
-
-const SUBPROTOCOL = 'codemode-executor';
-const TOKEN_SUBPROTOCOL = 'codemode-executor.token.';
-const OPEN = 1;
-const MAX_ID = 0xffff_ffff;
-/** Executions whose holding daemon this process remembers (the oldest are forgotten first). */
-const HOLDERS_BOUND = 65_536;
-
-/** executionId -> id of the daemon that holds it, for every grant this process received. */
-const holders = new Map();
-
-/**
- * @param {string} executionId
- * @param {string} daemon
- */
-function remember(executionId, daemon) {
-  holders.delete(executionId);
-  holders.set(executionId, daemon);
-  if (holders.size > HOLDERS_BOUND) holders.delete(holders.keys().next().value);
-}
-
-/** The protocol version this client speaks (the daemon crate's `PROTOCOL`, through the addon). */
-function protocolVersion() {
-  return loadNative().binding.executorProtocol();
-}
-
-/**
- * A message in the protocol's framing: JSON text, or, with a payload, a binary message of the
- * header's length (u32, big-endian), the header, and the payload.
- * @param {Record<string, unknown>} header
- * @param {Uint8Array} [payload]
- * @returns {string | Buffer}
- */
-function frame(header, payload) {
-  const json = JSON.stringify(header);
-  if (!payload) return json;
-  const head = Buffer.from(json);
-  const out = Buffer.allocUnsafe(4 + head.length + payload.byteLength);
-  out.writeUInt32BE(head.length, 0);
-  head.copy(out, 4);
-  out.set(payload, 4 + head.length);
-  return out;
-}
-
-/**
- * @param {unknown} data a message event's data
- * @returns {Received | string} the message, or what is wrong with it
- */
-function unframe(data) {
-  let json;
-  /** @type {Buffer | undefined} */
-  let payload;
-  if (typeof data === 'string') json = data;
-  else {
-    const bytes = data instanceof ArrayBuffer ? Buffer.from(data) : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : null;
-    if (!bytes) return `a message of type ${typeof data}`;
-    if (bytes.length < 4) return `a binary message of ${bytes.length} bytes, shorter than its header length`;
-    const length = bytes.readUInt32BE(0);
-    if (length > bytes.length - 4) return `a binary message whose header length ${length} passes its end`;
-    json = bytes.toString('utf8', 4, 4 + length);
-    payload = bytes.subarray(4 + length);
-  }
-  let msg;
-  try {
-    msg = JSON.parse(json);
-  } catch {
-    return 'a message that is not JSON';
-  }
-  if (msg === null || typeof msg !== 'object' || typeof msg.type !== 'string') return 'a message without a type';
-  return { msg, payload };
-}
-
-/** @param {string} token */
-function tokenProtocol(token) {
-  return TOKEN_SUBPROTOCOL + Buffer.from(token, 'utf8').toString('base64url');
-}
-
-/**
- * @param {{ code?: number, reason?: string } | undefined} event
- * @param {string} fallback
- */
-function closeDetail(event, fallback) {
-  const code = event?.code;
-  const reason = event?.reason;
-  if (code === undefined || code === 1005 || code === 1006) return fallback;
-  return reason ? `close code ${code}: ${reason}` : `close code ${code}`;
-}
-
-/**
- * `url` with the routing key that pins a connection to daemon `daemon`.
- * @param {string} url
- * @param {string} daemon
- */
-function pinnedUrl(url, daemon) {
-  const u = new URL(url);
-  u.searchParams.set('daemon', daemon);
-  return u.toString();
-}
-
-/** One WebSocket to one daemon, welcomed. */
-class Channel {
-  /** @type {Map<number, Pending>} wire id -> request waiting for its answer */
-  pending = new Map();
-  /** @type {string | null} why the socket is gone, once it is */
-  lost = null;
-  #socket;
-  #nextId = 1;
-  /** @type {() => void} */
-  #onClosed = () => {};
-
-  /**
-   * @param {Socket} socket
-   * @param {Record<string, any>} welcome
-   */
-  constructor(socket, welcome) {
-    this.#socket = socket;
-    this.daemon = String(welcome.daemon);
-    this.name = String(welcome.name);
-    this.limits = welcome.limits ?? {};
-  }
-
-  /**
-   * Delivers this channel's messages and its loss.
-   * @param {(channel: Channel, data: unknown) => void} onMessage
-   * @param {(channel: Channel, detail: string) => void} onGone
-   */
-  listen(onMessage, onGone) {
-    this.#socket.addEventListener('message', (event) => onMessage(this, event.data));
-    this.#socket.addEventListener('close', (event) => {
-      if (this.lost) return;
-      this.lost = closeDetail(event, 'the connection dropped');
-      onGone(this, this.lost);
-      this.#onClosed();
-    });
-  }
-
-  /**
-   * Registers a request and returns its wire id: never one in flight, nor one `inUse` claims.
-   * @param {Pending} pending
-   * @param {(id: number) => boolean} inUse
-   */
-  request(pending, inUse) {
-    let id = this.#nextId;
-    while (this.pending.has(id) || inUse(id)) id = id >= MAX_ID ? 1 : id + 1;
-    this.#nextId = id >= MAX_ID ? 1 : id + 1;
-    this.pending.set(id, pending);
-    return id;
-  }
-
-  /**
-   * @param {Record<string, unknown>} header
-   * @param {Uint8Array} [payload]
-   */
-  send(header, payload) {
-    if (this.lost || this.#socket.readyState !== OPEN) return;
-    this.#socket.send(frame(header, payload));
-  }
-
-  /** Closes the socket; resolves once it has closed. */
-  close() {
-    if (this.lost) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.#onClosed = () => resolve(undefined);
-      this.#socket.close(1000, 'closed by the client');
-    });
-  }
-}
-
-/**
- * Opens one channel: resolves once the daemon has welcomed it.
- * @param {string} url
- * @param {ValidConnect} opts
- * @returns {Promise<Channel>}
- */
-function open(url, opts) {
-  const { WebSocketClass, token, connectTimeout } = opts;
-  return new Promise((resolve, reject) => {
-    /** @param {string} detail */
-    const unreachable = (detail) => fault('DAEMON_UNREACHABLE', { url: opts.url, detail });
-    /** @type {Socket} */
-    let socket;
-    try {
-      socket = new WebSocketClass(url, token ? [SUBPROTOCOL, tokenProtocol(token)] : [SUBPROTOCOL]);
-      socket.binaryType = 'arraybuffer';
-    } catch (e) {
-      reject(unreachable(e instanceof Error ? e.message : String(e)));
-      return;
-    }
-    let settled = false;
-    /** @param {unknown} error */
-    const fail = (error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(error);
-      try {
-        socket.close();
-      } catch {
-        // already closing
-      }
-    };
-    const timer = setTimeout(() => fail(unreachable(`no welcome within ${connectTimeout} ms`)), connectTimeout);
-    /** @type {unknown} */
-    let refusal = null;
-    let errorDetail = '';
-    socket.addEventListener('open', () => {
-      socket.send(frame({ type: 'hello', protocol: protocolVersion(), client: 'codemode-executor (node)' }));
-    });
-    socket.addEventListener('error', (event) => {
-      errorDetail = event?.message || event?.error?.message || 'the socket failed';
-    });
-    socket.addEventListener('message', (event) => {
-      if (settled) return;
-      const received = unframe(event.data);
-      if (typeof received === 'string') return fail(fault('PROTOCOL_ERROR', { detail: `the daemon sent ${received}` }));
-      const { msg } = received;
-      if (msg.type === 'welcome') {
-        settled = true;
-        clearTimeout(timer);
-        resolve(new Channel(socket, msg));
-      } else if (msg.type === 'refused' || msg.type === 'error') {
-        refusal = new ExecutorError(String(msg.code), String(msg.message));
-      } else {
-        fail(fault('PROTOCOL_ERROR', { detail: `the daemon sent ${JSON.stringify(msg.type)} before its welcome` }));
-      }
-    });
-    socket.addEventListener('close', (event) => {
-      if (refusal) return fail(refusal);
-      fail(unreachable(closeDetail(event, errorDetail || 'the connection closed during the handshake')));
-    });
-  });
-}
 
 /**
  * Opens a connection to a daemon and resolves once it has welcomed this client.
@@ -278,7 +35,7 @@ function open(url, opts) {
  * @returns {Promise<RemoteExecutor>}
  */
 async function connect(url, options) {
-  const opts = validate.connectOptions(url, options);
+  const opts = connectOptions(url, options);
   checkValueFormat();
   const channel = await open(opts.url, opts);
   return new RemoteExecutor(channel, opts);
@@ -324,8 +81,10 @@ class RemoteExecutor {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
           const providers = request.providers.map((p) => ({ name: p.name, tools: p.tools ?? null }));
-          const { code, modules, timeout, memoryLimit, outbound, retainHandles, liveLogs } = request;
-          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound, retainHandles, liveLogs: liveLogs || undefined });
+          const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs } = request;
+          // Named by neither the request nor connect(), outbound is left out: the daemon's
+          // ceiling applies (public unless its operator chose otherwise).
+          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined });
           this.#runChannels.set(id, primary);
           return id;
         },
@@ -376,7 +135,7 @@ class RemoteExecutor {
    */
   get ceilings() {
     const { timeout, memoryLimit, outbound } = this.#primary.limits;
-    return { timeout: Number(timeout), memoryLimit: Number(memoryLimit), outbound: /** @type {any} */ (outbound) };
+    return { timeout, memoryLimit, outbound };
   }
 
   /**
@@ -385,14 +144,7 @@ class RemoteExecutor {
    */
   async execute(request) {
     if (this.#closed) throw fault('CLOSED');
-    // Omitted here too, outbound means public: the daemon performs the request, to public
-    // addresses only.
     const checked = validate.request(request, this.#opts.outbound);
-    // Named by neither the request nor connect(): the daemon's outbound ceiling applies (public
-    // unless its operator chose otherwise), so nothing is sent.
-    if (this.#opts.outbound === undefined && request.outbound === undefined) {
-      /** @type {{ outbound: unknown }} */ (checked).outbound = undefined;
-    }
     await this.#ensurePrimary();
     return this.#core.execute(checked);
   }
@@ -485,7 +237,7 @@ class RemoteExecutor {
    * @param {string} executionId
    */
   #route(executionId) {
-    const holder = holders.get(executionId);
+    const holder = holders.holderOf(executionId);
     if (holder === undefined || holder === this.#primary.daemon) return this.#primary;
     return this.#pinnedNow.get(holder) ?? this.#primary;
   }
@@ -497,7 +249,7 @@ class RemoteExecutor {
    * @param {string} executionId
    */
   async #reach(executionId) {
-    const holder = holders.get(executionId);
+    const holder = holders.holderOf(executionId);
     const primary = await this.#ensurePrimary();
     if (holder === undefined || holder === primary.daemon) return;
     let pinned = this.#pinned.get(holder);
@@ -518,31 +270,31 @@ class RemoteExecutor {
     try {
       await pinned;
     } catch (e) {
-      if (e instanceof ExecutorError && e.code === 'HANDLES_CLOSED') holders.delete(executionId);
+      if (e instanceof ExecutorError && e.code === 'HANDLES_CLOSED') holders.forget(executionId);
       throw e;
     }
   }
 
   /** @param {Channel} channel */
   #attach(channel) {
-    channel.listen(
-      (c, data) => this.#receive(c, data),
-      (c, detail) => this.#gone(c, detail),
-    );
+    channel.listen({
+      message: (c, msg, payload) => this.#receive(c, msg, payload),
+      gone: (c, error) => this.#gone(c, error),
+    });
   }
 
   /**
+   * A message from the daemon, its fields checked (lib/remote/messages.js). An answer to a
+   * request no longer waiting (it crossed an abort) is dropped.
    * @param {Channel} channel
-   * @param {unknown} data
+   * @param {DaemonMessage} msg
+   * @param {Buffer | undefined} payload
    */
-  #receive(channel, data) {
-    const received = unframe(data);
-    if (typeof received === 'string') return; // nothing can be answered to it; the daemon never sends one
-    const { msg, payload } = received;
-    const id = Number(msg.id);
+  #receive(channel, msg, payload) {
     const core = this.#core;
     switch (msg.type) {
       case 'toolCall': {
+        const { id } = msg;
         const call = { id, callId: msg.callId, provider: msg.provider, tool: msg.tool, args: payload ?? Buffer.alloc(0) };
         this.#via.set(call, channel);
         return core.onToolCall(call);
@@ -551,6 +303,7 @@ class RemoteExecutor {
         // A retained execution's fetch names the id of the execute that granted it: this client
         // never reuses such an id while the execution is retained (Channel#request with
         // core.holds), so the core finds the grant's outbound policy by it.
+        const { id } = msg;
         const call = { id, callId: msg.callId, method: msg.method, url: msg.url, headers: msg.headers, body: msg.hasBody ? payload : undefined, redirect: msg.redirect ?? 'follow' };
         this.#via.set(call, channel);
         return core.onFetch(call);
@@ -558,20 +311,24 @@ class RemoteExecutor {
       case 'handlesClosed':
         // `reason` as the daemon's pool named it (HandlesClosedReason: docs/protocol.md), `cpu`
         // included; a reason this client does not know still reaches onHandlesClosed.
-        holders.delete(msg.executionId);
+        holders.forget(msg.executionId);
         return core.onDone(completion({ id: 0, closed: { executionId: msg.executionId, reason: msg.reason } }));
-      case 'log':
+      case 'log': {
+        const { id } = msg;
         if (channel.pending.get(id)?.kind !== 'run') return;
         return core.onDone(completion({ id, log: { level: msg.level, message: msg.message } }));
+      }
       case 'done': {
+        const { id } = msg;
         if (channel.pending.get(id)?.kind !== 'run') return;
         channel.pending.delete(id);
         this.#runChannels.delete(id);
-        if (msg.grant) remember(msg.grant.executionId, channel.daemon);
+        if (msg.grant) holders.remember(msg.grant.executionId, channel.daemon);
         const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant };
         return core.onDone(completion({ id, outcome }));
       }
       case 'invoked': {
+        const { id } = msg;
         const pending = channel.pending.get(id);
         if (pending?.kind !== 'invoke') return;
         channel.pending.delete(id);
@@ -580,29 +337,33 @@ class RemoteExecutor {
       }
       case 'ack':
       case 'stats': {
+        const { id } = msg;
         const pending = channel.pending.get(id);
         if (!pending || (pending.kind !== 'close' && pending.kind !== 'stats')) return;
         channel.pending.delete(id);
         if (pending.kind === 'close') {
-          holders.delete(pending.executionId);
+          holders.forget(pending.executionId);
           return pending.resolve(undefined);
         }
+        if (msg.type !== 'stats') return;
         const { workers, idle, running, queued, retained, connections } = msg;
         return pending.resolve({ workers, idle, running, queued, retained, connections });
       }
       case 'failed':
       case 'error': {
+        const { id } = msg;
+        if (id === undefined) return;
         const pending = channel.pending.get(id);
         if (!pending) return;
         channel.pending.delete(id);
-        const f = { code: String(msg.code), message: String(msg.message) };
+        const f = { code: msg.code, message: msg.message };
         if (pending.kind === 'run') {
           this.#runChannels.delete(id);
           return core.onDone(completion({ id, fault: f }));
         }
-        if (f.code === 'HANDLES_CLOSED' && pending.kind !== 'stats') holders.delete(pending.executionId);
+        if (f.code === 'HANDLES_CLOSED' && pending.kind !== 'stats') holders.forget(pending.executionId);
         if (pending.kind === 'invoke') return core.onDone(completion({ id: 0, invocation: pending.token, fault: f }));
-        return pending.reject(new ExecutorError(f.code, f.message, typeof msg.retryable === 'boolean' ? msg.retryable : undefined));
+        return pending.reject(new ExecutorError(f.code, f.message, msg.type === 'failed' ? msg.retryable : undefined));
       }
       default:
         return;
@@ -610,14 +371,14 @@ class RemoteExecutor {
   }
 
   /**
-   * A channel is gone: what was waiting on it rejects with CONNECTION_LOST (retryable). The
+   * A channel is gone: what was waiting on it rejects with `lost()`, CONNECTION_LOST
+   * (retryable) when the socket closed, PROTOCOL_ERROR when the daemon broke the protocol. The
    * next request opens the primary again; retained executions stay with their daemon, reachable
    * from a new channel, so none is published as closed.
    * @param {Channel} channel
-   * @param {string} detail
+   * @param {() => ExecutorError} lost
    */
-  #gone(channel, detail) {
-    const lost = () => fault('CONNECTION_LOST', { url: this.#opts.url, detail });
+  #gone(channel, lost) {
     for (const [id, pending] of channel.pending) {
       channel.pending.delete(id);
       if (pending.kind === 'run') {
@@ -646,4 +407,4 @@ function completion(fields) {
   return /** @type {NativeCompletion} */ (/** @type {unknown} */ (fields));
 }
 
-module.exports = { connect, RemoteExecutor, frame, unframe, protocolVersion, tokenProtocol };
+module.exports = { connect, RemoteExecutor };

@@ -5,16 +5,17 @@
 // and routed fetches (its outbound policy), and outcomes built from completions. The in-process
 // pool (lib/isolate-executor.js) and a daemon connection (lib/connect.js) each supply a
 // Transport and feed the core the same completion shapes (NativeToolCall, NativeFetchCall,
-// NativeCompletion in native.d.ts), so both behave the same by construction.
-//
-// Over 500 lines on purpose: a run's whole life on the host side (submit, abort, live logs, tool
-// calls, fetches, its end, its span) is read in one place, since each step changes what the
-// others may assume.
+// NativeCompletion in native.d.ts), so both behave the same by construction. Each run's tool
+// calls are its ToolCalls' (lib/tool-calls.js: the byte budget, the dispatch cap, the answers).
+// While runs or invocations are in flight the core holds Node's event loop open with a timer
+// (#holdLoop): the addon's callbacks are weak, so an idle executor never keeps Node alive.
 
 const { ExecutorError, render, fault } = require('./errors');
-const { serialize, deserialize } = require('./clone');
+const { deserialize } = require('./clone');
+const { ToolCalls } = require('./tool-calls');
 const { loadNative } = require('./native');
 const tracing = require('./tracing');
+const validate = require('./validate');
 
 /**
  * @typedef {import('../index').Outcome} Outcome
@@ -32,7 +33,8 @@ const tracing = require('./tracing');
  * addon threw (a failure code in `code`) or an ExecutorError; `closeHandles` may return a
  * promise when the answer comes later.
  * @typedef {object} Transport
- * @property {(request: NativeRequest) => number} execute submits a run; returns its id
+ * @property {(request: import('./validate').ValidRequest) => number} execute submits a run (the
+ *   addon reads its NativeRequest fields); returns its id
  * @property {(id: number) => void} abort the caller aborted run `id` (it completes, with ABORTED)
  * @property {(executionId: string, name: string, request: NativeWireRequest, token: number) => (() => void)} invokeHandle
  *   submits an invocation; returns what aborts it
@@ -53,11 +55,7 @@ const tracing = require('./tracing');
  * @property {boolean} aborted the caller aborted it: its promise rejected, its completion is dropped
  * @property {() => void} unlisten stops listening to its signal
  * @property {import('./tracing').RunTrace | null} trace
- * @property {number} held serialized argument bytes of its tool calls not yet answered
- * @property {number} active its dispatches running
- * @property {NativeToolCall[]} waiting its calls past the dispatch cap, still serialized, oldest first
- * @property {number} next the index of the oldest in `waiting`
- * @property {boolean} pumping its waiting calls are being started (no nested start)
+ * @property {ToolCalls | null} calls its tool calls, from the first one on
  *
  * A retained execution (docs/handles.md): its run id, and the policy its handlers' routed
  * fetches go to.
@@ -89,6 +87,33 @@ function abortError(what, signal) {
 }
 
 /**
+ * Lets `signal` abort `entry`, a run or an invocation, while `live()` says it is the one in
+ * flight: it is marked aborted (its completion will be dropped), the carrier is told (`stop`),
+ * its span ends and its promise rejects with ABORTED, the signal's reason as the cause.
+ * @param {AbortSignal} signal
+ * @param {'execution' | 'invocation'} what
+ * @param {{ aborted: boolean, unlisten: () => void, reject: (error: unknown) => void }} entry
+ * @param {() => boolean} live
+ * @param {() => void} stop
+ * @param {(error: ExecutorError) => void} endSpan
+ */
+function abortOn(signal, what, entry, live, stop, endSpan) {
+  const onAbort = () => {
+    if (entry.aborted || !live()) return;
+    entry.aborted = true;
+    try {
+      stop();
+    } catch {
+      // The carrier is gone: the run or invocation ends with it.
+    }
+    endSpan(abortError(what, signal));
+    entry.reject(abortError(what, signal));
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  entry.unlisten = () => signal.removeEventListener('abort', onAbort);
+}
+
+/**
  * Calls `hook` with `arg`; a throw surfaces as Node would (uncaught), never inside the executor.
  * @template T
  * @param {(arg: T) => void} hook
@@ -107,12 +132,8 @@ function callHook(hook, arg) {
 class ExecutorCore {
   /** @type {Transport} */
   #transport;
-  /** The bound the pool holds tool payloads to (the worker applies it to arguments). */
-  #toolPayloadBytes;
-  /** The argument bytes a run's unanswered tool calls may hold (crates/protocol `limits`). */
-  #toolBytesInFlight;
-  /** The dispatches a run may have running at once; later calls wait their turn. */
-  #dispatches;
+  /** @type {import('./tool-calls').Bounds} what each run's tool calls are held to */
+  #toolBounds;
   /** @type {((event: import('../index').HandlesClosed) => void) | undefined} */
   #onHandlesClosed;
   /** @type {Map<number, Run>} run id -> run */
@@ -136,11 +157,9 @@ class ExecutorCore {
    */
   constructor(transport, toolPayloadBytes, onHandlesClosed) {
     this.#transport = transport;
-    this.#toolPayloadBytes = toolPayloadBytes;
     // This host's own bounds (a connect() client's too): they protect the heap that dispatches.
-    const bounds = loadNative().binding.dispatchLimits();
-    this.#toolBytesInFlight = bounds.toolBytesInFlight;
-    this.#dispatches = bounds.dispatches;
+    const { toolBytesInFlight, dispatches } = loadNative().binding.dispatchLimits();
+    this.#toolBounds = { toolPayloadBytes, toolBytesInFlight, dispatches };
     this.#onHandlesClosed = onHandlesClosed;
   }
 
@@ -162,21 +181,9 @@ class ExecutorCore {
     /** @type {Deferred<Outcome>} */
     const { resolve, reject, promise } = deferred();
     /** @type {Run} */
-    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, held: 0, active: 0, waiting: [], next: 0, pumping: false };
+    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, calls: null };
     if (signal) {
-      const onAbort = () => {
-        if (run.aborted || this.#runs.get(id) !== run) return;
-        run.aborted = true;
-        try {
-          this.#transport.abort(id);
-        } catch {
-          // The carrier is gone: the run ends with it.
-        }
-        tracing.endRun(trace, undefined, abortError('execution', signal));
-        run.reject(abortError('execution', signal));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      run.unlisten = () => signal.removeEventListener('abort', onAbort);
+      abortOn(signal, 'execution', run, () => this.#runs.get(id) === run, () => this.#transport.abort(id), (e) => tracing.endRun(trace, undefined, e));
     }
     this.#runs.set(id, run);
     this.#holdLoop();
@@ -206,19 +213,7 @@ class ExecutorCore {
     /** @type {Invocation} */
     const invocation = { resolve, reject, promise, aborted: false, unlisten: noop, trace };
     if (signal) {
-      const onAbort = () => {
-        if (invocation.aborted || this.#invocations.get(token) !== invocation) return;
-        invocation.aborted = true;
-        try {
-          abort();
-        } catch {
-          // The carrier is gone: the invocation ends with it.
-        }
-        tracing.endInvoke(trace, undefined, abortError('invocation', signal));
-        invocation.reject(abortError('invocation', signal));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      invocation.unlisten = () => signal.removeEventListener('abort', onAbort);
+      abortOn(signal, 'invocation', invocation, () => this.#invocations.get(token) === invocation, abort, (e) => tracing.endInvoke(trace, undefined, e));
     }
     this.#invocations.set(token, invocation);
     this.#holdLoop();
@@ -258,7 +253,7 @@ class ExecutorCore {
     }
     for (const [id, run] of this.#runs) {
       this.#runs.delete(id);
-      dropWaiting(run);
+      run.calls?.drop();
       run.unlisten();
       if (run.aborted) continue;
       const e = error();
@@ -276,7 +271,12 @@ class ExecutorCore {
     this.#holdLoop();
   }
 
-  /** Node stays alive while executions or invocations are in flight (not for retained ones). */
+  /**
+   * Node stays alive while executions or invocations are in flight (not for retained ones):
+   * the one timer that holds the loop open for both carriers. The addon's callbacks and libuv
+   * handles are unreferenced (src/lib.rs, src/uv.rs), so without it an awaited run could let
+   * Node exit.
+   */
   #holdLoop() {
     const busy = this.#runs.size > 0 || this.#invocations.size > 0;
     if (busy && !this.#keepAlive) this.#keepAlive = setInterval(noop, 1 << 30);
@@ -322,115 +322,15 @@ class ExecutorCore {
   }
 
   /**
-   * A tool call of a run. Its arguments stay serialized until its dispatch starts: a call that
-   * would take the run's unanswered calls past their byte budget rejects inside the sandbox at
-   * once (TOOL_BYTES_IN_FLIGHT), and one past the dispatch cap waits its turn (docs/bounds.md).
+   * A tool call of a run: its run's ToolCalls (lib/tool-calls.js) holds it to the run's byte
+   * budget and dispatch cap, and answers it with the run's dispatch.
    * @param {NativeToolCall} call
    */
   onToolCall(call) {
     const run = this.#runs.get(call.id);
     if (!run || run.aborted) return;
-    const size = call.args.length;
-    if (run.held + size > this.#toolBytesInFlight) {
-      const span = tracing.startToolCall(run.trace, call.provider, call.tool);
-      const text = render('TOOL_BYTES_IN_FLIGHT', { provider: call.provider, tool: call.tool, size: String(size), held: String(run.held), limit: String(this.#toolBytesInFlight) });
-      tracing.endChild(span, text);
-      this.#transport.rejectToolCall(call, text);
-      return;
-    }
-    run.held += size;
-    run.waiting.push(call);
-    this.#pump(run);
-  }
-
-  /**
-   * Starts waiting calls of `run` while it has fewer dispatches running than the cap. Not
-   * re-entered: a dispatch that settles at once frees its slot for this loop to fill.
-   * @param {Run} run
-   */
-  #pump(run) {
-    if (run.pumping) return;
-    run.pumping = true;
-    try {
-      while (run.active < this.#dispatches && run.next < run.waiting.length) {
-        if (run.aborted || this.#runs.get(/** @type {NativeToolCall} */ (run.waiting[run.next]).id) !== run) {
-          dropWaiting(run);
-          return;
-        }
-        const call = /** @type {NativeToolCall} */ (run.waiting[run.next]);
-        run.waiting[run.next++] = /** @type {never} */ (undefined);
-        if (run.next > 1024 && run.next * 2 > run.waiting.length) {
-          run.waiting.splice(0, run.next);
-          run.next = 0;
-        }
-        run.active++;
-        this.#dispatch(run, call);
-      }
-    } finally {
-      run.pumping = false;
-    }
-  }
-
-  /**
-   * Deserializes a call's arguments and answers it with the run's dispatch; its bytes and its
-   * slot are given back once the answer has gone.
-   * @param {Run} run
-   * @param {NativeToolCall} call
-   */
-  #dispatch(run, call) {
-    const transport = this.#transport;
-    const span = tracing.startToolCall(run.trace, call.provider, call.tool);
-    let settled = false;
-    const release = () => {
-      if (settled) return;
-      settled = true;
-      run.held -= call.args.length;
-      run.active--;
-      this.#pump(run);
-    };
-    /** @param {unknown} e */
-    const fail = (e) => {
-      tracing.endChild(span, e);
-      try {
-        transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
-      } finally {
-        release();
-      }
-    };
-    /** @param {unknown} value */
-    const succeed = (value) => {
-      let bytes;
-      try {
-        bytes = serialize(value);
-      } catch (e) {
-        const detail = e instanceof Error ? e.message : String(e);
-        return fail(render('TOOL_RESULT_NOT_CLONEABLE', { provider: call.provider, tool: call.tool, detail }));
-      }
-      if (bytes.length > this.#toolPayloadBytes) {
-        const text = render('TOOL_PAYLOAD_TOO_LARGE', { what: 'answer', provider: call.provider, tool: call.tool, size: bytes.length, limit: this.#toolPayloadBytes });
-        return fail(text);
-      }
-      tracing.endChild(span, undefined);
-      try {
-        transport.resolveToolCall(call, bytes);
-      } finally {
-        release();
-      }
-    };
-    let returned;
-    try {
-      const args = /** @type {unknown[]} */ (deserialize(call.args)); // the worker sends the arguments array
-      // A run with providers has a dispatch (validate.request); the pool only calls their tools.
-      const request = { provider: call.provider, tool: call.tool, args };
-      returned = tracing.within(span, () => /** @type {Dispatch} */ (run.dispatch)(request));
-    } catch (e) {
-      return fail(e);
-    }
-    if (returned !== null && typeof returned === 'object' && typeof /** @type {{ then?: unknown }} */ (returned).then === 'function') {
-      Promise.resolve(returned).then(succeed, fail);
-    } else {
-      succeed(returned);
-    }
+    run.calls ??= new ToolCalls(this.#toolBounds, this.#transport, /** @type {Dispatch} */ (run.dispatch), run.trace, () => !run.aborted && this.#runs.get(call.id) === run);
+    run.calls.offer(call);
   }
 
   /**
@@ -455,7 +355,7 @@ class ExecutorCore {
       .then(() => tracing.within(span, () => route(request)))
       .then(
         (response) => {
-          const checked = checkWireResponse(response);
+          const checked = validate.wireResponse(response);
           if (typeof checked === 'string') {
             return reject(render('OUTBOUND_INVALID_RESPONSE', { url: call.url, detail: checked }));
           }
@@ -484,7 +384,7 @@ class ExecutorCore {
     const run = this.#runs.get(done.id);
     if (!run) return;
     this.#runs.delete(done.id);
-    dropWaiting(run);
+    run.calls?.drop();
     this.#holdLoop();
     run.unlisten();
     if (run.aborted) return;
@@ -546,17 +446,6 @@ class ExecutorCore {
 }
 
 /**
- * Forgets the calls of `run` still waiting for a dispatch slot: the run is over (its worker
- * drops answers to it), so they are never dispatched or answered.
- * @param {Run} run
- */
-function dropWaiting(run) {
-  for (let i = run.next; i < run.waiting.length; i++) run.held -= /** @type {NativeToolCall} */ (run.waiting[i]).args.length;
-  run.waiting = [];
-  run.next = 0;
-}
-
-/**
  * A promise with its settle functions.
  * @template T
  * @typedef {{ promise: Promise<T>, resolve: (value: T) => void, reject: (error: unknown) => void }} Deferred
@@ -585,27 +474,6 @@ function deferred() {
  */
 function ownBuffer(view) {
   return /** @type {ArrayBuffer} */ (view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
-}
-
-/**
- * The policy's answer as the addon takes it, or a description of what is wrong with it.
- * @param {unknown} r
- * @returns {NativeWireResponse | string}
- */
-function checkWireResponse(r) {
-  if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
-  const { status, statusText = '', headers = [], body = null } = /** @type {Record<string, unknown>} */ (r);
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return '`status` must be an integer from 100 to 599';
-  if (typeof statusText !== 'string') return '`statusText` must be a string';
-  if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
-    return '`headers` must be an array of [name, value] string pairs';
-  }
-  let bytes;
-  if (body === null) bytes = undefined;
-  else if (body instanceof ArrayBuffer) bytes = Buffer.from(body);
-  else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  else return '`body` must be an ArrayBuffer or null';
-  return { status, statusText, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
 }
 
 module.exports = { ExecutorCore };

@@ -144,9 +144,7 @@ class IsolateExecutor {
    * @returns {any}
    */
   metrics(format) {
-    if (format !== undefined && format !== 'prometheus') {
-      throw fault('INVALID_REQUEST', { field: 'format', problem: `got ${validate.describe(format)}`, allowed: "'prometheus' or omitted" });
-    }
+    validate.metricsFormat(format);
     if (this.#closing === 'done') return format ? '' : [];
     if (format) return this.#native.metricsText();
     return this.#native.metrics().map((m) => ({ ...m, samples: m.samples.map((s) => ({ name: s.name, labels: Object.fromEntries(s.labels), value: s.value })) }));

@@ -27,6 +27,25 @@ function platformTag() {
 /** @type {Loaded | null} */
 let loaded = null;
 
+/**
+ * The rules crates/protocol (`limits`) defines for a host's options and requests.
+ * @typedef {ReturnType<Binding['limits']>} Limits
+ */
+
+/** @type {Limits | null} */
+let rules = null;
+
+/**
+ * The executor options' ranges and defaults, the status range of a routed response and the
+ * runtime's globals, as crates/protocol (`limits`) defines them: read from the addon once, on
+ * first use (so that requiring the package does not load the addon).
+ * @returns {Limits}
+ */
+function limits() {
+  if (!rules) rules = loadNative().binding.limits();
+  return rules;
+}
+
 /** @returns {Loaded} */
 function loadNative() {
   if (loaded) return loaded;
@@ -57,4 +76,4 @@ function loadNative() {
   throw err;
 }
 
-module.exports = { loadNative, platformTag };
+module.exports = { loadNative, platformTag, limits };

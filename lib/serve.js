@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { loadNative } = require('./native');
 const { fault, fromNative } = require('./errors');
-const validate = require('./validate');
+const { serveOptions } = require('./validate/remote');
 
 /**
  * @typedef {import('../native').NativeServer} NativeServer
@@ -40,7 +40,7 @@ function nameOf(answer) {
  */
 async function serve(options) {
   const { binding, dir } = loadNative();
-  const opts = validate.serveOptions(options, path.join(dir, 'codemode-worker'));
+  const opts = serveOptions(options, path.join(dir, 'codemode-worker'));
   if (!fs.existsSync(opts.pool.workerPath)) throw fault('WORKER_NOT_FOUND', { path: opts.pool.workerPath });
   const { onConnection, log } = opts;
   /** @type {() => void} */

@@ -5,11 +5,12 @@
 // addon takes (NativeOptions, NativeRequest in native.d.ts), the outbound mode resolved. The
 // caller's objects are read once each (a getter or proxy cannot answer one thing to the check
 // and another to the pool), and a read that throws is the field's fault too.
-// Just over 500 lines on purpose: every public entry point's checks sit together, so one rule
-// (a field's range, its words) is written once for all of them.
+// The executor's own entry points are here; the daemon's and connect()'s options are
+// lib/validate/remote.js's, and the reading and the checks they share lib/validate/fields.js's.
 
 const os = require('node:os');
-const { ExecutorError, fault } = require('./errors');
+const { limits } = require('./native');
+const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument } = require('./validate/fields');
 
 /**
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
@@ -27,144 +28,42 @@ const { ExecutorError, fault } = require('./errors');
  * One execution: the request the pool takes, plus the host-side functions that answer its tool
  * calls (`dispatch`) and, when `outbound` is `routed`, its fetches (`route`). The addon reads the
  * NativeRequest fields only.
- * @typedef {NativeRequest & { dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined }} ValidRequest
+ * `outboundNamed`: the request or its executor named an outbound policy; when neither did,
+ * `outbound` is `public`, and a daemon applies its own ceiling instead (connect() sends none).
+ * @typedef {NativeRequest & { outboundNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined }} ValidRequest
  */
 
-/** @type {Record<string, [number, number]>} */
-const LIMITS = {
-  workers: [1, 256],
-  queueBound: [0, 1_000_000],
-  timeout: [1, 2_147_483_647],
-  memoryLimit: [8, 16_384],
-  handlesIdleTimeout: [1, 2_147_483_647],
-};
+/**
+ * The language's own globals (V8's, the same in every isolate): with the runtime's globals,
+ * which the addon names (`limits().runtimeGlobals`, crates/protocol `RUNTIME_GLOBALS`), the
+ * names a provider may not take.
+ */
+const LANGUAGE_GLOBALS = [
+  'globalThis', 'undefined', 'NaN', 'Infinity', 'eval', 'Object', 'Function', 'Array', 'Number',
+  'String', 'Boolean', 'Symbol', 'BigInt', 'Math', 'JSON', 'Reflect', 'Proxy', 'Promise', 'Date',
+  'RegExp', 'Error', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'DataView', 'Intl',
+  'Atomics', 'SharedArrayBuffer',
+];
 
-// Names a provider may not take: the runtime's own globals and the language's.
-const RESERVED = new Set([
-  'console', 'globalThis', 'undefined', 'NaN', 'Infinity', 'eval', 'Object', 'Function', 'Array',
-  'Number', 'String', 'Boolean', 'Symbol', 'BigInt', 'Math', 'JSON', 'Reflect', 'Proxy', 'Promise',
-  'Date', 'RegExp', 'Error', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'DataView',
-  'Intl', 'Atomics', 'SharedArrayBuffer', 'structuredClone', 'fetch', 'URL', 'URLSearchParams',
-  'Headers', 'Request', 'Response', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'crypto',
-  'setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'queueMicrotask', 'performance',
-  'AbortController', 'AbortSignal', 'Event', 'EventTarget', 'DOMException', 'Blob',
-]);
+/** @type {Set<string> | null} */
+let reserved = null;
+/** The names a provider may not take: the language's globals and the runtime's. */
+function reservedNames() {
+  if (!reserved) reserved = new Set([...LANGUAGE_GLOBALS, ...limits().runtimeGlobals]);
+  return reserved;
+}
+
+/**
+ * The range option `key` may take (crates/protocol `limits::options`, through the addon).
+ * @param {'workers' | 'queueBound' | 'timeout' | 'memoryLimit' | 'handlesIdleTimeout'} key
+ * @returns {[number, number]}
+ */
+function range(key) {
+  const [min, max] = limits().options[key];
+  return [Number(min), Number(max)];
+}
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
-/** @param {unknown} v */
-function isArray(v) {
-  try {
-    return Array.isArray(v);
-  } catch {
-    return false; // a revoked proxy
-  }
-}
-
-/** @param {unknown} v */
-function describe(v) {
-  if (v === null) return 'null';
-  if (isArray(v)) return 'an array';
-  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
-  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
-  return `${typeof v} ${String(v)}`;
-}
-
-/**
- * Reads the caller's input; a throw (a getter's, a proxy trap's, a revoked proxy's) is the
- * field's fault.
- * @template T
- * @param {Kind} kind
- * @param {string} field
- * @param {() => T} read
- * @returns {T}
- */
-function reading(kind, field, read) {
-  try {
-    return read();
-  } catch (e) {
-    if (e instanceof ExecutorError) throw e;
-    let what = 'a non-Error';
-    try {
-      what = e instanceof Error ? `${e.name}: ${e.message}` : describe(e);
-    } catch { /* an error that throws when read */ }
-    throw fault(kind, { field, problem: `reading it threw (${what})`, allowed: 'plain data, without getters or proxies that throw' });
-  }
-}
-
-/**
- * The caller's object as plain data: its own keys checked against `known`, then each known
- * field read once (own or inherited), absent ones left out.
- * @param {Kind} kind
- * @param {string} field
- * @param {object} given
- * @param {string[]} known
- * @param {string} what
- * @returns {Record<string, unknown>}
- */
-function snapshot(kind, field, given, known, what) {
-  unknownKeys(kind, reading(kind, field, () => Object.keys(given)), known, what);
-  /** @type {Record<string, unknown>} */
-  const out = Object.create(null);
-  for (const key of known) {
-    if (reading(kind, key, () => key in given)) out[key] = reading(kind, key, () => /** @type {Record<string, unknown>} */ (given)[key]);
-  }
-  return out;
-}
-
-/**
- * @param {Kind} kind
- * @param {string} field
- * @param {unknown} value
- * @param {[number, number]} range
- * @param {string} [unit]
- * @returns {number}
- */
-function integerIn(kind, field, value, [min, max], unit = '') {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw fault(kind, {
-      field,
-      problem: `got ${describe(value)}`,
-      allowed: `an integer from ${min} to ${max}${unit}`,
-    });
-  }
-  return value;
-}
-
-/**
- * @param {Kind} kind
- * @param {string} field
- * @param {unknown} value
- * @returns {Outbound | undefined}
- */
-function checkOutbound(kind, field, value) {
-  if (value === undefined || value === null || value === 'public' || value === 'native') return value;
-  if (typeof value === 'function') return /** @type {OutboundPolicy} */ (value);
-  throw fault(kind, {
-    field,
-    problem: `got ${describe(value)}`,
-    allowed: "omitted or 'public' (native, to public addresses only), 'native' (any address the host can reach), null (blocked), or a function (routed)",
-  });
-}
-
-/**
- * @param {Kind} kind
- * @param {string[]} keys
- * @param {string[]} known
- * @param {string} what
- */
-function unknownKeys(kind, keys, known, what) {
-  for (const key of keys) {
-    if (!known.includes(key)) {
-      throw fault(kind, {
-        field: key,
-        problem: `${what} has no such field`,
-        allowed: known.join(', '),
-      });
-    }
-  }
-}
 
 const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath'];
 
@@ -176,24 +75,21 @@ const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outboun
  */
 function options(given, defaultWorkerPath) {
   const kind = 'INVALID_OPTION';
-  if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
-    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object or nothing' });
-  }
-  const input = snapshot(kind, 'options', given, OPTION_KEYS, 'IsolateExecutor options');
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object or nothing'), OPTION_KEYS, 'IsolateExecutor options');
+  const { defaults } = limits();
   /** @type {ValidOptions} */
   const o = {
-    workers: Math.min(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length, 256),
-    queueBound: 1024,
-    timeout: 30_000,
-    memoryLimit: 128,
-    handlesIdleTimeout: 300_000,
+    workers: Math.min(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length, range('workers')[1]),
+    queueBound: defaults.queueBound,
+    timeout: defaults.timeout,
+    memoryLimit: defaults.memoryLimit,
+    handlesIdleTimeout: defaults.handlesIdleTimeout,
     outbound: undefined,
     onHandlesClosed: undefined,
     workerPath: process.env.CODEMODE_WORKER_PATH || defaultWorkerPath,
   };
   for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
-    if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], LIMITS[key], key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
+    if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], range(key), key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
   }
   if (input.outbound !== undefined) o.outbound = checkOutbound(kind, 'outbound', input.outbound);
   if (input.onHandlesClosed !== undefined) {
@@ -214,28 +110,6 @@ function options(given, defaultWorkerPath) {
 const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog'];
 
 /**
- * An AbortSignal (or one from another realm or a polyfill: `aborted`, `reason` and
- * `addEventListener`), or undefined.
- * @param {'INVALID_REQUEST'} kind
- * @param {string} field
- * @param {unknown} signal
- * @returns {AbortSignal | undefined}
- */
-function checkSignal(kind, field, signal) {
-  if (signal === undefined) return undefined;
-  const ok =
-    signal !== null &&
-    typeof signal === 'object' &&
-    reading(kind, field, () => {
-      if (signal instanceof AbortSignal) return true;
-      const s = /** @type {Record<string, unknown>} */ (signal);
-      return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
-    });
-  if (!ok) throw fault(kind, { field, problem: `got ${describe(signal)}`, allowed: 'an AbortSignal or omitted' });
-  return /** @type {AbortSignal} */ (signal);
-}
-
-/**
  * @param {unknown} given `execute`'s argument
  * @param {Outbound | undefined} executorOutbound the executor's policy, for a
  *   request without `outbound`
@@ -243,10 +117,7 @@ function checkSignal(kind, field, signal) {
  */
 function request(given, executorOutbound) {
   const kind = 'INVALID_REQUEST';
-  if (given === null || typeof given !== 'object' || reading(kind, 'request', () => Array.isArray(given))) {
-    throw fault(kind, { field: 'request', problem: `got ${describe(given)}`, allowed: 'an object { code, modules?, providers?, dispatch?, timeout?, memoryLimit?, outbound? }' });
-  }
-  const input = snapshot(kind, 'request', given, REQUEST_KEYS, 'an execute request');
+  const input = snapshot(kind, 'request', objectArgument(kind, 'request', given, 'an object { code, modules?, providers?, dispatch?, timeout?, memoryLimit?, outbound? }', false), REQUEST_KEYS, 'an execute request');
   if (typeof input.code !== 'string') {
     throw fault(kind, { field: 'code', problem: `got ${describe(input.code)}`, allowed: 'a string holding one expression that evaluates to a function' });
   }
@@ -282,7 +153,7 @@ function request(given, executorOutbound) {
         return { name, list };
       });
       const listed = reading(kind, `${field}.tools`, () => (Array.isArray(list) ? Array.from(list) : list));
-      if (typeof name !== 'string' || !IDENTIFIER.test(name) || RESERVED.has(name)) {
+      if (typeof name !== 'string' || !IDENTIFIER.test(name) || reservedNames().has(name)) {
         throw fault(kind, { field: `${field}.name`, problem: `got ${describe(name)}`, allowed: 'a JavaScript identifier that is not a runtime global (console, fetch, Math, ...)' });
       }
       if (seen.has(name)) {
@@ -306,8 +177,8 @@ function request(given, executorOutbound) {
     throw fault(kind, { field: 'dispatch', problem: `got ${describe(input.dispatch)}`, allowed: 'a function ({ provider, tool, args }) => value | Promise<value>' });
   }
   const dispatch = /** @type {Dispatch | undefined} */ (input.dispatch);
-  const timeout = input.timeout === undefined ? undefined : integerIn(kind, 'timeout', input.timeout, LIMITS.timeout, ' (ms)');
-  const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, LIMITS.memoryLimit, ' (MiB)');
+  const timeout = input.timeout === undefined ? undefined : integerIn(kind, 'timeout', input.timeout, range('timeout'), ' (ms)');
+  const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, range('memoryLimit'), ' (MiB)');
   // Given (null or a function), the request's policy wins over the executor's; undefined is the
   // field left out, so it inherits and never opens a network the executor closed.
   const policy = input.outbound !== undefined ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
@@ -324,7 +195,7 @@ function request(given, executorOutbound) {
   }
   const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
   const liveLogs = onLog !== undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, retainHandles, liveLogs, dispatch, route, signal, onLog };
+  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog };
 }
 
 /**
@@ -334,11 +205,7 @@ function request(given, executorOutbound) {
  */
 function invokeOptions(given) {
   const kind = 'INVALID_REQUEST';
-  if (given === undefined) return { signal: undefined };
-  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
-    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object { signal? } or omitted' });
-  }
-  const input = snapshot(kind, 'options', given, ['signal'], 'invokeHandle options');
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object { signal? } or omitted'), ['signal'], 'invokeHandle options');
   return { signal: checkSignal(kind, 'options.signal', input.signal) };
 }
 
@@ -367,6 +234,18 @@ function handleName(name) {
 }
 
 /**
+ * `metrics`' format: `'prometheus'` or omitted.
+ * @param {unknown} format
+ * @returns {'prometheus' | undefined}
+ */
+function metricsFormat(format) {
+  if (format !== undefined && format !== 'prometheus') {
+    throw fault('INVALID_REQUEST', { field: 'format', problem: `got ${describe(format)}`, allowed: "'prometheus' or omitted" });
+  }
+  return format;
+}
+
+/**
  * A WireRequest for a retained handle, as the addon takes it.
  * @param {unknown} given
  * @returns {import('../native').NativeWireRequest}
@@ -374,9 +253,7 @@ function handleName(name) {
 function wireRequest(given) {
   const kind = 'INVALID_REQUEST';
   const shape = '{ method, url, headers: [name, value][], body: ArrayBuffer | null }';
-  if (given === null || typeof given !== 'object' || reading(kind, 'request', () => Array.isArray(given))) {
-    throw fault(kind, { field: 'request', problem: `got ${describe(given)}`, allowed: `a WireRequest ${shape}` });
-  }
+  given = objectArgument(kind, 'request', given, `a WireRequest ${shape}`, false);
   const { method, url, headers: pairs = [], body = null } = reading(kind, 'request', () => {
     const { method, url, headers, body } = /** @type {Record<string, unknown>} */ (given);
     return { method, url, headers, body };
@@ -389,168 +266,62 @@ function wireRequest(given) {
   if (typeof url !== 'string') {
     throw fault(kind, { field: 'request.url', problem: `got ${describe(url)}`, allowed: 'an absolute URL string' });
   }
-  if (!Array.isArray(headers) || !headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string')) {
+  if (!isHeaderPairs(headers)) {
     throw fault(kind, { field: 'request.headers', problem: `got ${describe(headers)}`, allowed: 'an array of [name, value] string pairs' });
   }
-  let bytes;
-  if (body === null) bytes = undefined;
-  else if (reading(kind, 'request.body', () => body instanceof ArrayBuffer)) bytes = Buffer.from(/** @type {ArrayBuffer} */ (body));
-  else if (ArrayBuffer.isView(body)) bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  else throw fault(kind, { field: 'request.body', problem: `got ${describe(body)}`, allowed: 'an ArrayBuffer (or a view of one) or null' });
-  return { method, url, headers: headers.map(([k, v]) => /** @type {[string, string]} */ ([k, v])), body: bytes };
+  const bytes = reading(kind, 'request.body', () => bodyBytes(body));
+  if (bytes === false) throw fault(kind, { field: 'request.body', problem: `got ${describe(body)}`, allowed: 'an ArrayBuffer (or a view of one) or null' });
+  return { method, url, headers: headerPairs(headers), body: bytes };
 }
-
-const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
-const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes']);
-const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS];
-/** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */
-const SERVE_OUTBOUND = [null, 'routed', 'public', 'native'];
-/** The daemon's bounds beyond the pool's (docs/protocol.md, "Bounds"); their defaults live in crates/daemon (`Bounds`). */
-const SERVE_LIMITS = {
-  port: /** @type {[number, number]} */ ([0, 65_535]),
-  maxInFlight: /** @type {[number, number]} */ ([1, 65_536]),
-  maxConnections: /** @type {[number, number]} */ ([1, 1_000_000]),
-  maxConnectionsPerAddress: /** @type {[number, number]} */ ([1, 1_000_000]),
-  helloTimeout: /** @type {[number, number]} */ ([1, 3_600_000]),
-  idleTimeout: /** @type {[number, number]} */ ([0, 2_147_483_647]),
-  // A message must hold the largest payload (16 MiB) with its header; at most 1 GiB.
-  maxMessageBytes: /** @type {[number, number]} */ ([17 * 1024 * 1024, 1024 * 1024 * 1024]),
-};
-/** @type {Record<string, string>} */
-const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', maxMessageBytes: ' (bytes)' };
 
 /**
- * The daemon's options: the pool's (as the IsolateExecutor takes them, without `outbound` and
- * `onHandlesClosed`, which belong to each caller) and the server's.
- * @typedef {object} ValidServeOptions
- * @property {string} host
- * @property {number} port
- * @property {string | undefined} token
- * @property {import('../index').ServeOptions['onConnection']} onConnection
- * @property {((line: string) => void) | undefined} log
- * @property {number} maxInFlight
- * @property {string[]} allowOrigins
- * @property {string[]} allowHosts
- * @property {'null' | 'routed' | 'public' | 'native' | undefined} outbound the ceiling (absent: the daemon's, public)
- * @property {Partial<Record<typeof CONNECTION_BOUND_KEYS[number], number>>} bounds
- * @property {NativeOptions} pool
- *
- * @param {unknown} given `serve`'s argument
- * @param {string} defaultWorkerPath
- * @returns {ValidServeOptions}
+ * A routed fetch's answer from the host's outbound policy, as the addon takes it, or what is
+ * wrong with it (the OUTBOUND_INVALID_RESPONSE the sandbox's fetch rejects with). Its status
+ * range is crates/protocol's `RESPONSE_STATUS` (through the addon), the pool's rule for a
+ * retained handler's answer too.
+ * @param {unknown} r
+ * @returns {import('../native').NativeWireResponse | string}
  */
-function serveOptions(given, defaultWorkerPath) {
-  const kind = 'INVALID_OPTION';
-  if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
-    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object or nothing' });
-  }
-  const input = snapshot(kind, 'options', given, SERVE_KEYS, 'serve options');
-  /** @type {Record<string, unknown>} */
-  const poolInput = {};
-  for (const key of POOL_KEYS) if (input[key] !== undefined) poolInput[key] = input[key];
-  const { outbound: _outbound, onHandlesClosed: _hook, ...pool } = options(poolInput, defaultWorkerPath);
-  let host = '127.0.0.1';
-  if (input.host !== undefined) {
-    if (typeof input.host !== 'string' || input.host === '') {
-      throw fault(kind, { field: 'host', problem: `got ${describe(input.host)}`, allowed: "an address to listen on, e.g. '127.0.0.1' or '0.0.0.0'" });
-    }
-    host = input.host;
-  }
-  const port = input.port === undefined ? 8080 : integerIn(kind, 'port', input.port, SERVE_LIMITS.port, ' (0 picks a free port)');
-  const maxInFlight = input.maxInFlight === undefined ? 1024 : integerIn(kind, 'maxInFlight', input.maxInFlight, SERVE_LIMITS.maxInFlight);
-  if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
-    throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: 'a non-empty string every client must present' });
-  }
-  /** @type {Record<string, string[]>} */
-  const lists = { allowOrigins: [], allowHosts: [] };
-  for (const key of /** @type {const} */ (['allowOrigins', 'allowHosts'])) {
-    const list = input[key];
-    if (list === undefined) continue;
-    const origin = key === 'allowOrigins';
-    const allowed = origin ? "an array of origins, e.g. ['https://app.example']" : "an array of host names, e.g. ['executor.internal']";
-    if (!Array.isArray(list)) throw fault(kind, { field: key, problem: `got ${describe(list)}`, allowed });
-    for (const item of list) {
-      const ok = typeof item === 'string' && (origin ? /^https?:\/\/[^\s/?#]+\/?$/i.test(item) : /^[^\s/:?#]+$/.test(item));
-      if (!ok) throw fault(kind, { field: key, problem: `got ${describe(item)} in the list`, allowed });
-      lists[key].push(item);
-    }
-  }
-  if (input.outbound !== undefined && !SERVE_OUTBOUND.includes(/** @type {any} */ (input.outbound))) {
-    throw fault(kind, { field: 'outbound', problem: `got ${describe(input.outbound)}`, allowed: "the most network a caller may get: null, 'routed', 'public' (the default) or 'native'" });
-  }
-  /** @type {ValidServeOptions['bounds']} */
-  const bounds = {};
-  for (const key of CONNECTION_BOUND_KEYS) {
-    if (input[key] !== undefined) bounds[key] = integerIn(kind, key, input[key], SERVE_LIMITS[key], BOUND_UNITS[key] ?? '');
-  }
-  for (const key of /** @type {const} */ (['onConnection', 'log'])) {
-    if (input[key] !== undefined && typeof input[key] !== 'function') {
-      const allowed = key === 'log' ? 'a function (line) => void' : 'a function (info) => name | { name } | undefined, throwing to refuse';
-      throw fault(kind, { field: key, problem: `got ${describe(input[key])}`, allowed });
-    }
-  }
-  return {
-    host,
-    port,
-    token: /** @type {string | undefined} */ (input.token),
-    onConnection: /** @type {ValidServeOptions['onConnection']} */ (input.onConnection),
-    log: /** @type {ValidServeOptions['log']} */ (input.log),
-    maxInFlight,
-    allowOrigins: lists.allowOrigins,
-    allowHosts: lists.allowHosts,
-    outbound: input.outbound === undefined ? undefined : /** @type {ValidServeOptions['outbound']} */ (String(input.outbound)),
-    bounds,
-    pool,
-  };
+function wireResponse(r) {
+  if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
+  const { status, statusText = '', headers = [], body = null } = /** @type {Record<string, unknown>} */ (r);
+  const [min, max] = limits().responseStatus;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < min || status > max) return `\`status\` must be an integer from ${min} to ${max}`;
+  if (typeof statusText !== 'string') return '`statusText` must be a string';
+  if (!isHeaderPairs(headers)) return '`headers` must be an array of [name, value] string pairs';
+  const bytes = bodyBytes(body);
+  if (bytes === false) return '`body` must be an ArrayBuffer or null';
+  return { status, statusText, headers: headerPairs(headers), body: bytes };
 }
-
-const CONNECT_KEYS = ['websocket', 'token', 'outbound', 'onHandlesClosed', 'connectTimeout'];
 
 /**
- * `connect`'s arguments.
- * @typedef {object} ValidConnect
- * @property {string} url
- * @property {new (url: string, protocols: string[]) => any} WebSocketClass
- * @property {string | undefined} token
- * @property {Outbound | undefined} outbound the default of requests without one
- * @property {((event: import('../index').HandlesClosed) => void) | undefined} onHandlesClosed
- * @property {number} connectTimeout
- *
- * @param {unknown} url
- * @param {unknown} given
- * @returns {ValidConnect}
+ * @param {unknown} headers
+ * @returns {headers is [string, string][]}
  */
-function connectOptions(url, given) {
-  const kind = 'INVALID_OPTION';
-  if (typeof url !== 'string' || !/^wss?:\/\/[^/]/i.test(url)) {
-    throw fault(kind, { field: 'url', problem: `got ${describe(url)}`, allowed: "a ws:// or wss:// URL, e.g. 'ws://127.0.0.1:8080'" });
-  }
-  if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || reading(kind, 'options', () => Array.isArray(given))) {
-    throw fault(kind, { field: 'options', problem: `got ${describe(given)}`, allowed: 'an object { websocket?, token?, outbound?, onHandlesClosed?, connectTimeout? } or nothing' });
-  }
-  const input = snapshot(kind, 'options', given, CONNECT_KEYS, 'connect options');
-  const WebSocketClass = input.websocket ?? /** @type {{ WebSocket?: unknown }} */ (globalThis).WebSocket;
-  if (typeof WebSocketClass !== 'function') {
-    const problem = input.websocket === undefined ? 'was not given, and this runtime has no global WebSocket' : `got ${describe(input.websocket)}`;
-    throw fault(kind, { field: 'websocket', problem, allowed: "a WebSocket class, e.g. require('ws') on Node 20" });
-  }
-  if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
-    throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: "the daemon's shared secret, a non-empty string" });
-  }
-  if (input.onHandlesClosed !== undefined && typeof input.onHandlesClosed !== 'function') {
-    throw fault(kind, { field: 'onHandlesClosed', problem: `got ${describe(input.onHandlesClosed)}`, allowed: 'a function ({ executionId, reason }) => void' });
-  }
-  const connectTimeout = input.connectTimeout === undefined ? 10_000 : integerIn(kind, 'connectTimeout', input.connectTimeout, [1, 600_000], ' (ms)');
-  return {
-    url,
-    WebSocketClass: /** @type {ValidConnect['WebSocketClass']} */ (WebSocketClass),
-    token: /** @type {string | undefined} */ (input.token),
-    outbound: checkOutbound(kind, 'outbound', input.outbound),
-    onHandlesClosed: /** @type {ValidConnect['onHandlesClosed']} */ (input.onHandlesClosed),
-    connectTimeout,
-  };
+function isHeaderPairs(headers) {
+  return Array.isArray(headers) && headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string');
 }
 
-module.exports = { options, request, invokeOptions, executionId, handleName, wireRequest, serveOptions, connectOptions, reading, snapshot, describe };
+/**
+ * Copies of the pairs (exactly two strings each).
+ * @param {[string, string][]} headers
+ * @returns {[string, string][]}
+ */
+function headerPairs(headers) {
+  return headers.map(([k, v]) => [k, v]);
+}
+
+/**
+ * A wire body's bytes (a view of the caller's, not a copy): none for null, false for anything
+ * but an ArrayBuffer or a view of one.
+ * @param {unknown} body
+ * @returns {Buffer | undefined | false}
+ */
+function bodyBytes(body) {
+  if (body === null) return undefined;
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return false;
+}
+
+module.exports = { options, request, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };

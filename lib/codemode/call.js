@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 // CodemodeExecutor.execute's arguments, read once into plain data. The dialect's own refusals
 // (a provider name that is reserved, not an identifier, or declared twice) stay outcomes, as the
@@ -5,11 +6,15 @@
 // connector list that is not a list) is INVALID_REQUEST naming the field.
 
 const { fault } = require('../errors');
-const { reading, describe } = require('../validate');
+const { reading, describe } = require('../validate/fields');
 
 const KIND = 'INVALID_REQUEST';
 
-/** A provider or connector name: primitives as the reference coerces them, nothing else. */
+/**
+ * A provider or connector name: primitives as the reference coerces them, nothing else.
+ * @param {string} field
+ * @param {unknown} name
+ */
 function nameOf(field, name) {
   if (name !== null && (typeof name === 'object' || typeof name === 'function' || typeof name === 'symbol')) {
     throw fault(KIND, { field, problem: `got ${describe(name)}`, allowed: 'a JavaScript identifier' });
@@ -18,6 +23,9 @@ function nameOf(field, name) {
 }
 
 /**
+ * @param {unknown} code
+ * @param {unknown} providersOrFns
+ * @param {unknown} options
  * @returns {{ code: string, legacy: boolean, providers: Array<{ name: unknown, fns: [string, unknown][], prelude: unknown }>,
  *   connectors: Array<{ name: unknown, binding: unknown }>, options: Record<string, unknown> }}
  */
@@ -27,11 +35,14 @@ function callArguments(code, providersOrFns, options) {
   const legacy = !reading(KIND, 'providers', () => Array.isArray(given));
   const providers = legacy
     ? [{ name: 'codemode', fns: reading(KIND, 'providers', () => Object.entries(given)), prelude: undefined }]
-    : reading(KIND, 'providers', () => Array.from(given)).map((p, i) => {
+    : reading(KIND, 'providers', () => Array.from(/** @type {unknown[]} */ (given))).map((p, i) => {
         const field = `providers[${i}]`;
         if (p === null || typeof p !== 'object') throw fault(KIND, { field, problem: `got ${describe(p)}`, allowed: '{ name, fns, prelude? }' });
-        const { name, fns, prelude } = reading(KIND, field, () => ({ name: p.name, fns: p.fns, prelude: p.prelude }));
-        return { name: nameOf(`${field}.name`, name), fns: reading(KIND, `${field}.fns`, () => Object.entries(fns ?? {})), prelude };
+        const { name, fns, prelude } = reading(KIND, field, () => {
+          const { name, fns, prelude } = /** @type {{ name?: unknown, fns?: unknown, prelude?: unknown }} */ (p);
+          return { name, fns, prelude };
+        });
+        return { name: nameOf(`${field}.name`, name), fns: reading(KIND, `${field}.fns`, () => Object.entries(/** @type {object} */ (fns ?? {}))), prelude };
       });
   if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
     throw fault(KIND, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { connectors?, modules?, timeout?, outbound?, signal? } or nothing' });
@@ -40,7 +51,7 @@ function callArguments(code, providersOrFns, options) {
   const opts = Object.create(null);
   if (options != null) {
     for (const key of ['connectors', 'modules', 'timeout', 'outbound', 'signal']) {
-      if (reading(KIND, `options.${key}`, () => key in options)) opts[key] = reading(KIND, `options.${key}`, () => options[key]);
+      if (reading(KIND, `options.${key}`, () => key in /** @type {object} */ (options))) opts[key] = reading(KIND, `options.${key}`, () => /** @type {Record<string, unknown>} */ (options)[key]);
     }
   }
   const list = opts.connectors ?? [];

@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 // The reference's tool-value codec: JSON, with Uint8Array / ArrayBuffer / other views carried as
 // {"__codemode_binary_v1__": kind, "data": base64}. The same source runs in the sandbox (see
@@ -5,8 +6,9 @@
 
 const TAG = '__codemode_binary_v1__';
 
+/** @param {unknown} value */
 function stringify(value) {
-  return JSON.stringify(value, function replacer(key, v) {
+  return JSON.stringify(value, /** @this {Record<string, unknown>} @param {string} key @param {unknown} v */ function replacer(key, v) {
     const raw = this[key];
     if (raw instanceof ArrayBuffer) return { [TAG]: 'ArrayBuffer', data: Buffer.from(raw).toString('base64') };
     if (ArrayBuffer.isView(raw)) {
@@ -17,6 +19,7 @@ function stringify(value) {
   });
 }
 
+/** @param {string} text */
 function parse(text) {
   return JSON.parse(text, (key, v) => {
     if (v && typeof v === 'object' && typeof v[TAG] === 'string' && typeof v.data === 'string') {

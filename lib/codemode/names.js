@@ -1,6 +1,8 @@
+// @ts-check
 'use strict';
 // Provider, connector and tool names as @cloudflare/codemode 0.5.x validates and sanitizes them.
 
+/** @type {Set<unknown>} */
 const RESERVED_NAMES = new Set([
   '__dispatchers', '__connectors', '__logs', '__CODEMODE_BINARY_TAG', '__bytesToBase64', '__base64ToBytes',
   '__encodeCodemodeValue', '__decodeCodemodeValue', '__stringifyForCodemode', '__parseForCodemode',
@@ -18,6 +20,7 @@ const RESERVED_WORDS = new Set([
   'volatile', 'arguments', 'eval', 'undefined', 'null', 'true', 'false',
 ]);
 
+/** @param {unknown} name */
 function sanitizeToolName(name) {
   if (!name) return '_';
   let s = String(name).replace(/[-.\s]/g, '_').replace(/[^a-zA-Z0-9_$]/g, '');
@@ -27,18 +30,23 @@ function sanitizeToolName(name) {
   return s;
 }
 
-/** The reference's up-front refusal for a provider list and connectors, or null. */
+/**
+ * The reference's up-front refusal for a provider list and connectors, or null.
+ * @param {Array<{ name: unknown }>} providers
+ * @param {Array<{ name: unknown }>} connectors
+ * @returns {string | null}
+ */
 function validateNames(providers, connectors) {
   const seen = new Set();
   for (const p of providers) {
     if (RESERVED_NAMES.has(p.name)) return `Provider name "${p.name}" is reserved`;
-    if (!IDENTIFIER.test(p.name)) return `Provider name "${p.name}" is not a valid JavaScript identifier`;
+    if (!IDENTIFIER.test(String(p.name))) return `Provider name "${p.name}" is not a valid JavaScript identifier`;
     if (seen.has(p.name)) return `Duplicate provider name "${p.name}"`;
     seen.add(p.name);
   }
   for (const c of connectors) {
     if (RESERVED_NAMES.has(c.name)) return `Connector name "${c.name}" is reserved`;
-    if (!IDENTIFIER.test(c.name)) return `Connector name "${c.name}" is not a valid JavaScript identifier`;
+    if (!IDENTIFIER.test(String(c.name))) return `Connector name "${c.name}" is not a valid JavaScript identifier`;
     if (seen.has(c.name)) return `Duplicate name "${c.name}" (connector clashes with provider)`;
     seen.add(c.name);
   }

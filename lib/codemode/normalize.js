@@ -1,3 +1,4 @@
+// @ts-check
 'use strict';
 // normalizeCode as @cloudflare/codemode 0.5.x does it (acorn; docs: ../../docs/dialect-deviations.md
 // lists where this differs). Import declarations are lifted out first, so a program can import
@@ -59,9 +60,19 @@ class DeclaredNames extends Array {
   }
 }
 
+/**
+ * acorn's scope hooks, which its typings leave out: `enterScope` pushes the scope
+ * `currentScope` returns.
+ * @typedef {{ var: string[], lexical: string[], functions: string[] }} Scope
+ * @typedef {new (...args: any[]) => { enterScope(flags: number): void, currentScope(): Scope }} ScopedParser
+ */
+
+/** @typedef {acorn.Statement | acorn.ModuleDeclaration} TopLevel */
+
 const Parser = acorn.Parser.extend(
   (Base) =>
-    class extends Base {
+    /** @type {typeof acorn.Parser} */ (/** @type {unknown} */ (class extends /** @type {ScopedParser} */ (/** @type {unknown} */ (Base)) {
+      /** @param {number} flags */
       enterScope(flags) {
         super.enterScope(flags);
         const scope = this.currentScope();
@@ -69,9 +80,10 @@ const Parser = acorn.Parser.extend(
         scope.lexical = new DeclaredNames();
         scope.functions = new DeclaredNames();
       }
-    },
+    })),
 );
 
+/** @param {string} src */
 function parse(src) {
   return Parser.parse(src, { ecmaVersion: 'latest', sourceType: 'module' });
 }
@@ -137,12 +149,17 @@ function normalizeCode(code, typescript = false) {
     ast = parse(src);
   }
   // A declaration removed with the types (an interface, a type-only import) leaves a `;`.
+  /** @param {TopLevel} n */
   const kept = (n) => n.type !== 'ImportDeclaration' && !(stripped && n.type === 'EmptyStatement');
   const [body, line, at] = normalizeBody(src, ast.body.filter(kept));
   return { imports, code: body, origin: at === undefined ? undefined : { line, modelLine: before + lineOf(src, at) } };
 }
 
-/** The 1-based line of offset `at` in `text`. */
+/**
+ * The 1-based line of offset `at` in `text`.
+ * @param {string} text
+ * @param {number} at
+ */
 function lineOf(text, at) {
   let line = 1;
   for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) line += 1;
@@ -150,11 +167,14 @@ function lineOf(text, at) {
 }
 
 /**
+ * @param {string} src
+ * @param {TopLevel[]} body
  * @returns {[string, number, number | undefined]} the expression, and which of its lines (1-based)
  *   begins at which offset of `src` (undefined: no line maps back).
  */
 function normalizeBody(src, body) {
   if (body.length === 0) return ['async () => {}', 1, undefined];
+  /** @param {acorn.Node} n */
   const text = (n) => src.slice(n.start, n.end);
   if (body.length === 1) {
     const only = body[0];

@@ -1,14 +1,20 @@
+// @ts-check
 'use strict';
 // CodemodeExecutor's constructor options: DynamicWorkerExecutor's (`modules`, `timeout`,
 // `globalOutbound`; `loader` has no meaning here) as defaults for every call. A Fetcher as
 // `globalOutbound` becomes a routed outbound policy that calls its `fetch`.
 
 const { fault } = require('../errors');
-const { reading, snapshot, describe } = require('../validate');
+const { reading, snapshot, describe, objectArgument } = require('../validate/fields');
 
 const KEYS = ['modules', 'timeout', 'globalOutbound'];
 const DEFAULT_TIMEOUT = 60_000;
 
+/**
+ * @param {string} field
+ * @param {unknown} value
+ * @param {string} allowed
+ */
 function invalid(field, value, allowed) {
   return fault('INVALID_OPTION', { field, problem: `got ${describe(value)}`, allowed });
 }
@@ -16,6 +22,8 @@ function invalid(field, value, allowed) {
 /**
  * The wire-shaped outbound policy for a Fetcher (`{ fetch(Request): Response | Promise<Response> }`).
  * A throw or rejection of `fetch` rejects the sandbox's fetch with its message (the routed rule).
+ * @param {{ fetch: (request: Request) => unknown }} fetcher
+ * @returns {import('../../index').OutboundPolicy}
  */
 function fromFetcher(fetcher) {
   return async (wire) => {
@@ -44,21 +52,17 @@ function fromFetcher(fetcher) {
  * @param {unknown} given
  */
 function constructorDefaults(given) {
-  if (given === undefined) given = {};
-  if (given === null || typeof given !== 'object' || reading('INVALID_OPTION', 'options', () => Array.isArray(given))) {
-    throw invalid('options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing');
-  }
-  given = snapshot('INVALID_OPTION', 'options', given, KEYS, 'CodemodeExecutor options');
+  const input = snapshot('INVALID_OPTION', 'options', objectArgument('INVALID_OPTION', 'options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing'), KEYS, 'CodemodeExecutor options');
   /** @type {{ timeout: number, timeoutGiven?: boolean, modules?: Record<string, string>, outbound?: unknown }} */
   const defaults = { timeout: DEFAULT_TIMEOUT };
-  if (given.timeout !== undefined) {
+  if (input.timeout !== undefined) {
     defaults.timeoutGiven = true;
-    const t = given.timeout;
+    const t = input.timeout;
     if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) throw invalid('timeout', t, 'a whole number of ms, 1 or more');
     defaults.timeout = t;
   }
-  if (given.modules !== undefined) {
-    const m = given.modules;
+  if (input.modules !== undefined) {
+    const m = input.modules;
     const entries = m !== null && typeof m === 'object' && !reading('INVALID_OPTION', 'modules', () => Array.isArray(m)) ? reading('INVALID_OPTION', 'modules', () => Object.entries(m)) : null;
     if (entries === null || entries.some(([, v]) => typeof v !== 'string')) {
       throw invalid('modules', m, 'an object mapping each specifier to its source text');
@@ -67,13 +71,14 @@ function constructorDefaults(given) {
   }
   // The one field where `undefined` given is not the field left out: the reference reads it as
   // `null`, which closes the network (never opens one the native executor closed).
-  if ('globalOutbound' in given) {
-    const g = given.globalOutbound;
+  if ('globalOutbound' in input) {
+    const g = input.globalOutbound;
     if (g === undefined || g === null) defaults.outbound = null;
     else if (g === 'public' || g === 'native') defaults.outbound = g;
     else if (typeof g === 'function') defaults.outbound = g;
-    else if (typeof g === 'object' && reading('INVALID_OPTION', 'globalOutbound', () => typeof g.fetch === 'function')) defaults.outbound = fromFetcher(g);
-    else throw invalid('globalOutbound', g, "null (blocked), a Fetcher { fetch(request) }, an outbound policy function, 'public' (the executor fetches, public addresses only) or 'native' (any address)");
+    else if (typeof g === 'object' && reading('INVALID_OPTION', 'globalOutbound', () => typeof (/** @type {{ fetch?: unknown }} */ (g)).fetch === 'function')) {
+      defaults.outbound = fromFetcher(/** @type {{ fetch: (request: Request) => unknown }} */ (g));
+    } else throw invalid('globalOutbound', g, "null (blocked), a Fetcher { fetch(request) }, an outbound policy function, 'public' (the executor fetches, public addresses only) or 'native' (any address)");
   }
   return defaults;
 }

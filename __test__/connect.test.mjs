@@ -1,0 +1,149 @@
+// connect() against a scripted daemon: a WebSocket class (the `websocket` option) whose peer
+// answers from a script, no socket opened. What a daemon sends is checked before it is read: a
+// message that breaks the protocol is a typed PROTOCOL_ERROR for every request that waited on
+// that connection, and the next request opens a new one.
+import { describe, expect, it } from 'vitest';
+import { connect, ExecutorError } from './daemon-helpers.mjs';
+
+const OPEN = 1;
+const stats = { wallMs: 1, cpuMs: 1, heapPeakBytes: 1, buffersPeakBytes: 0, toolCalls: 0, workerPid: 1 };
+const welcome = { type: 'welcome', protocol: 1, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
+
+/**
+ * A WebSocket class whose daemon side is `script(message, reply)`: each client message (its JSON
+ * header) is handed to it, and `reply(data)` delivers `data` to the client as a message event.
+ * `sockets` lists every socket made, with the close each got.
+ */
+function scripted(script, { hello = (reply) => reply(JSON.stringify(welcome)) } = {}) {
+  const sockets = [];
+  class FakeSocket {
+    binaryType = 'blob';
+    readyState = 0;
+    closed = null;
+    #listeners = new Map();
+    constructor(url, protocols) {
+      this.url = url;
+      this.protocols = protocols;
+      sockets.push(this);
+      setTimeout(() => {
+        this.readyState = OPEN;
+        this.#emit('open', {});
+      }, 0);
+    }
+    addEventListener(type, fn) {
+      if (!this.#listeners.has(type)) this.#listeners.set(type, []);
+      this.#listeners.get(type).push(fn);
+    }
+    send(data) {
+      const msg = JSON.parse(typeof data === 'string' ? data : data.subarray(4, 4 + data.readUInt32BE(0)).toString());
+      const reply = (out) => setTimeout(() => this.readyState === OPEN && this.#emit('message', { data: out }), 0);
+      if (msg.type === 'hello') hello(reply);
+      else script(msg, reply);
+    }
+    close(code = 1005, reason = '') {
+      if (this.readyState !== OPEN) return;
+      this.readyState = 3;
+      this.closed = { code, reason };
+      setTimeout(() => this.#emit('close', { code, reason }), 0);
+    }
+    #emit(type, event) {
+      for (const fn of this.#listeners.get(type) ?? []) fn(event);
+    }
+  }
+  return { FakeSocket, sockets };
+}
+
+const done = (id, fields = {}) => JSON.stringify({ type: 'done', id, hasResult: false, logs: [], stats, ...fields });
+
+async function protocolError(promise) {
+  const e = await promise.then(
+    () => null,
+    (err) => err,
+  );
+  expect(e).toBeInstanceOf(ExecutorError);
+  expect(e.code).toBe('PROTOCOL_ERROR');
+  expect(e.retryable).toBe(false);
+  return e;
+}
+
+describe("connect() checks each of the daemon's messages", () => {
+  it('rejects the waiting executions with PROTOCOL_ERROR for a frame that is not JSON, and opens a new connection next', async () => {
+    let garbage = true;
+    const { FakeSocket, sockets } = scripted((msg, reply) => {
+      if (msg.type !== 'execute') return;
+      if (garbage) reply('{not json');
+      else reply(done(msg.id, { logs: [{ level: 'log', message: 'after' }] }));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const e = await protocolError(Promise.all([remote.execute({ code: 'async () => 1' }), remote.execute({ code: 'async () => 2' })]));
+    expect(e.message).toContain('ws://127.0.0.1:1');
+    expect(e.message).toContain('a message that is not JSON');
+    expect(sockets[0].closed).toEqual({ code: 1002, reason: 'protocol error' });
+    garbage = false;
+    const outcome = await remote.execute({ code: 'async () => 3' });
+    expect(outcome.logs).toEqual([{ level: 'log', message: 'after' }]);
+    expect(sockets).toHaveLength(2);
+    await remote.close();
+  });
+
+  it('names the field of a message whose field has the wrong type, and the request it named', async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type === 'execute') reply(done(msg.id, { logs: 'not a list' }));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const e = await protocolError(remote.execute({ code: 'async () => 1' }));
+    expect(e.message).toContain('a `done` message whose `logs` is not an array (request 1)');
+    await remote.close();
+  });
+
+  it('checks nested fields: a grant without its handles', async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type === 'execute') reply(done(msg.id, { grant: { executionId: 'x' } }));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const e = await protocolError(remote.execute({ code: 'async () => 1', retainHandles: true }));
+    expect(e.message).toContain('`grant.handles` missing');
+    await remote.close();
+  });
+
+  it('rejects stats() and invocations waiting on the connection too', async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type === 'stats') reply(JSON.stringify({ type: 'stats', id: msg.id, workers: -1, idle: 0, running: 0, queued: 0, retained: 0, connections: 1 }));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const e = await protocolError(remote.stats());
+    expect(e.message).toContain('`workers` is not a count');
+    await remote.close();
+  });
+
+  it('passes over a message type it does not know (a newer daemon) and reads the next', async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type !== 'execute') return;
+      reply(JSON.stringify({ type: 'somethingNew', id: msg.id }));
+      reply(done(msg.id));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const outcome = await remote.execute({ code: 'async () => 1' });
+    expect(outcome.logs).toEqual([]);
+    expect(outcome.stats.wallMs).toBe(1);
+    await remote.close();
+  });
+
+  it('refuses a welcome without its daemon id', async () => {
+    const { FakeSocket } = scripted(() => {}, { hello: (reply) => reply(JSON.stringify({ ...welcome, daemon: 7 })) });
+    const e = await protocolError(connect('ws://127.0.0.1:1', { websocket: FakeSocket }));
+    expect(e.message).toContain('a `welcome` message whose `daemon` is not a string');
+  });
+
+  it('refuses a binary message whose header length passes its end', async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type !== 'execute') return;
+      const bytes = new Uint8Array([0, 0, 1, 0, 123]);
+      reply(bytes.buffer);
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const e = await protocolError(remote.execute({ code: 'async () => 1' }));
+    expect(e.message).toContain('header length 256 passes its end');
+    await remote.close();
+  });
+});

@@ -1,0 +1,130 @@
+// @ts-check
+'use strict';
+// The daemon's messages as connect() reads them (docs/protocol.md, "Messages: daemon to
+// client"): each frame is unframed (lib/remote/framing.js) and its header checked against its
+// type's fields before anything reads it, so a message that passes has exactly the types the
+// executor relies on. A message that does not is described (what, which field) for the
+// PROTOCOL_ERROR it becomes. A type this client does not know is passed on as `unknown`: a newer
+// daemon may send more.
+
+const { unframe } = require('./framing');
+
+/**
+ * @typedef {{ code: string, message: string, line?: number, column?: number, module?: string }} CodeText
+ * @typedef {{ level: string, message: string }} LogLine
+ * @typedef {{ wallMs: number, cpuMs: number, heapPeakBytes: number, buffersPeakBytes: number, toolCalls: number, workerPid: number }} RunStats
+ * @typedef {{ executionId: string, handles: string[] }} Grant
+ * @typedef {{ timeout: number, memoryLimit: number, outbound: 'blocked' | 'routed' | 'public' | 'native', toolPayloadBytes: number, [key: string]: unknown }} WelcomeLimits
+ *
+ * @typedef {{ type: 'welcome', protocol: number, daemon: string, name: string, limits: WelcomeLimits }} Welcome
+ * @typedef {{ type: 'refused' | 'error', code: string, message: string, id?: number }} Refusal
+ * @typedef {{ type: 'toolCall', id: number, callId: number, provider: string, tool: string }} ToolCall
+ * @typedef {{ type: 'fetch', id: number, callId: number, executionId?: string, method: string, url: string, headers: [string, string][], hasBody: boolean, redirect?: 'follow' | 'error' | 'manual' }} Fetch
+ * @typedef {{ type: 'done', id: number, hasResult: boolean, error?: CodeText, logs: LogLine[], stats: RunStats, grant?: Grant }} Done
+ * @typedef {{ type: 'invoked', id: number, status: number, statusText: string, headers: [string, string][], hasBody: boolean }} Invoked
+ * @typedef {{ type: 'ack', id: number }} Ack
+ * @typedef {{ type: 'stats', id: number, workers: number, idle: number, running: number, queued: number, retained: number, connections: number }} Stats
+ * @typedef {{ type: 'failed', id: number, code: string, message: string, retryable?: boolean }} Failed
+ * @typedef {{ type: 'handlesClosed', executionId: string, reason: string }} HandlesClosed
+ * @typedef {{ type: 'log', id: number, level: string, message: string }} Log
+ * @typedef {{ type: 'unknown', name: string }} Unknown
+ * @typedef {Welcome | Refusal | ToolCall | Fetch | Done | Invoked | Ack | Stats | Failed | HandlesClosed | Log | Unknown} DaemonMessage
+ *
+ * A message that passed its checks, and the payload of a binary one.
+ * @typedef {{ msg: DaemonMessage, payload: Buffer | undefined }} Decoded
+ * What was wrong with one that did not, and the request id it named, when it named one.
+ * @typedef {{ problem: string, id: number | undefined }} Undecodable
+ */
+
+/** @type {Record<string, (v: unknown) => boolean>} */
+const KINDS = {
+  id: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffff_ffff,
+  count: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0,
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+  string: (v) => typeof v === 'string',
+  boolean: (v) => typeof v === 'boolean',
+  headers: (v) => Array.isArray(v) && v.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string'),
+  redirect: (v) => v === 'follow' || v === 'error' || v === 'manual',
+  outbound: (v) => v === 'blocked' || v === 'routed' || v === 'public' || v === 'native',
+  strings: (v) => Array.isArray(v) && v.every((s) => typeof s === 'string'),
+};
+
+/**
+ * Each type's fields: name -> kind (a KINDS key, a nested shape, or `[shape]` for an array of
+ * them). A kind ending in `?`, and a nested shape with a `'?'` key, may be absent.
+ * @typedef {{ [field: string]: string | Shape | [Shape] }} Shape
+ * @type {Record<string, Shape>}
+ */
+const SHAPES = {
+  welcome: { protocol: 'number', daemon: 'string', name: 'string', limits: { timeout: 'number', memoryLimit: 'number', outbound: 'outbound', toolPayloadBytes: 'count' } },
+  refused: { code: 'string', message: 'string' },
+  error: { code: 'string', message: 'string', id: 'id?' },
+  toolCall: { id: 'id', callId: 'id', provider: 'string', tool: 'string' },
+  fetch: { id: 'id', callId: 'id', executionId: 'string?', method: 'string', url: 'string', headers: 'headers', hasBody: 'boolean', redirect: 'redirect?' },
+  done: {
+    id: 'id',
+    hasResult: 'boolean',
+    error: { code: 'string', message: 'string', line: 'count?', column: 'count?', module: 'string?', '?': '' },
+    logs: [{ level: 'string', message: 'string' }],
+    stats: { wallMs: 'number', cpuMs: 'number', heapPeakBytes: 'number', buffersPeakBytes: 'number', toolCalls: 'count', workerPid: 'count' },
+    grant: { executionId: 'string', handles: 'strings', '?': '' },
+  },
+  invoked: { id: 'id', status: 'count', statusText: 'string', headers: 'headers', hasBody: 'boolean' },
+  ack: { id: 'id' },
+  stats: { id: 'id', workers: 'count', idle: 'count', running: 'count', queued: 'count', retained: 'count', connections: 'count' },
+  failed: { id: 'id', code: 'string', message: 'string', retryable: 'boolean?' },
+  handlesClosed: { executionId: 'string', reason: 'string' },
+  log: { id: 'id', level: 'string', message: 'string' },
+};
+
+/**
+ * What is wrong with `value` as `shape` (its path named from `at`), or null.
+ * @param {unknown} value
+ * @param {string | Shape | [Shape]} shape
+ * @param {string} at
+ * @returns {string | null}
+ */
+function mismatch(value, shape, at) {
+  if (typeof shape === 'string') {
+    const optional = shape.endsWith('?');
+    if (optional && value === undefined) return null;
+    const kind = optional ? shape.slice(0, -1) : shape;
+    return /** @type {(v: unknown) => boolean} */ (KINDS[kind])(value) ? null : `\`${at}\` ${value === undefined ? 'missing' : `is not ${kind === 'id' ? 'a request id' : `a ${kind}`}`}`;
+  }
+  if (Array.isArray(shape)) {
+    if (!Array.isArray(value)) return `\`${at}\` is not an array`;
+    for (const [i, item] of value.entries()) {
+      const wrong = mismatch(item, shape[0], `${at}[${i}]`);
+      if (wrong) return wrong;
+    }
+    return null;
+  }
+  if (value === undefined && '?' in shape) return null;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `\`${at}\` ${value === undefined ? 'missing' : 'is not an object'}`;
+  for (const [field, kind] of Object.entries(shape)) {
+    if (field === '?') continue;
+    const wrong = mismatch(/** @type {Record<string, unknown>} */ (value)[field], kind, at ? `${at}.${field}` : field);
+    if (wrong) return wrong;
+  }
+  return null;
+}
+
+/**
+ * @param {unknown} data a message event's data
+ * @returns {Decoded | Undecodable}
+ */
+function decode(data) {
+  const unframed = unframe(data);
+  if (typeof unframed === 'string') return { problem: unframed, id: undefined };
+  const { header, payload } = unframed;
+  const id = KINDS.id?.(header.id) ? /** @type {number} */ (header.id) : undefined;
+  const type = header.type;
+  if (typeof type !== 'string') return { problem: 'a message without a type', id };
+  const shape = SHAPES[type];
+  if (!shape || !Object.hasOwn(SHAPES, type)) return { msg: { type: 'unknown', name: type }, payload };
+  const wrong = mismatch(header, shape, '');
+  if (wrong) return { problem: `a \`${type}\` message whose ${wrong}`, id };
+  return { msg: /** @type {DaemonMessage} */ (/** @type {unknown} */ (header)), payload };
+}
+
+module.exports = { decode };

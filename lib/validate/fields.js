@@ -1,0 +1,197 @@
+// @ts-check
+'use strict';
+// Reading a caller's input for validation (lib/validate.js, lib/validate/): each object read once into plain data
+// (a getter or proxy cannot answer one thing to the check and another to the pool), a read
+// that throws made the field's fault, and the checks several entry points share. A refusal is an
+// INVALID_OPTION / INVALID_REQUEST fault that names the field, what was wrong and what is
+// allowed, and keeps the field for fieldOf (the CLI maps it to its flag).
+
+const errors = require('../errors');
+
+const { ExecutorError } = errors;
+
+/**
+ * @typedef {import('../../index').OutboundPolicy} OutboundPolicy
+ * @typedef {import('../../index').Outbound} Outbound
+ * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
+ */
+
+/** Where a fault from lib/validate/ keeps the field it names (see fieldOf). */
+const FIELD = Symbol('field');
+
+/**
+ * The INVALID_OPTION / INVALID_REQUEST fault for `vars.field`, which it keeps for fieldOf.
+ * @param {Kind} kind
+ * @param {{ field: string, problem: string, allowed: string }} vars
+ */
+function fault(kind, vars) {
+  const e = errors.fault(kind, vars);
+  Object.defineProperty(e, FIELD, { value: vars.field });
+  return e;
+}
+
+/**
+ * The option or request field a fault from lib/validate/ names (as the caller spelled it, e.g.
+ * `port` or `providers[0].name`), or undefined for any other error.
+ * @param {unknown} e
+ * @returns {string | undefined}
+ */
+function fieldOf(e) {
+  return e instanceof ExecutorError ? /** @type {{ [FIELD]?: string }} */ (e)[FIELD] : undefined;
+}
+
+/** @param {unknown} v */
+function isArray(v) {
+  try {
+    return Array.isArray(v);
+  } catch {
+    return false; // a revoked proxy
+  }
+}
+
+/** @param {unknown} v */
+function describe(v) {
+  if (v === null) return 'null';
+  if (isArray(v)) return 'an array';
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
+  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+/**
+ * Reads the caller's input; a throw (a getter's, a proxy trap's, a revoked proxy's) is the
+ * field's fault.
+ * @template T
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {() => T} read
+ * @returns {T}
+ */
+function reading(kind, field, read) {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof ExecutorError) throw e;
+    let what = 'a non-Error';
+    try {
+      what = e instanceof Error ? `${e.name}: ${e.message}` : describe(e);
+    } catch { /* an error that throws when read */ }
+    throw fault(kind, { field, problem: `reading it threw (${what})`, allowed: 'plain data, without getters or proxies that throw' });
+  }
+}
+
+/**
+ * The caller's object as plain data: its own keys checked against `known`, then each known
+ * field read once (own or inherited), absent ones left out.
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {object} given
+ * @param {string[]} known
+ * @param {string} what
+ * @returns {Record<string, unknown>}
+ */
+function snapshot(kind, field, given, known, what) {
+  unknownKeys(kind, reading(kind, field, () => Object.keys(given)), known, what);
+  /** @type {Record<string, unknown>} */
+  const out = Object.create(null);
+  for (const key of known) {
+    if (reading(kind, key, () => key in given)) out[key] = reading(kind, key, () => /** @type {Record<string, unknown>} */ (given)[key]);
+  }
+  return out;
+}
+
+/**
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {unknown} value
+ * @param {[number, number]} range
+ * @param {string} [unit]
+ * @returns {number}
+ */
+function integerIn(kind, field, value, [min, max], unit = '') {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw fault(kind, {
+      field,
+      problem: `got ${describe(value)}`,
+      allowed: `an integer from ${min} to ${max}${unit}`,
+    });
+  }
+  return value;
+}
+
+/**
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {unknown} value
+ * @returns {Outbound | undefined}
+ */
+function checkOutbound(kind, field, value) {
+  if (value === undefined || value === null || value === 'public' || value === 'native') return value;
+  if (typeof value === 'function') return /** @type {OutboundPolicy} */ (value);
+  throw fault(kind, {
+    field,
+    problem: `got ${describe(value)}`,
+    allowed: "omitted or 'public' (native, to public addresses only), 'native' (any address the host can reach), null (blocked), or a function (routed)",
+  });
+}
+
+/**
+ * @param {Kind} kind
+ * @param {string[]} keys
+ * @param {string[]} known
+ * @param {string} what
+ */
+function unknownKeys(kind, keys, known, what) {
+  for (const key of keys) {
+    if (!known.includes(key)) {
+      throw fault(kind, {
+        field: key,
+        problem: `${what} has no such field`,
+        allowed: known.join(', '),
+      });
+    }
+  }
+}
+
+/**
+ * The caller's argument `field` as an object (not an array): `{}` for one left out when
+ * `optional`, else the INVALID_OPTION / INVALID_REQUEST fault naming what is `allowed`.
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {unknown} given
+ * @param {string} allowed
+ * @param {boolean} [optional]
+ * @returns {object}
+ */
+function objectArgument(kind, field, given, allowed, optional = true) {
+  if (given === undefined && optional) return {};
+  if (given === null || typeof given !== 'object' || reading(kind, field, () => Array.isArray(given))) {
+    throw fault(kind, { field, problem: `got ${describe(given)}`, allowed });
+  }
+  return given;
+}
+
+/**
+ * An AbortSignal (or one from another realm or a polyfill: `aborted`, `reason` and
+ * `addEventListener`), or undefined.
+ * @param {'INVALID_REQUEST'} kind
+ * @param {string} field
+ * @param {unknown} signal
+ * @returns {AbortSignal | undefined}
+ */
+function checkSignal(kind, field, signal) {
+  if (signal === undefined) return undefined;
+  const ok =
+    signal !== null &&
+    typeof signal === 'object' &&
+    reading(kind, field, () => {
+      if (signal instanceof AbortSignal) return true;
+      const s = /** @type {Record<string, unknown>} */ (signal);
+      return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function';
+    });
+  if (!ok) throw fault(kind, { field, problem: `got ${describe(signal)}`, allowed: 'an AbortSignal or omitted' });
+  return /** @type {AbortSignal} */ (signal);
+}
+
+module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument };

@@ -1,0 +1,159 @@
+// @ts-check
+'use strict';
+// The daemon's options (serve(), and the CLI through it) and connect()'s: the pool's options as
+// the executor's (lib/validate.js), plus the server's bounds and the client's socket.
+
+const { fault, describe, snapshot, integerIn, checkOutbound, objectArgument } = require('./fields');
+const { options } = require('../validate');
+
+/**
+ * @typedef {import('../../index').Outbound} Outbound
+ * @typedef {import('../../native').NativeOptions} NativeOptions
+ */
+
+const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
+const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes']);
+const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS];
+/** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */
+const SERVE_OUTBOUND = [null, 'routed', 'public', 'native'];
+/** The daemon's bounds beyond the pool's (docs/protocol.md, "Bounds"); their defaults live in crates/daemon (`Bounds`). */
+const SERVE_LIMITS = {
+  port: /** @type {[number, number]} */ ([0, 65_535]),
+  maxInFlight: /** @type {[number, number]} */ ([1, 65_536]),
+  maxConnections: /** @type {[number, number]} */ ([1, 1_000_000]),
+  maxConnectionsPerAddress: /** @type {[number, number]} */ ([1, 1_000_000]),
+  helloTimeout: /** @type {[number, number]} */ ([1, 3_600_000]),
+  idleTimeout: /** @type {[number, number]} */ ([0, 2_147_483_647]),
+  // A message must hold the largest payload (16 MiB) with its header; at most 1 GiB.
+  maxMessageBytes: /** @type {[number, number]} */ ([17 * 1024 * 1024, 1024 * 1024 * 1024]),
+};
+/** @type {Record<string, string>} */
+const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', maxMessageBytes: ' (bytes)' };
+
+/**
+ * The daemon's options: the pool's (as the IsolateExecutor takes them, without `outbound` and
+ * `onHandlesClosed`, which belong to each caller) and the server's.
+ * @typedef {object} ValidServeOptions
+ * @property {string} host
+ * @property {number} port
+ * @property {string | undefined} token
+ * @property {import('../../index').ServeOptions['onConnection']} onConnection
+ * @property {((line: string) => void) | undefined} log
+ * @property {number} maxInFlight
+ * @property {string[]} allowOrigins
+ * @property {string[]} allowHosts
+ * @property {'null' | 'routed' | 'public' | 'native' | undefined} outbound the ceiling (absent: the daemon's, public)
+ * @property {Partial<Record<typeof CONNECTION_BOUND_KEYS[number], number>>} bounds
+ * @property {NativeOptions} pool
+ *
+ * @param {unknown} given `serve`'s argument
+ * @param {string} defaultWorkerPath
+ * @returns {ValidServeOptions}
+ */
+function serveOptions(given, defaultWorkerPath) {
+  const kind = 'INVALID_OPTION';
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object or nothing'), SERVE_KEYS, 'serve options');
+  /** @type {Record<string, unknown>} */
+  const poolInput = {};
+  for (const key of POOL_KEYS) if (input[key] !== undefined) poolInput[key] = input[key];
+  const { outbound: _outbound, onHandlesClosed: _hook, ...pool } = options(poolInput, defaultWorkerPath);
+  let host = '127.0.0.1';
+  if (input.host !== undefined) {
+    if (typeof input.host !== 'string' || input.host === '') {
+      throw fault(kind, { field: 'host', problem: `got ${describe(input.host)}`, allowed: "an address to listen on, e.g. '127.0.0.1' or '0.0.0.0'" });
+    }
+    host = input.host;
+  }
+  const port = input.port === undefined ? 8080 : integerIn(kind, 'port', input.port, SERVE_LIMITS.port, ' (0 picks a free port)');
+  const maxInFlight = input.maxInFlight === undefined ? 1024 : integerIn(kind, 'maxInFlight', input.maxInFlight, SERVE_LIMITS.maxInFlight);
+  if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
+    throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: 'a non-empty string every client must present' });
+  }
+  /** @type {Record<string, string[]>} */
+  const lists = { allowOrigins: [], allowHosts: [] };
+  for (const key of /** @type {const} */ (['allowOrigins', 'allowHosts'])) {
+    const list = input[key];
+    if (list === undefined) continue;
+    const origin = key === 'allowOrigins';
+    const allowed = origin ? "an array of origins, e.g. ['https://app.example']" : "an array of host names, e.g. ['executor.internal']";
+    if (!Array.isArray(list)) throw fault(kind, { field: key, problem: `got ${describe(list)}`, allowed });
+    for (const item of list) {
+      const ok = typeof item === 'string' && (origin ? /^https?:\/\/[^\s/?#]+\/?$/i.test(item) : /^[^\s/:?#]+$/.test(item));
+      if (!ok) throw fault(kind, { field: key, problem: `got ${describe(item)} in the list`, allowed });
+      lists[key].push(item);
+    }
+  }
+  if (input.outbound !== undefined && !SERVE_OUTBOUND.includes(/** @type {any} */ (input.outbound))) {
+    throw fault(kind, { field: 'outbound', problem: `got ${describe(input.outbound)}`, allowed: "the most network a caller may get: null, 'routed', 'public' (the default) or 'native'" });
+  }
+  /** @type {ValidServeOptions['bounds']} */
+  const bounds = {};
+  for (const key of CONNECTION_BOUND_KEYS) {
+    if (input[key] !== undefined) bounds[key] = integerIn(kind, key, input[key], SERVE_LIMITS[key], BOUND_UNITS[key] ?? '');
+  }
+  for (const key of /** @type {const} */ (['onConnection', 'log'])) {
+    if (input[key] !== undefined && typeof input[key] !== 'function') {
+      const allowed = key === 'log' ? 'a function (line) => void' : 'a function (info) => name | { name } | undefined, throwing to refuse';
+      throw fault(kind, { field: key, problem: `got ${describe(input[key])}`, allowed });
+    }
+  }
+  return {
+    host,
+    port,
+    token: /** @type {string | undefined} */ (input.token),
+    onConnection: /** @type {ValidServeOptions['onConnection']} */ (input.onConnection),
+    log: /** @type {ValidServeOptions['log']} */ (input.log),
+    maxInFlight,
+    allowOrigins: lists.allowOrigins,
+    allowHosts: lists.allowHosts,
+    outbound: input.outbound === undefined ? undefined : /** @type {ValidServeOptions['outbound']} */ (String(input.outbound)),
+    bounds,
+    pool,
+  };
+}
+
+const CONNECT_KEYS = ['websocket', 'token', 'outbound', 'onHandlesClosed', 'connectTimeout'];
+
+/**
+ * `connect`'s arguments.
+ * @typedef {object} ValidConnect
+ * @property {string} url
+ * @property {new (url: string, protocols: string[]) => any} WebSocketClass
+ * @property {string | undefined} token
+ * @property {Outbound | undefined} outbound the default of requests without one
+ * @property {((event: import('../../index').HandlesClosed) => void) | undefined} onHandlesClosed
+ * @property {number} connectTimeout
+ *
+ * @param {unknown} url
+ * @param {unknown} given
+ * @returns {ValidConnect}
+ */
+function connectOptions(url, given) {
+  const kind = 'INVALID_OPTION';
+  if (typeof url !== 'string' || !/^wss?:\/\/[^/]/i.test(url)) {
+    throw fault(kind, { field: 'url', problem: `got ${describe(url)}`, allowed: "a ws:// or wss:// URL, e.g. 'ws://127.0.0.1:8080'" });
+  }
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object { websocket?, token?, outbound?, onHandlesClosed?, connectTimeout? } or nothing'), CONNECT_KEYS, 'connect options');
+  const WebSocketClass = input.websocket ?? /** @type {{ WebSocket?: unknown }} */ (globalThis).WebSocket;
+  if (typeof WebSocketClass !== 'function') {
+    const problem = input.websocket === undefined ? 'was not given, and this runtime has no global WebSocket' : `got ${describe(input.websocket)}`;
+    throw fault(kind, { field: 'websocket', problem, allowed: "a WebSocket class, e.g. require('ws') on Node 20" });
+  }
+  if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
+    throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: "the daemon's shared secret, a non-empty string" });
+  }
+  if (input.onHandlesClosed !== undefined && typeof input.onHandlesClosed !== 'function') {
+    throw fault(kind, { field: 'onHandlesClosed', problem: `got ${describe(input.onHandlesClosed)}`, allowed: 'a function ({ executionId, reason }) => void' });
+  }
+  const connectTimeout = input.connectTimeout === undefined ? 10_000 : integerIn(kind, 'connectTimeout', input.connectTimeout, [1, 600_000], ' (ms)');
+  return {
+    url,
+    WebSocketClass: /** @type {ValidConnect['WebSocketClass']} */ (WebSocketClass),
+    token: /** @type {string | undefined} */ (input.token),
+    outbound: checkOutbound(kind, 'outbound', input.outbound),
+    onHandlesClosed: /** @type {ValidConnect['onHandlesClosed']} */ (input.onHandlesClosed),
+    connectTimeout,
+  };
+}
+
+module.exports = { serveOptions, connectOptions };
