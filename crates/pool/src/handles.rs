@@ -334,7 +334,7 @@ fn check_wire(response: WireResponse) -> Result<WireResponse, Failure> {
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
     };
-    let fits = (200..=599).contains(&response.status)
+    let fits = limits::RESPONSE_STATUS.contains(&response.status)
         && byte_string(&response.status_text)
         && response
             .headers
