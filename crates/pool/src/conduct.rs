@@ -16,7 +16,10 @@
 //! execution id a canonical v4 UUID ([`execution_id`]) no other execution holds
 //! (`handles::unused`).
 //!
-//! The supervisor answers a violation by killing the worker at once, failing the execution it
+//! One file over 500 lines (a fifth of it its tests): every rule a worker's frames are held
+//! to, in one place, so what a worker may say can be read (and audited) whole.
+//!
+//! The pool answers a violation (lifecycle.rs) by killing the worker at once, failing the execution it
 //! held with `WORKER_VIOLATION`, naming the violation on stderr, and starting a replacement.
 
 use std::collections::{HashMap, HashSet};

@@ -1,21 +1,22 @@
 //! Control and observation of runs (docs/operations.md): aborts asked for by the caller, console
 //! entries forwarded as they are written (live logs), and the pool's metrics. Kept apart from
-//! supervision: the supervisor hands over a worker's `Log` frames, the bytes it reads and the
-//! workers it loses; everything else is wrapped around what `Pool` receives and completes.
+//! supervision: the dispatcher (dispatch.rs) hands over a worker's `Log` frames (already held
+//! to their bounds by conduct.rs) and the bytes it reads, lifecycle.rs the workers it loses;
+//! everything else is wrapped around what `Pool` receives and completes.
 //!
 //! The metrics are defined once, in [`FAMILIES`] (name, type, help), and kept here, in the pool
 //! core, so the addon's `metrics()` and the daemon's `GET /metrics` report the same figures under
 //! the same names; [`render`] writes the Prometheus text format for both.
 //!
-//! About 500 lines on purpose: the metric table, where each figure is counted and how it is
-//! rendered are read together, so a name, its labels and its meaning cannot drift apart.
+//! One file over 500 lines: the metric table, where each figure is counted and how it is
+//! rendered, which are read together so a name, its labels and its meaning cannot drift apart.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use codemode_protocol::{limits, Failure, FailureCode, LogEntry, RunOutcome};
+use codemode_protocol::{Failure, FailureCode, LogEntry, RunOutcome};
 
 use crate::{CloseReason, Completion, FetchCall, Host, InvokeDone, PoolStats, ToolCall};
 
@@ -501,6 +502,7 @@ impl Host for Timed {
 mod tests {
     use super::*;
     use crate::conduct::{admit, Binding, ToolList};
+    use codemode_protocol::limits;
     use codemode_protocol::{LogLevel, WorkerMsg};
 
     struct Logs(Mutex<usize>);
