@@ -103,6 +103,7 @@ fn rss_kib() -> u64 {
 }
 
 /// How the hostile run ends.
+#[derive(Clone, Copy)]
 enum Expect {
     /// It fails with WORKER_VIOLATION naming this.
     Violation(&'static str),
@@ -214,58 +215,70 @@ fn a_frame_naming_another_execution_kills_its_worker_and_touches_nothing_of_that
     }
 }
 
+/// Runs each scenario `(name, hostile script, expected end)` whose script does not name the
+/// healthy run, each on a pool of its own.
+fn scenarios(cases: &[(&str, &str, Expect)]) {
+    for &(name, script, expect) in cases {
+        scenario(name, |_| script.into(), expect);
+    }
+}
+
 #[test]
 fn frames_out_of_their_place_kill_the_worker() {
-    scenario(
-        "a second Done",
-        |_| "send-done; return again".into(),
-        Expect::Completed,
-    );
-    scenario(
-        "one call id twice",
-        |_| "same-call; sleep 2000".into(),
-        Expect::Violation("already in flight"),
-    );
-    scenario(
-        "a message only the host sends",
-        |_| "host-msg; sleep 2000".into(),
-        Expect::Violation("malformed frame"),
-    );
-    scenario(
-        "garbage",
-        |_| "garbage; sleep 2000".into(),
-        Expect::Violation("malformed frame"),
-    );
-    scenario(
-        "a truncated frame",
-        |_| "truncated".into(),
-        Expect::Violation("truncated frame"),
-    );
+    scenarios(&[
+        (
+            "a second Done",
+            "send-done; return again",
+            Expect::Completed,
+        ),
+        (
+            "one call id twice",
+            "same-call; sleep 2000",
+            Expect::Violation("already in flight"),
+        ),
+        (
+            "a message only the host sends",
+            "host-msg; sleep 2000",
+            Expect::Violation("malformed frame"),
+        ),
+        (
+            "garbage",
+            "garbage; sleep 2000",
+            Expect::Violation("malformed frame"),
+        ),
+        (
+            "a truncated frame",
+            "truncated",
+            Expect::Violation("truncated frame"),
+        ),
+    ]);
 }
 
 /// CPU between runs (docs/bounds.md): a worker that holds no run and keeps a core busy is a
 /// worker taken over by its program; it is killed and replaced, and the healthy one stays.
 #[test]
 fn a_worker_that_burns_cpu_while_it_holds_no_run_is_killed_and_replaced() {
-    scenario(
+    scenarios(&[(
         "spinning while idle",
-        |_| "spin-when-idle; return ok".into(),
+        "spin-when-idle; return ok",
         Expect::Completed,
-    );
+    )]);
 }
 
 #[test]
 fn tools_the_request_did_not_declare_never_reach_dispatch() {
-    scenario(
-        "an undeclared provider",
-        |_| "call db get x; return never".into(),
-        Expect::Violation("provider \"db\""),
-    );
-    scenario(
-        "an unlisted tool",
-        |_| "call kv drop x; return never".into(),
-        Expect::Violation("kv.drop"),
-    );
+    scenarios(&[
+        (
+            "an undeclared provider",
+            "call db get x; return never",
+            Expect::Violation("provider \"db\""),
+        ),
+        (
+            "an unlisted tool",
+            "call kv drop x; return never",
+            Expect::Violation("kv.drop"),
+        ),
+    ]);
 }
 
 #[test]
