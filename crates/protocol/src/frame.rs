@@ -5,8 +5,8 @@
 //! drives: a blocking reader ([`read_frame`], the worker's stdin and control pipe), and the
 //! buffered reader ([`FrameBuf`]) the host reads a worker's output with, whether a thread
 //! blocks on the pipe or an event loop reads it when it is readable. Encoding
-//! ([`encode`], [`encode_raw`]) writes the prefix and bounds the body the same way the
-//! decoder does.
+//! ([`encode`], [`encode_raw`]) writes the prefix and refuses a body past
+//! [`MAX_FRAME_BYTES`], the most any reader accepts.
 
 use std::io::{self, Read};
 
@@ -294,7 +294,7 @@ pub fn read_frame_within(r: &mut impl Read, buf: &mut Vec<u8>, limit: usize) -> 
 
 /// The body length a frame's 4-byte prefix announces, if it is within `1..=limit` (checked
 /// before anything is allocated for the body); else an `InvalidData` error.
-pub fn frame_len(prefix: [u8; PREFIX_BYTES], limit: usize) -> io::Result<usize> {
+fn frame_len(prefix: [u8; PREFIX_BYTES], limit: usize) -> io::Result<usize> {
     let len = u32::from_le_bytes(prefix) as usize;
     if len == 0 || len > limit {
         return Err(io::Error::new(
@@ -306,7 +306,7 @@ pub fn frame_len(prefix: [u8; PREFIX_BYTES], limit: usize) -> io::Result<usize> 
 }
 
 /// The `UnexpectedEof` error of a stream that ended `got` bytes into a frame of `len`.
-pub fn truncated(got: usize, len: usize) -> io::Error {
+fn truncated(got: usize, len: usize) -> io::Error {
     io::Error::new(
         io::ErrorKind::UnexpectedEof,
         format!("the stream ended {got} bytes into a frame of {len}"),
