@@ -1,7 +1,7 @@
 //! Retained handles (docs/handles.md): executions whose worker keeps the isolate after the run
 //! because the program returned a request handler. Each holds its worker's slot until it ends;
 //! its invocations run one at a time, in arrival order, each under a fresh time bound; the idle
-//! bound ends one nobody invokes, and the watchdog's CPU count (watchdog.rs, `IdleCpu`) one
+//! bound ends one nobody invokes, and the watchdog's CPU count (deadlines.rs, `IdleCpu`) one
 //! whose timers keep the worker busy between invocations; every ending is published once,
 //! through the execution's host.
 
@@ -14,44 +14,7 @@ use codemode_protocol::{
 };
 
 use crate::conduct::Violation;
-use crate::{Host, Inner, Running, State};
-
-/// Why a retained execution ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloseReason {
-    /// The host called `close_handles`.
-    Closed,
-    /// No invocation arrived within the idle bound.
-    Idle,
-    /// An invocation outlived its time bound.
-    Timeout,
-    /// The isolate filled its memory limit (during an invocation or between two).
-    Memory,
-    /// The worker process died.
-    WorkerLost,
-    /// The pool shut down.
-    PoolClosed,
-    /// Its timers spent more CPU between invocations than the bound allows
-    /// (`limits::IDLE_CPU_MS` per `limits::IDLE_CPU_WINDOW_MS`).
-    Cpu,
-}
-
-impl CloseReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CloseReason::Closed => "closed",
-            CloseReason::Idle => "idle",
-            CloseReason::Timeout => "timeout",
-            CloseReason::Memory => "memory",
-            CloseReason::WorkerLost => "worker-lost",
-            CloseReason::PoolClosed => "pool-closed",
-            CloseReason::Cpu => "cpu",
-        }
-    }
-}
-
-/// Receives an invocation's answer (or why there is none), exactly once.
-pub type InvokeDone = Box<dyn FnOnce(Result<WireResponse, Failure>) + Send + 'static>;
+use crate::{CloseReason, Host, Inner, InvokeDone, Running, State};
 
 pub(crate) struct Retained {
     pub exec_id: u64,
@@ -215,7 +178,7 @@ pub(crate) fn abort(inner: &Inner, invoke_id: u64) {
             }
         }
         if let Some(now) = due {
-            crate::watchdog::due_by(inner, &mut st, now);
+            crate::deadlines::due_by(inner, &mut st, now);
         }
         found
     };
@@ -250,8 +213,8 @@ fn start_next(inner: &Inner, st: &mut State, id: &str) {
         slot.input.send(w.frame);
     }
     let worker = r.worker;
-    crate::watchdog::invocation_started(st, worker);
-    crate::watchdog::due_by(inner, st, deadline);
+    crate::deadlines::invocation_started(st, worker);
+    crate::deadlines::due_by(inner, st, deadline);
 }
 
 /// The worker's answer to an invocation.
@@ -275,7 +238,7 @@ pub(crate) fn invoked(
         };
         r.idle_since = Instant::now();
         let worker = r.worker;
-        crate::watchdog::invocation_answered(&mut st, worker);
+        crate::deadlines::invocation_answered(&mut st, worker);
         let Some(r) = st.retained.get_mut(&id) else {
             return;
         };
@@ -334,7 +297,7 @@ fn check_wire(response: WireResponse) -> Result<WireResponse, Failure> {
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
     };
-    let fits = (200..=599).contains(&response.status)
+    let fits = limits::RESPONSE_STATUS.contains(&response.status)
         && byte_string(&response.status_text)
         && response
             .headers

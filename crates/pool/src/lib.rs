@@ -2,25 +2,40 @@
 //! tool-call routing. Plain Rust with no napi, so the addon and a daemon share it.
 //!
 //! Threads, not an async runtime: each worker's stdout is read by its own reader thread, or by
-//! the host's event loop when it offers one (`Pool::start_watched`, watched.rs: the addon, so
-//! a frame wakes only the JS thread that acts on it). Frames to a worker are written by the sender's own
-//! thread when the pipe takes them at once, and otherwise queued for the worker's writer thread
-//! (`input.rs`), so no caller (the JS thread answering a tool call, the watchdog, a dispatch
-//! under the state lock) ever blocks on a full pipe, and the common case adds no thread hop.
-//! One watchdog thread enforces deadlines.
-//! Callers get results through a completion callback, which fits napi threadsafe functions
-//! and socket writers alike.
+//! the host's event loop when it offers one (`Pool::start_watched`, readiness.rs: the addon, so
+//! a frame wakes only the JS thread that acts on it); both decode with the protocol's one frame
+//! codec (reader.rs) and hand each frame to the dispatcher (dispatch.rs). Frames to a worker
+//! are written by the sender's own thread when the pipe takes them at once, and otherwise
+//! queued for the worker's writer thread (`input.rs`), so no caller (the JS thread answering a
+//! tool call, the watchdog, a dispatch under the state lock) ever blocks on a full pipe, and
+//! the common case adds no thread hop. One watchdog thread enforces deadlines (watchdog.rs,
+//! over the registry in deadlines.rs). Callers get results through a completion callback,
+//! which fits napi threadsafe functions and socket writers alike.
+//!
+//! A worker's life, module by module: spawn.rs starts it; reader.rs or readiness.rs reads its
+//! output; dispatch.rs acts on each frame after conduct.rs admitted it; schedule.rs hands it
+//! runs and writes the host's answers; lifecycle.rs settles its end. Retained executions are in
+//! handles.rs, native fetch in outbound.rs, metrics and live logs in observe.rs.
+//!
+//! One file over 500 lines: the public API (`Pool` and the types it takes and gives) and the
+//! one state every module reads under one lock (`State`, `Inner`); each method here is a short
+//! entry point into the modules above.
 
 mod conduct;
+mod deadlines;
 mod diagnostics;
+mod dispatch;
 mod handles;
 mod input;
+mod lifecycle;
 mod observe;
 mod outbound;
 mod process;
-mod supervisor;
+mod reader;
+mod readiness;
+mod schedule;
+mod spawn;
 mod watchdog;
-mod watched;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -34,11 +49,10 @@ use codemode_protocol::{
 };
 
 pub use codemode_protocol as protocol;
-pub use handles::{CloseReason, InvokeDone};
 pub use observe::{
     in_and_out, render as render_metrics, sample, Family, MetricDef, MetricKind, Sample, FAMILIES,
 };
-pub use watched::{Readable, Watch};
+pub use readiness::{Readable, Watch};
 
 /// How many times a run is queued again because its worker was lost before acknowledging it
 /// (`Started`); once more, and it fails with `WORKER_LOST` after all.
@@ -114,6 +128,43 @@ pub trait Host: Send + Sync + 'static {
     /// block.
     fn log(&self, _exec_id: u64, _entry: LogEntry) {}
 }
+
+/// Why a retained execution ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The host called `close_handles`.
+    Closed,
+    /// No invocation arrived within the idle bound.
+    Idle,
+    /// An invocation outlived its time bound.
+    Timeout,
+    /// The isolate filled its memory limit (during an invocation or between two).
+    Memory,
+    /// The worker process died.
+    WorkerLost,
+    /// The pool shut down.
+    PoolClosed,
+    /// Its timers spent more CPU between invocations than the bound allows
+    /// (`limits::IDLE_CPU_MS` per `limits::IDLE_CPU_WINDOW_MS`).
+    Cpu,
+}
+
+impl CloseReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::Closed => "closed",
+            CloseReason::Idle => "idle",
+            CloseReason::Timeout => "timeout",
+            CloseReason::Memory => "memory",
+            CloseReason::WorkerLost => "worker-lost",
+            CloseReason::PoolClosed => "pool-closed",
+            CloseReason::Cpu => "cpu",
+        }
+    }
+}
+
+/// Receives an invocation's answer (or why there is none), exactly once.
+pub type InvokeDone = Box<dyn FnOnce(Result<WireResponse, Failure>) + Send + 'static>;
 
 /// What the pool holds right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -207,29 +258,29 @@ struct State {
     /// Each run's fetches in flight (outbound.rs).
     fetches: outbound::Flights,
     /// When the watchdog means to look again (`None` before its first look): a new deadline
-    /// wakes it only when it comes earlier (see [`watchdog::due_by`]).
+    /// wakes it only when it comes earlier (see [`deadlines::due_by`]).
     watchdog_at: Option<Instant>,
     /// The CPU each worker spends while it holds no run and no invocation, by worker key
-    /// (kept by the watchdog: `watchdog::IdleCpu`).
-    idle_cpu: HashMap<u64, watchdog::IdleCpu>,
+    /// (kept by the watchdog: `deadlines::IdleCpu`).
+    idle_cpu: HashMap<u64, deadlines::IdleCpu>,
 }
 
 struct Inner {
     opts: PoolOptions,
     state: Mutex<State>,
-    /// Wakes the watchdog (an earlier deadline: `watchdog::due_by`) and `shutdown` (a worker
+    /// Wakes the watchdog (an earlier deadline: `deadlines::due_by`) and `shutdown` (a worker
     /// was reaped).
     changed: Condvar,
     next_exec: AtomicU64,
     client: outbound::NativeClient,
     /// The threads native fetches are performed on.
     performers: outbound::Performers,
-    /// Asks the spawner thread for a replacement worker (see [`supervisor::start_spawner`]).
+    /// Asks the spawner thread for a replacement worker (see [`spawn::start_spawner`]).
     respawn: crossbeam_channel::Sender<()>,
-    /// The host's loop, when it reads the workers' output (watched.rs); else reader threads do.
+    /// The host's loop, when it reads the workers' output (readiness.rs); else reader threads do.
     watch: Option<Arc<dyn Watch>>,
     /// The workers it watches.
-    watched: watched::Table,
+    watched: readiness::Table,
     /// Aborts, live logs and metrics (observe.rs).
     observe: Arc<observe::Observe>,
 }
@@ -272,15 +323,15 @@ impl Pool {
             changed: Condvar::new(),
             next_exec: AtomicU64::new(1),
             client: outbound::NativeClient::new(),
-            performers: outbound::Performers::new(me.clone()),
+            performers: outbound::Performers::new(me.clone(), schedule::answer_fetch),
             respawn,
             watch,
             watched: Default::default(),
             observe: Arc::default(),
         });
-        supervisor::start_spawner(&inner, respawns)?;
+        spawn::start_spawner(&inner, respawns)?;
         for _ in 0..inner.opts.workers {
-            supervisor::spawn_worker(&inner)?;
+            spawn::spawn_worker(&inner)?;
         }
         watchdog::start(&inner);
         Ok(Pool { inner })
@@ -330,7 +381,7 @@ impl Pool {
         }
         if st.workers.is_empty() {
             drop(st);
-            supervisor::spawn_worker(&self.inner)?;
+            spawn::spawn_worker(&self.inner)?;
             st = self.inner.lock();
         }
         let (host, done) = self
@@ -348,7 +399,7 @@ impl Pool {
             host,
             done,
         });
-        supervisor::pump(&self.inner, &mut st);
+        schedule::pump(&self.inner, &mut st);
         Ok(exec_id)
     }
 
@@ -373,14 +424,14 @@ impl Pool {
             .encode_small()
         });
         self.inner.observe.tool_answered(exec_id, call_id);
-        supervisor::send_to_run(&self.inner, exec_id, call_id, frame);
+        schedule::send_to_run(&self.inner, exec_id, call_id, frame);
     }
 
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with). A
     /// response body past `limits::FETCH_BODY_BYTES` rejects the fetch with `FETCH_TOO_LARGE`
     /// (the same check as native answers), whichever host answered.
     pub fn answer_fetch(&self, exec_id: u64, call_id: u32, result: Result<WireResponse, String>) {
-        supervisor::answer_fetch(&self.inner, exec_id, call_id, result);
+        schedule::answer_fetch(&self.inner, exec_id, call_id, result);
     }
 
     /// Invokes handle `handle` of retained execution `execution_id` with `request`; the answer
@@ -421,7 +472,7 @@ impl Pool {
                 self.inner.observe.mark_aborted(exec_id);
             }
             // Wakes the watchdog, which cancels the run.
-            watchdog::due_by(&self.inner, &mut st, now);
+            deadlines::due_by(&self.inner, &mut st, now);
             return None;
         }
         let at = st.queue.iter().position(|j| j.exec_id == exec_id);
@@ -459,12 +510,12 @@ impl Pool {
     /// Worker `key`'s output is readable (a pool started with [`Pool::start_watched`]; call on
     /// the loop's thread): reads it and handles every whole frame.
     pub fn readable(&self, key: u64) -> Readable {
-        watched::readable(&self.inner, key)
+        readiness::readable(&self.inner, key)
     }
 
     /// The loop could not watch worker `key` (see [`Watch`]): it is read on a thread instead.
     pub fn unwatchable(&self, key: u64) {
-        watched::unwatch(&self.inner, key)
+        readiness::unwatch(&self.inner, key)
     }
 
     /// Counts of workers and executions.
@@ -495,7 +546,10 @@ impl Pool {
     /// Stops every worker and waits until each is reaped (killing those that do not exit
     /// within `grace`). Whatever still waits or runs completes with `CLOSED`.
     pub fn shutdown(&self, grace: Duration) {
-        supervisor::shutdown(&self.inner, grace);
+        lifecycle::stop_all(&self.inner);
+        // Workers the host's loop reads are reaped here: that loop may be this very thread.
+        readiness::end_all(&self.inner);
+        lifecycle::wait_reaped(&self.inner, grace);
     }
 }
 

@@ -1,21 +1,22 @@
 //! Control and observation of runs (docs/operations.md): aborts asked for by the caller, console
 //! entries forwarded as they are written (live logs), and the pool's metrics. Kept apart from
-//! supervision: the supervisor hands over a worker's `Log` frames, the bytes it reads and the
-//! workers it loses; everything else is wrapped around what `Pool` receives and completes.
+//! supervision: the dispatcher (dispatch.rs) hands over a worker's `Log` frames (already held
+//! to their bounds by conduct.rs) and the bytes it reads, lifecycle.rs the workers it loses;
+//! everything else is wrapped around what `Pool` receives and completes.
 //!
 //! The metrics are defined once, in [`FAMILIES`] (name, type, help), and kept here, in the pool
 //! core, so the addon's `metrics()` and the daemon's `GET /metrics` report the same figures under
 //! the same names; [`render`] writes the Prometheus text format for both.
 //!
-//! About 500 lines on purpose: the metric table, where each figure is counted and how it is
-//! rendered are read together, so a name, its labels and its meaning cannot drift apart.
+//! One file over 500 lines: the metric table, where each figure is counted and how it is
+//! rendered, which are read together so a name, its labels and its meaning cannot drift apart.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use codemode_protocol::{limits, Failure, FailureCode, LogEntry, RunOutcome};
+use codemode_protocol::{Failure, FailureCode, LogEntry, RunOutcome};
 
 use crate::{CloseReason, Completion, FetchCall, Host, InvokeDone, PoolStats, ToolCall};
 
@@ -232,14 +233,6 @@ impl Histogram {
     }
 }
 
-/// A run that asked for live logs: where its entries go, and how much was forwarded (held to
-/// the bounds of the outcome's logs, whatever a worker sends).
-struct Live {
-    host: Arc<dyn Host>,
-    entries: usize,
-    bytes: usize,
-}
-
 /// The pool's share of control and observation, one per pool.
 #[derive(Default)]
 pub(crate) struct Observe {
@@ -247,7 +240,8 @@ pub(crate) struct Observe {
     aborted: Mutex<HashSet<u64>>,
     /// Invocations in flight the caller aborted.
     aborted_invocations: Mutex<HashSet<u64>>,
-    live: Mutex<HashMap<u64, Live>>,
+    /// Runs that asked for live logs: where their entries go.
+    live: Mutex<HashMap<u64, Arc<dyn Host>>>,
     /// Tool calls waiting for the host, by (execution, call): when they left the worker.
     calls: Mutex<HashMap<(u64, u32), Instant>>,
     by_code: Mutex<BTreeMap<&'static str, u64>>,
@@ -282,12 +276,7 @@ impl Observe {
     ) -> (Arc<dyn Host>, Completion) {
         let submitted = Instant::now();
         if live_logs {
-            let live = Live {
-                host: host.clone(),
-                entries: 0,
-                bytes: 0,
-            };
-            lock(&self.live).insert(exec_id, live);
+            lock(&self.live).insert(exec_id, host.clone());
         }
         let me = self.clone();
         let done: Completion = Box::new(move |id, result| {
@@ -371,27 +360,14 @@ impl Observe {
     }
 
     /// A console entry a worker sent for `exec_id`, forwarded to its host when the run asked
-    /// for live logs and the entry is within the bounds of the outcome's logs.
+    /// for live logs. Its bounds were enforced before it got here, once, where every frame a
+    /// worker sends is checked (conduct.rs: `limits::LOG_WIRE_*`, the bounds of the outcome's
+    /// logs too).
     pub(crate) fn log(&self, exec_id: u64, entry: LogEntry) {
-        let host = {
-            let mut live = lock(&self.live);
-            let Some(l) = live.get_mut(&exec_id) else {
-                return;
-            };
-            // The bound notice (LOG_LIMIT) may follow the last entry; each entry is cut at
-            // LOG_ENTRY_BYTES, plus the few bytes that say so.
-            let size = entry.message.len();
-            if l.entries > limits::LOG_ENTRIES
-                || size > limits::LOG_ENTRY_BYTES + 64
-                || l.bytes + size > limits::LOG_BYTES + limits::LOG_ENTRY_BYTES + 256
-            {
-                return;
-            }
-            l.entries += 1;
-            l.bytes += size;
-            l.host.clone()
-        };
-        host.log(exec_id, entry);
+        let host = lock(&self.live).get(&exec_id).cloned();
+        if let Some(host) = host {
+            host.log(exec_id, entry);
+        }
     }
 
     /// The host answered tool call `call_id` of `exec_id`.
@@ -519,5 +495,52 @@ impl Host for Timed {
 
     fn log(&self, exec_id: u64, entry: LogEntry) {
         self.host.log(exec_id, entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conduct::{admit, Binding, ToolList};
+    use codemode_protocol::limits;
+    use codemode_protocol::{LogLevel, WorkerMsg};
+
+    struct Logs(Mutex<usize>);
+
+    impl Host for Logs {
+        fn tool_call(&self, _: ToolCall) {}
+        fn fetch(&self, _: FetchCall) {}
+        fn log(&self, _: u64, _: LogEntry) {
+            *lock(&self.0) += 1;
+        }
+    }
+
+    /// One rule for a run's logs: every live entry the worker's conduct admits reaches the
+    /// host. (A second, tighter formula here once dropped entries the wire bounds allow.)
+    #[test]
+    fn every_live_log_entry_conduct_admits_reaches_the_host() {
+        let observe = Arc::new(Observe::default());
+        let logs = Arc::new(Logs(Mutex::new(0)));
+        let (_host, _done) = observe.track(1, logs.clone(), Box::new(|_, _| {}), true);
+        let mut binding = Binding::new(1, ToolList::of(&[]));
+        admit(Some(&mut binding), &WorkerMsg::Started { exec_id: 1 }).unwrap();
+        let entry = LogEntry {
+            level: LogLevel::Log,
+            message: "x".repeat(limits::LOG_ENTRY_WIRE_BYTES),
+        };
+        let mut admitted = 0;
+        loop {
+            let msg = WorkerMsg::Log {
+                exec_id: 1,
+                entry: entry.clone(),
+            };
+            if admit(Some(&mut binding), &msg).is_err() {
+                break;
+            }
+            admitted += 1;
+            observe.log(1, entry.clone());
+        }
+        assert!(admitted * limits::LOG_ENTRY_WIRE_BYTES > limits::LOG_BYTES);
+        assert_eq!(*lock(&logs.0), admitted);
     }
 }

@@ -13,6 +13,11 @@
 //! - **What comes back** ([`Flights::answered`], for native and routed answers alike): a body
 //!   within [`limits::FETCH_BODY_BYTES`], and a redirect response rejected for a request whose
 //!   `redirect` is `'error'`.
+//!
+//! One file over 500 lines (about a third of it its tests): the address check, the client that
+//! applies it at every hop, and the flights that bound and answer each fetch are one control
+//! of the host's network on a program's behalf; apart, a reader could not see that every
+//! fetch, native or routed, passes each of them.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Read;
@@ -530,8 +535,13 @@ fn is_redirect(status: u16) -> bool {
 /// [`limits::FETCH_THREADS`], kept while the pool lives (they end when it is dropped). Tasks
 /// queue in a channel; the runs' own bound ([`limits::FETCH_CONCURRENCY_PER_RUN`]) keeps it
 /// to that many tasks per run with fetches in flight.
+/// Hands a fetch's answer (a response, or the text it rejects with) to the run that asked.
+pub(crate) type Deliver = fn(&Inner, u64, u32, Result<WireResponse, String>);
+
 pub(crate) struct Performers {
     inner: Weak<Inner>,
+    /// Where an answer goes (`schedule::answer_fetch`: to the run's worker).
+    deliver: Deliver,
     tx: crossbeam_channel::Sender<Task>,
     rx: crossbeam_channel::Receiver<Task>,
     spawned: Mutex<usize>,
@@ -540,10 +550,11 @@ pub(crate) struct Performers {
 }
 
 impl Performers {
-    pub fn new(inner: Weak<Inner>) -> Self {
+    pub fn new(inner: Weak<Inner>, deliver: Deliver) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
         Performers {
             inner,
+            deliver,
             tx,
             rx,
             spawned: Mutex::new(0),
@@ -560,9 +571,10 @@ impl Performers {
             return;
         }
         let (rx, inner, idle) = (self.rx.clone(), self.inner.clone(), self.idle.clone());
+        let deliver = self.deliver;
         let started = std::thread::Builder::new()
             .name("fetch".into())
-            .spawn(move || perform_loop(rx, inner, idle));
+            .spawn(move || perform_loop(rx, inner, idle, deliver));
         match started {
             Ok(_) => *spawned += 1,
             Err(e) => {
@@ -575,12 +587,7 @@ impl Performers {
                     };
                     while let Ok(task) = self.rx.try_recv() {
                         let text = format!("fetch could not start: {e}");
-                        crate::supervisor::answer_fetch(
-                            &inner,
-                            task.exec_id,
-                            task.call_id,
-                            Err(text),
-                        );
+                        (self.deliver)(&inner, task.exec_id, task.call_id, Err(text));
                     }
                 }
             }
@@ -588,7 +595,12 @@ impl Performers {
     }
 }
 
-fn perform_loop(rx: crossbeam_channel::Receiver<Task>, inner: Weak<Inner>, idle: Arc<AtomicUsize>) {
+fn perform_loop(
+    rx: crossbeam_channel::Receiver<Task>,
+    inner: Weak<Inner>,
+    idle: Arc<AtomicUsize>,
+    deliver: Deliver,
+) {
     loop {
         idle.fetch_add(1, Ordering::SeqCst);
         let task = rx.recv();
@@ -596,12 +608,12 @@ fn perform_loop(rx: crossbeam_channel::Receiver<Task>, inner: Weak<Inner>, idle:
         let (Ok(task), Some(inner)) = (task, inner.upgrade()) else {
             return;
         };
-        perform(&inner, task);
+        perform(&inner, task, deliver);
     }
 }
 
 /// Performs `task` (unless its run ended while it waited) and answers it.
-fn perform(inner: &Arc<Inner>, task: Task) {
+fn perform(inner: &Arc<Inner>, task: Task, deliver: Deliver) {
     let (exec_id, call_id) = (task.exec_id, task.call_id);
     if !inner.lock().fetches.wanted(exec_id, call_id) {
         return;
@@ -613,7 +625,7 @@ fn perform(inner: &Arc<Inner>, task: Task) {
     } else {
         inner.client.fetch(task.request, task.public, timeout)
     };
-    crate::supervisor::answer_fetch(inner, exec_id, call_id, result);
+    deliver(inner, exec_id, call_id, result);
 }
 
 #[cfg(test)]

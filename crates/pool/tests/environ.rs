@@ -1,5 +1,7 @@
-//! Workers start with an empty environment plus the few variables they need, in `/`: the
-//! host's secrets (model API keys, database passwords) never sit in a worker's memory.
+//! Workers start in `/` with only `CODEMODE_MEMORY_LIMIT_MIB` and, when the host has them, its
+//! time zone and locale (`TZ`, `LANG`, `LANGUAGE`, `LC_ALL`, which shape what `Date` and `Intl`
+//! show): the host's secrets (model API keys, database passwords) never sit in a worker's
+//! memory.
 //! One test in its own binary: it sets a variable in this process.
 
 mod common;

@@ -1,6 +1,13 @@
 //! The pool's supervision against `codemode-fake-worker` (no V8): each test takes well under a
 //! few seconds. The fake worker's script language is described at the top of its source.
-//! One file over 500 lines on purpose: the scenarios share the host double and the pool setup.
+//! Run twice: here with reader threads, and from fake_polled.rs with a poll(2) loop calling
+//! `Pool::readable` (the addon's reader); [`READER`] is the including crate's choice.
+//!
+//! One file over 500 lines: the supervision scenarios (queueing, time bounds, loss, requeue,
+//! shutdown, back-pressure, abandon) against one host double and one pool setup, which both
+//! readers run unchanged; split, each part would repeat the double and the setup.
+
+pub(crate) mod harness;
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -10,27 +17,23 @@ use std::time::{Duration, Instant};
 use codemode_pool::protocol::{
     Failure, FailureCode, Outbound, ProviderDecl, RunOutcome, WireResponse,
 };
-use codemode_pool::{
-    ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall, CANCEL_GRACE, PREPARE_GRACE,
-};
+use codemode_pool::{ExecSpec, FetchCall, Host, Pool, ToolCall, CANCEL_GRACE, PREPARE_GRACE};
+use harness::{Done, Reader, TestPool};
+
+/// The reader these scenarios run under (fake_polled.rs declares its own).
+#[allow(dead_code)]
+const READER: Reader = Reader::Threads;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_codemode-fake-worker");
 /// The longest any single completion may take in these tests.
 const BOUND: Duration = Duration::from_secs(10);
 
-fn start(workers: usize, queue_bound: usize, worker_path: PathBuf) -> Pool {
-    Pool::start(PoolOptions {
-        workers,
-        worker_path,
-        queue_bound,
-        timeout_ms: 5_000,
-        memory_limit_mib: 64,
-        handles_idle_timeout_ms: 300_000,
-    })
-    .expect("pool starts")
+fn start(workers: usize, queue_bound: usize, worker_path: PathBuf) -> TestPool {
+    let opts = harness::options(workers, worker_path, queue_bound, 5_000);
+    harness::start(opts, crate::READER)
 }
 
-fn pool(workers: usize, queue_bound: usize) -> Pool {
+fn pool(workers: usize, queue_bound: usize) -> TestPool {
     start(workers, queue_bound, PathBuf::from(FAKE))
 }
 
@@ -93,20 +96,9 @@ impl Host for Answering {
             .lock()
             .unwrap()
             .push(format!("{} {}", call.request.method, call.request.url));
-        let pool = self.pool();
-        std::thread::spawn(move || {
-            let body = format!("fetched {}", call.request.url).into_bytes();
-            let response = WireResponse {
-                status: 201,
-                body: Some(body),
-                ..Default::default()
-            };
-            pool.answer_fetch(call.exec_id, call.call_id, Ok(response));
-        });
+        harness::answer_fetch_later(&self.pool(), call);
     }
 }
-
-type Done = mpsc::Receiver<Result<RunOutcome, Failure>>;
 
 fn submit(pool: &Pool, host: &Arc<Answering>, spec: ExecSpec) -> Result<Done, FailureCode> {
     submit_id(pool, host, spec).map(|(_, rx)| rx)
@@ -118,17 +110,7 @@ fn submit_id(
     host: &Arc<Answering>,
     spec: ExecSpec,
 ) -> Result<(u64, Done), FailureCode> {
-    let (tx, rx) = mpsc::channel();
-    let id = pool
-        .execute(
-            spec,
-            host.clone(),
-            Box::new(move |_, r| {
-                let _ = tx.send(r);
-            }),
-        )
-        .map_err(|f| f.code)?;
-    Ok((id, rx))
+    harness::submit(pool, host.clone(), spec).map_err(|f| f.code)
 }
 
 /// A run of `code` whose providers `kv` and `p` take any tool name (the scripts call them).
@@ -242,7 +224,7 @@ fn the_queue_bound_refuses_at_once() {
 }
 
 /// A one-worker pool that has answered a first run, its host, and its worker's pid.
-fn warm_pool() -> (Pool, Arc<Answering>, Vec<u32>) {
+fn warm_pool() -> (TestPool, Arc<Answering>, Vec<u32>) {
     let pool = pool(1, 4);
     let host = Answering::new(&pool);
     run(&pool, &host, script("return ready")).unwrap();
@@ -720,7 +702,7 @@ fn behind(
     first: &str,
     second: &str,
     timeout_ms: u64,
-) -> (Pool, Arc<Answering>, Vec<u32>, Done, Done) {
+) -> (TestPool, Arc<Answering>, Vec<u32>, Done, Done) {
     let (pool, host, pids) = warm_pool();
     let a = submit(&pool, &host, script(first)).unwrap();
     let spec = ExecSpec {

@@ -3,16 +3,26 @@
 //! another tenant's execution. The hostile worker is killed and replaced, its run (if it still
 //! held one) fails with WORKER_VIOLATION, and the healthy run completes untouched: its tool
 //! calls and fetches reach its own host only, and nothing of the hostile run reaches it.
+//! Run twice: here with reader threads, and from hostile_polled.rs with a poll(2) loop calling
+//! `Pool::readable` (the addon's reader); `READER` is the including crate's choice.
+//!
+//! One file over 500 lines: the scenarios share one pair of tenants, one scenario runner and
+//! one pool setup, which both readers run unchanged.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use codemode_pool::protocol::{
-    limits, Failure, FailureCode, Outbound, ProviderDecl, RunOutcome, WireResponse,
-};
-use codemode_pool::{ExecSpec, FetchCall, Host, Pool, PoolOptions, ToolCall};
+use codemode_pool::protocol::{limits, Failure, FailureCode, Outbound, ProviderDecl};
+use codemode_pool::{ExecSpec, FetchCall, Host, Pool, ToolCall};
+use harness::{Done, Reader, TestPool};
+
+pub(crate) mod harness;
+
+/// The reader these scenarios run under (hostile_polled.rs declares its own).
+#[allow(dead_code)]
+const READER: Reader = Reader::Threads;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_codemode-fake-worker");
 const BOUND: Duration = Duration::from_secs(20);
@@ -56,33 +66,13 @@ impl Host for Tenant {
         let seen = format!("{}:GET {}", call.exec_id, call.request.url);
         self.calls.lock().unwrap().push(seen);
         if self.answers {
-            let pool = self.pool.clone();
-            std::thread::spawn(move || {
-                let response = WireResponse {
-                    status: 201,
-                    body: Some(format!("fetched {}", call.request.url).into_bytes()),
-                    ..Default::default()
-                };
-                pool.answer_fetch(call.exec_id, call.call_id, Ok(response));
-            });
+            harness::answer_fetch_later(&self.pool, call);
         }
     }
 }
 
-type Done = mpsc::Receiver<Result<RunOutcome, Failure>>;
-
 fn submit(pool: &Pool, host: &Arc<Tenant>, spec: ExecSpec) -> (u64, Done) {
-    let (tx, rx) = mpsc::channel();
-    let id = pool
-        .execute(
-            spec,
-            host.clone(),
-            Box::new(move |_, r| {
-                let _ = tx.send(r);
-            }),
-        )
-        .expect("accepted");
-    (id, rx)
+    harness::submit(pool, host.clone(), spec).expect("accepted")
 }
 
 /// `kv` lists `get` only; outbound as given.
@@ -113,6 +103,7 @@ fn rss_kib() -> u64 {
 }
 
 /// How the hostile run ends.
+#[derive(Clone, Copy)]
 enum Expect {
     /// It fails with WORKER_VIOLATION naming this.
     Violation(&'static str),
@@ -120,16 +111,14 @@ enum Expect {
     Completed,
 }
 
-fn two_workers() -> Pool {
-    Pool::start(PoolOptions {
-        workers: 2,
-        worker_path: PathBuf::from(FAKE),
-        queue_bound: 4,
-        timeout_ms: 10_000,
-        memory_limit_mib: 64,
-        handles_idle_timeout_ms: 300_000,
-    })
-    .expect("pool starts")
+/// A pool of `workers` fake workers, read by the including crate's reader.
+fn workers(workers: usize) -> TestPool {
+    let opts = harness::options(workers, PathBuf::from(FAKE), 4, 10_000);
+    harness::start(opts, crate::READER)
+}
+
+fn two_workers() -> TestPool {
+    workers(2)
 }
 
 /// Runs one scenario on a pool of its own: `hostile(healthy_exec_id)` is the hostile run's
@@ -226,58 +215,70 @@ fn a_frame_naming_another_execution_kills_its_worker_and_touches_nothing_of_that
     }
 }
 
+/// Runs each scenario `(name, hostile script, expected end)` whose script does not name the
+/// healthy run, each on a pool of its own.
+fn scenarios(cases: &[(&str, &str, Expect)]) {
+    for &(name, script, expect) in cases {
+        scenario(name, |_| script.into(), expect);
+    }
+}
+
 #[test]
 fn frames_out_of_their_place_kill_the_worker() {
-    scenario(
-        "a second Done",
-        |_| "send-done; return again".into(),
-        Expect::Completed,
-    );
-    scenario(
-        "one call id twice",
-        |_| "same-call; sleep 2000".into(),
-        Expect::Violation("already in flight"),
-    );
-    scenario(
-        "a message only the host sends",
-        |_| "host-msg; sleep 2000".into(),
-        Expect::Violation("malformed frame"),
-    );
-    scenario(
-        "garbage",
-        |_| "garbage; sleep 2000".into(),
-        Expect::Violation("malformed frame"),
-    );
-    scenario(
-        "a truncated frame",
-        |_| "truncated".into(),
-        Expect::Violation("truncated frame"),
-    );
+    scenarios(&[
+        (
+            "a second Done",
+            "send-done; return again",
+            Expect::Completed,
+        ),
+        (
+            "one call id twice",
+            "same-call; sleep 2000",
+            Expect::Violation("already in flight"),
+        ),
+        (
+            "a message only the host sends",
+            "host-msg; sleep 2000",
+            Expect::Violation("malformed frame"),
+        ),
+        (
+            "garbage",
+            "garbage; sleep 2000",
+            Expect::Violation("malformed frame"),
+        ),
+        (
+            "a truncated frame",
+            "truncated",
+            Expect::Violation("truncated frame"),
+        ),
+    ]);
 }
 
 /// CPU between runs (docs/bounds.md): a worker that holds no run and keeps a core busy is a
 /// worker taken over by its program; it is killed and replaced, and the healthy one stays.
 #[test]
 fn a_worker_that_burns_cpu_while_it_holds_no_run_is_killed_and_replaced() {
-    scenario(
+    scenarios(&[(
         "spinning while idle",
-        |_| "spin-when-idle; return ok".into(),
+        "spin-when-idle; return ok",
         Expect::Completed,
-    );
+    )]);
 }
 
 #[test]
 fn tools_the_request_did_not_declare_never_reach_dispatch() {
-    scenario(
-        "an undeclared provider",
-        |_| "call db get x; return never".into(),
-        Expect::Violation("provider \"db\""),
-    );
-    scenario(
-        "an unlisted tool",
-        |_| "call kv drop x; return never".into(),
-        Expect::Violation("kv.drop"),
-    );
+    scenarios(&[
+        (
+            "an undeclared provider",
+            "call db get x; return never",
+            Expect::Violation("provider \"db\""),
+        ),
+        (
+            "an unlisted tool",
+            "call kv drop x; return never",
+            Expect::Violation("kv.drop"),
+        ),
+    ]);
 }
 
 #[test]
@@ -477,15 +478,7 @@ fn a_grant_must_name_a_fresh_well_formed_execution_id() {
 /// (WORKER_LOST), and the one beside it runs on.
 #[test]
 fn a_worker_growing_native_memory_past_its_ceiling_dies_like_any_crash() {
-    let pool = Pool::start(PoolOptions {
-        workers: 1,
-        worker_path: PathBuf::from(FAKE),
-        queue_bound: 4,
-        timeout_ms: 10_000,
-        memory_limit_mib: 64,
-        handles_idle_timeout_ms: 300_000,
-    })
-    .expect("pool starts");
+    let pool = workers(1);
     let a = Tenant::new(&pool, false);
     // Under the ceiling (512 MiB + 3 x 64 MiB) an allocation succeeds...
     let (_, done) = submit(&pool, &a, spec("alloc 100; return ok", Outbound::Blocked));
@@ -530,15 +523,7 @@ fn a_worker_growing_native_memory_past_its_ceiling_dies_like_any_crash() {
 /// the owner's uid may signal the target. The host survives, and the run completes.
 #[test]
 fn a_worker_cannot_signal_the_host_through_its_stdin() {
-    let pool = Pool::start(PoolOptions {
-        workers: 1,
-        worker_path: PathBuf::from(FAKE),
-        queue_bound: 4,
-        timeout_ms: 10_000,
-        memory_limit_mib: 64,
-        handles_idle_timeout_ms: 300_000,
-    })
-    .expect("pool starts");
+    let pool = workers(1);
     wait_for("an idle worker", || pool.stats().idle == 1);
     let pid = pool.worker_pids()[0];
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

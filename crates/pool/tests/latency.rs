@@ -1,5 +1,5 @@
 //! Latency of the pool against the real worker, for before/after comparisons of the
-//! supervisor: `cargo test --release -p codemode-pool --test latency -- --ignored --nocapture`.
+//! pool's reading, dispatch and scheduling: `cargo test --release -p codemode-pool --test latency -- --ignored --nocapture`.
 //! Ignored by default: it measures, it does not check.
 
 use std::path::PathBuf;

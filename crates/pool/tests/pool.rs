@@ -37,6 +37,16 @@ struct Answering {
     calls: Mutex<Vec<(String, String)>>,
 }
 
+impl Answering {
+    /// A host that answers through `pool` (`None`: a host whose runs make no calls).
+    fn new(pool: Option<Pool>) -> Arc<Answering> {
+        Arc::new(Answering {
+            pool: Mutex::new(pool),
+            calls: Mutex::new(Vec::new()),
+        })
+    }
+}
+
 impl Host for Answering {
     fn fetch(&self, call: codemode_pool::FetchCall) {
         let pool = self.pool.lock().unwrap().clone().unwrap();
@@ -78,10 +88,7 @@ fn run(pool: &Pool, spec: ExecSpec, host: Arc<dyn Host>) -> Result<RunOutcome, F
 #[test]
 fn runs_programs_and_routes_tool_calls() {
     let pool = pool(1, 8);
-    let host = Arc::new(Answering {
-        pool: Mutex::new(Some(pool.clone())),
-        calls: Mutex::new(Vec::new()),
-    });
+    let host = Answering::new(Some(pool.clone()));
     let out = run(
         &pool,
         ExecSpec {
@@ -111,10 +118,7 @@ fn runs_programs_and_routes_tool_calls() {
 #[test]
 fn refuses_at_once_when_the_queue_is_full_and_after_close() {
     let pool = pool(1, 0);
-    let host: Arc<dyn Host> = Arc::new(Answering {
-        pool: Mutex::new(None),
-        calls: Mutex::new(Vec::new()),
-    });
+    let host: Arc<dyn Host> = Answering::new(None);
     // Wait until the single worker is ready, so the first run is dispatched, not queued.
     assert!(run(
         &pool,
@@ -184,10 +188,7 @@ fn a_missing_binary_is_a_clear_fault() {
 #[test]
 fn runs_that_fill_their_memory_limit_end_with_memory_limit_under_the_ceiling() {
     let pool = pool(1, 4);
-    let host: Arc<dyn Host> = Arc::new(Answering {
-        pool: Mutex::new(None),
-        calls: Mutex::new(Vec::new()),
-    });
+    let host: Arc<dyn Host> = Answering::new(None);
     for mib in [64, 256] {
         for code in [
             "async () => { const a = []; for (;;) a.push(new Array(1000).fill(Math.random())) }",

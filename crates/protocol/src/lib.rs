@@ -1,7 +1,8 @@
 //! The wire protocol between the host (pool core) and a `codemode-worker` process, and the
 //! failure grammar every layer reports with.
 //!
-//! A frame is a little-endian `u32` body length followed by the body. A body is one message in
+//! A frame is a little-endian `u32` body length followed by the body ([`frame`]: the one codec
+//! every reader and writer uses). A body is one message in
 //! [postcard](https://docs.rs/postcard) (varint integers, length-prefixed strings and byte
 //! strings; an enum starts with its variant index), the layout the serde derives in
 //! [`messages`] give. The worker's first frame is [`WorkerMsg::Hello`] carrying
@@ -15,10 +16,10 @@ pub mod limits;
 pub mod messages;
 
 pub use failures::{Failure, FailureCode, FailureKind};
+pub use frame::FrameTooLarge;
 pub use messages::{
-    DecodeError, ExecuteRequest, FrameTooLarge, Grant, HostMsg, LogEntry, LogLevel, Outbound,
-    ProviderDecl, Redirect, RunError, RunOutcome, RunStats, SourceLocation, WireRequest,
-    WireResponse, WorkerMsg,
+    DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl,
+    Redirect, RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::frame::FrameTooLarge;
+
 /// One provider global in the sandbox. `tools: None` is an open list (`'*'`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderDecl {
@@ -348,82 +350,6 @@ impl std::fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// The frame buffer as a postcard output: slices are appended with one `memcpy` (postcard's
-/// own `to_extend` appends byte by byte through `Extend`).
-struct FrameWriter(Vec<u8>);
-
-impl postcard::ser_flavors::Flavor for FrameWriter {
-    type Output = Vec<u8>;
-
-    #[inline(always)]
-    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
-        self.0.push(byte);
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
-        self.0.extend_from_slice(bytes);
-        Ok(())
-    }
-
-    fn finalize(self) -> postcard::Result<Vec<u8>> {
-        Ok(self.0)
-    }
-}
-
-/// A message whose body would pass [`crate::MAX_FRAME_BYTES`]: the peer would refuse the frame
-/// (and a worker exits on it), so it is refused before it is built. Like a length-delimited
-/// codec, the encoder bounds what it writes as well as what the reader accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameTooLarge {
-    /// The body's size in bytes.
-    pub size: usize,
-    /// The bound it passes ([`crate::MAX_FRAME_BYTES`]).
-    pub limit: usize,
-}
-
-impl std::fmt::Display for FrameTooLarge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "a frame body of {} bytes passes the bound of {} bytes",
-            self.size, self.limit
-        )
-    }
-}
-
-impl std::error::Error for FrameTooLarge {}
-
-/// The whole frame of `msg`: the length prefix, then its postcard body, written in place into
-/// one buffer sized exactly beforehand (the sizing pass counts, it copies nothing). A body over
-/// [`crate::MAX_FRAME_BYTES`] is refused after the sizing pass, before anything is allocated.
-fn encode_frame<T: Serialize>(msg: &T) -> Result<Vec<u8>, FrameTooLarge> {
-    let size = postcard::experimental::serialized_size(msg).unwrap_or(0);
-    if size > crate::MAX_FRAME_BYTES {
-        return Err(FrameTooLarge {
-            size,
-            limit: crate::MAX_FRAME_BYTES,
-        });
-    }
-    let mut frame = Vec::with_capacity(4 + size);
-    frame.extend_from_slice(&[0; 4]);
-    match postcard::serialize_with_flavor(msg, FrameWriter(frame)) {
-        Ok(mut frame) => {
-            let len = (frame.len() - 4) as u32;
-            frame[..4].copy_from_slice(&len.to_le_bytes());
-            Ok(frame)
-        }
-        // Unreachable for these types (every field has a known length, no Serialize impl of
-        // ours can fail, Hello never gets here). Should it ever happen, a zero-length frame is
-        // refused by every reader: the peer fails loudly instead of misreading.
-        Err(e) => {
-            debug_assert!(false, "a message failed to serialize: {e}");
-            Ok(vec![0; 4])
-        }
-    }
-}
-
 /// Decodes one whole body: anything left over is an error, not ignored.
 fn decode_body<'a, T: Deserialize<'a>>(body: &'a [u8], side: &str) -> Result<T, DecodeError> {
     let (msg, rest) = postcard::take_from_bytes(body)
@@ -441,13 +367,13 @@ impl HostMsg {
     /// The whole frame, length prefix included; refused when the body passes
     /// [`crate::MAX_FRAME_BYTES`].
     pub fn encode(&self) -> Result<Vec<u8>, FrameTooLarge> {
-        encode_frame(self)
+        crate::frame::encode(self)
     }
 
     /// The frame of a message that is small by construction (a Cancel, a CloseHandles: a few
     /// integers), which cannot pass the bound.
     pub fn encode_small(&self) -> Vec<u8> {
-        encode_frame(self).unwrap_or_else(|_| vec![0; 4])
+        crate::frame::encode(self).unwrap_or_else(|_| vec![0; 4])
     }
 
     /// Decodes a frame body (without the length prefix).
@@ -462,14 +388,13 @@ impl WorkerMsg {
     pub fn encode(&self) -> Result<Vec<u8>, FrameTooLarge> {
         match self {
             WorkerMsg::Hello { version, pid } => {
-                let mut frame = Vec::with_capacity(4 + HELLO_BODY_BYTES);
-                frame.extend_from_slice(&(HELLO_BODY_BYTES as u32).to_le_bytes());
-                frame.push(HELLO_TAG);
-                frame.extend_from_slice(&version.to_le_bytes());
-                frame.extend_from_slice(&pid.to_le_bytes());
-                Ok(frame)
+                let mut body = [0u8; HELLO_BODY_BYTES];
+                body[0] = HELLO_TAG;
+                body[1..5].copy_from_slice(&version.to_le_bytes());
+                body[5..].copy_from_slice(&pid.to_le_bytes());
+                crate::frame::encode_raw(&body)
             }
-            other => encode_frame(other),
+            other => crate::frame::encode(other),
         }
     }
 

@@ -1,7 +1,11 @@
 //! `codemode-fake-worker`: a worker that speaks the protocol but has no V8, so the pool's
 //! supervision can be tested in seconds (`crates/pool/tests/fake.rs`). Like the real worker it
 //! says `Hello`, takes one `Execute` at a time, answers `Done` then `Ready`, reads `Cancel` on
-//! the control pipe (fd 3) and exits when stdin closes.
+//! the control pipe (fd 3) and exits when stdin closes. It reads and writes frames with the
+//! protocol's codec, except where a script asks for malformed bytes on purpose.
+//!
+//! One file over 500 lines: a binary, and its script language (the commands and what each
+//! sends) is one table that the tests read next to their scripts.
 //!
 //! Start-up options (a test points `worker_path` at a shell script that passes them):
 //! - `--hello-version N`: say Hello with protocol version N instead of this build's.

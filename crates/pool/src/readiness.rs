@@ -4,21 +4,19 @@
 //! wake-up. The daemon, whose loop is not the pool's business, keeps reader threads.
 //!
 //! The host's loop calls [`Pool::readable`](crate::Pool::readable) on its own thread whenever a
-//! watched descriptor is readable; frames are handled there exactly as a reader thread handles
-//! them (`supervisor::on_frame`). A worker's end (reaping it, settling what it held) runs on a
+//! watched descriptor is readable; the pipe is read and its frames handled there exactly as a
+//! reader thread does (reader.rs: `Output::read`, the same codec and dispatcher), only without
+//! blocking. A worker's end (reaping it, settling what it held) runs on a
 //! short thread of its own, so the host's thread never waits for a process to exit.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::{Child, ChildStdout};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use codemode_protocol::frame::{frame_len, truncated};
-
-use crate::conduct::WORKER_FRAME_BYTES;
+use crate::lifecycle::{end_worker, End};
 use crate::process::Process;
-use crate::supervisor::{end_worker, on_frame, start_reader, unreadable, End};
+use crate::reader::{finish, start_reader, Ending, Output, Progress, READ_BYTES};
 use crate::Inner;
 
 /// The host's event loop, as the pool asks it to watch a worker's output.
@@ -38,22 +36,17 @@ pub enum Readable {
     Ended(Option<ChildStdout>),
 }
 
-/// Bytes read per `read` call, and at most this many times per `readable`, so one worker
-/// streaming a large result cannot hold the host's loop for long.
-const CHUNK: usize = 64 * 1024;
-const CHUNKS_PER_WAKE: usize = 16;
+/// Reads (of up to `READ_BYTES` each) per `readable`, so one worker streaming a large result
+/// cannot hold the host's loop for long.
+const READS_PER_WAKE: usize = 16;
 
 pub(crate) struct Watched {
     /// `None` once the worker was reaped (by `shutdown`): what it still says is not read.
     child: Option<Child>,
     process: Arc<Process>,
     stdout: ChildStdout,
-    /// What each `read` fills: allocated (and zeroed) once per worker, not once per wake.
-    chunk: Box<[u8]>,
-    /// Bytes read and not yet handled, from `start` on.
-    pending: Vec<u8>,
-    start: usize,
-    greeted: bool,
+    /// Its frames, read and not yet handled, as a reader thread would hold them.
+    output: Output,
 }
 
 #[derive(Default)]
@@ -102,10 +95,7 @@ pub(crate) fn watch(
             child: Some(child),
             process,
             stdout,
-            chunk: vec![0; CHUNK].into_boxed_slice(),
-            pending: Vec::new(),
-            start: 0,
-            greeted: false,
+            output: Output::new(),
         },
     );
     if watch.watch(key, fd) {
@@ -135,29 +125,12 @@ pub(crate) fn readable(inner: &Arc<Inner>, key: u64) -> Readable {
         return Readable::Ended(Some(w.stdout));
     }
     let mut end: Option<Ending> = None;
-    for _ in 0..CHUNKS_PER_WAKE {
-        match w.stdout.read(&mut w.chunk) {
-            Ok(0) => {
-                end = Some(match partial(&w) {
-                    Some((got, len)) => Ending::Unreadable(truncated(got, len)),
-                    None => Ending::Now(End::Eof),
-                });
-                break;
-            }
-            Ok(n) => {
-                w.pending.extend_from_slice(&w.chunk[..n]);
-                if let Err(e) = handle_frames(inner, key, &mut w) {
-                    end = Some(e);
-                    break;
-                }
-                if n < CHUNK {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                end = Some(Ending::Unreadable(e));
+    for _ in 0..READS_PER_WAKE {
+        match w.output.read(inner, key, &mut w.stdout) {
+            Ok(Progress::Read(n)) if n >= READ_BYTES => {}
+            Ok(_) => break,
+            Err(ending) => {
+                end = Some(ending);
                 break;
             }
         }
@@ -169,8 +142,12 @@ pub(crate) fn readable(inner: &Arc<Inner>, key: u64) -> Readable {
     if let Some(child) = w.child.take() {
         // Handed over through a slot, so a thread that cannot be started gives it back.
         let slot = Arc::new(Mutex::new(Some((child, ending))));
-        let (inner2, slot2, process, greeted) =
-            (inner.clone(), slot.clone(), w.process.clone(), w.greeted);
+        let (inner2, slot2, process, greeted) = (
+            inner.clone(),
+            slot.clone(),
+            w.process.clone(),
+            w.output.greeted,
+        );
         let ending_thread = std::thread::Builder::new()
             .name(format!("worker-{key}-end"))
             .spawn(move || {
@@ -183,73 +160,11 @@ pub(crate) fn readable(inner: &Arc<Inner>, key: u64) -> Readable {
             // No thread to spare: end it here (a killed worker exits in milliseconds).
             let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some((child, ending)) = taken {
-                finish(inner, key, child, &w.process, w.greeted, ending);
+                finish(inner, key, child, &w.process, w.output.greeted, ending);
             }
         }
     }
     Readable::Ended(Some(w.stdout))
-}
-
-/// Why a watched worker's output ended: decided, or a read error still to be judged (a frame
-/// cut short is a crash or a violation depending on how the worker exits, which
-/// `supervisor::unreadable` waits a moment to see, off the loop's thread).
-enum Ending {
-    Now(End),
-    Unreadable(std::io::Error),
-}
-
-fn finish(
-    inner: &Inner,
-    key: u64,
-    mut child: Child,
-    process: &Process,
-    greeted: bool,
-    ending: Ending,
-) {
-    let end = match ending {
-        Ending::Now(end) => end,
-        Ending::Unreadable(e) => unreadable(e, &mut child),
-    };
-    end_worker(inner, key, child, process, greeted, end);
-}
-
-/// The bytes of a frame begun and not finished (`(got, announced)`), if any.
-fn partial(w: &Watched) -> Option<(usize, usize)> {
-    let rest = &w.pending[w.start..];
-    if rest.is_empty() {
-        return None;
-    }
-    let announced = rest
-        .first_chunk::<4>()
-        .map_or(4, |p| 4 + u32::from_le_bytes(*p) as usize);
-    Some((rest.len().saturating_sub(4), announced.saturating_sub(4)))
-}
-
-/// Handles every whole frame in `w.pending`, keeping a partial one for the next read.
-fn handle_frames(inner: &Arc<Inner>, key: u64, w: &mut Watched) -> Result<(), Ending> {
-    loop {
-        let rest = &w.pending[w.start..];
-        let Some(prefix) = rest.first_chunk::<4>() else {
-            break;
-        };
-        let len = frame_len(*prefix, WORKER_FRAME_BYTES).map_err(Ending::Unreadable)?;
-        if rest.len() < 4 + len {
-            // Grows with the bytes that arrive, as the reader thread's buffer does: a prefix
-            // that promises more than the worker sends costs nothing.
-            break;
-        }
-        let body = w.start + 4..w.start + 4 + len;
-        w.start = body.end;
-        on_frame(inner, key, &mut w.greeted, &w.pending[body]).map_err(Ending::Now)?;
-    }
-    if w.start == w.pending.len() {
-        w.pending.clear();
-        w.start = 0;
-    } else if w.start > 0 {
-        w.pending.drain(..w.start);
-        w.start = 0;
-    }
-    Ok(())
 }
 
 /// `shutdown`: reaps every watched worker now (its loop may be the thread waiting in
@@ -263,7 +178,7 @@ pub(crate) fn end_all(inner: &Arc<Inner>) {
         .filter_map(|(key, w)| {
             w.child
                 .take()
-                .map(|c| (*key, c, w.process.clone(), w.greeted))
+                .map(|c| (*key, c, w.process.clone(), w.output.greeted))
         })
         .collect();
     for (key, child, process, greeted) in ending {

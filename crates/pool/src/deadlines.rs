@@ -1,0 +1,146 @@
+//! The deadline registry: when the watchdog (watchdog.rs) is to look next ([`due_by`], which
+//! everything that sets a deadline calls), and the CPU count each worker keeps between runs
+//! and invocations ([`IdleCpu`]), which invocations mark as they start and are answered and
+//! the watchdog reads on each look. Plain bookkeeping on the state, under its lock: nothing
+//! here signals or settles anything.
+
+use std::time::{Duration, Instant};
+
+use codemode_protocol::limits;
+
+use crate::{Inner, State};
+
+/// Asks the watchdog to look again by `at` (a new deadline, or now for an abort). It is woken
+/// only when `at` precedes the look it planned: it looks at least once a second, so a run
+/// starting under the default bound costs it no wake-up. Called with the lock held.
+pub(crate) fn due_by(inner: &Inner, st: &mut State, at: Instant) {
+    if st.watchdog_at.is_none_or(|planned| at < planned) {
+        st.watchdog_at = Some(at);
+        inner.changed.notify_all();
+    }
+}
+
+/// The CPU one worker spends while it holds no run and no invocation in flight, in the current
+/// window. Reads come from the worker's CPU clock (`Process::cpu_time`) at the watchdog's
+/// looks (at least once a second), and at each invocation's start and answer, so what an
+/// invocation spends is its own (its time bound covers it) however often invocations come.
+/// Time between a run's end (or an invocation's answer that no hook saw) and the first look
+/// is not counted: at most one look apart.
+#[derive(Clone, Copy)]
+pub(crate) struct IdleCpu {
+    phase: Phase,
+    window_start: Instant,
+    /// CPU counted in this window.
+    used: Duration,
+    /// The worker's CPU clock at the last read while it was between invocations; `None` while
+    /// an invocation runs.
+    mark: Option<Duration>,
+}
+
+/// What a watched worker is doing; a change starts a fresh count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No run: ready, or preparing its next isolate. Carries the execution it was last sent,
+    /// so a run that came and went between two looks starts a fresh count.
+    Free(Option<u64>),
+    /// Serving retained execution `exec_id`.
+    Retained(u64),
+}
+
+pub(crate) enum OverBudget {
+    Retained(u64),
+    Free { worker: u64, used: Duration },
+}
+
+/// The phase of worker `key`, if its CPU is watched: not while it runs a program (its time
+/// bound covers it), nor while it starts (before its Hello it has run nothing).
+fn phase(st: &State, key: u64) -> Option<(Phase, bool)> {
+    let slot = st.workers.get(&key)?;
+    let last = slot.bound.as_ref().map(|b| b.exec_id);
+    match slot.exec {
+        None if last.is_some() || st.idle.contains(&key) => Some((Phase::Free(last), false)),
+        None => None,
+        Some(exec_id) => {
+            let r = st.retained.get(st.retained_ids.get(&exec_id)?)?;
+            Some((Phase::Retained(exec_id), r.current.is_some()))
+        }
+    }
+}
+
+/// One look: reads each watched worker's CPU clock and returns those past the budget (their
+/// counts are dropped: what follows starts afresh).
+pub(crate) fn look_at_idle_cpu(st: &mut State, now: Instant) -> Vec<OverBudget> {
+    let budget = Duration::from_millis(limits::IDLE_CPU_MS);
+    let window = Duration::from_millis(limits::IDLE_CPU_WINDOW_MS);
+    let mut over = Vec::new();
+    let keys: Vec<u64> = st.workers.keys().copied().collect();
+    for key in keys {
+        let watched = phase(st, key);
+        let cpu = watched.and_then(|_| st.workers.get(&key)?.process.cpu_time());
+        let (Some((phase, invoking)), Some(cpu)) = (watched, cpu) else {
+            st.idle_cpu.remove(&key);
+            continue;
+        };
+        let fresh = IdleCpu {
+            phase,
+            window_start: now,
+            used: Duration::ZERO,
+            mark: (!invoking).then_some(cpu),
+        };
+        let count = st.idle_cpu.entry(key).or_insert(fresh);
+        if count.phase != phase {
+            *count = fresh;
+            continue;
+        }
+        match count.mark {
+            Some(mark) => {
+                count.used += cpu.saturating_sub(mark);
+                count.mark = Some(cpu);
+            }
+            // Between invocations, but the answer's read failed: counting resumes here.
+            None if !invoking => count.mark = Some(cpu),
+            None => {}
+        }
+        if count.used > budget {
+            over.push(match phase {
+                Phase::Retained(exec_id) => OverBudget::Retained(exec_id),
+                Phase::Free(_) => OverBudget::Free {
+                    worker: key,
+                    used: count.used,
+                },
+            });
+            st.idle_cpu.remove(&key);
+        } else if now.saturating_duration_since(count.window_start) >= window {
+            count.window_start = now;
+            count.used = Duration::ZERO;
+        }
+    }
+    st.idle_cpu.retain(|key, _| st.workers.contains_key(key));
+    over
+}
+
+/// An invocation of the retained execution on `worker` starts: what the worker spent since the
+/// last read counts; what the invocation spends does not. Called with the lock held.
+pub(crate) fn invocation_started(st: &mut State, worker: u64) {
+    let State {
+        workers, idle_cpu, ..
+    } = st;
+    let Some(count) = idle_cpu.get_mut(&worker) else {
+        return;
+    };
+    let cpu = workers.get(&worker).and_then(|w| w.process.cpu_time());
+    if let (Some(mark), Some(cpu)) = (count.mark.take(), cpu) {
+        count.used += cpu.saturating_sub(mark);
+    }
+}
+
+/// An invocation of the retained execution on `worker` was answered: counting resumes from
+/// here. Called with the lock held.
+pub(crate) fn invocation_answered(st: &mut State, worker: u64) {
+    let State {
+        workers, idle_cpu, ..
+    } = st;
+    if let Some(count) = idle_cpu.get_mut(&worker) {
+        count.mark = workers.get(&worker).and_then(|w| w.process.cpu_time());
+    }
+}

@@ -1,0 +1,170 @@
+//! Which worker runs what, and the frames the host sends to a run: queued runs are handed to
+//! idle workers, else to workers preparing their next isolate ([`pump`]); answers to a run's
+//! calls ([`send_to_run`], [`answer_fetch`]) and cancels ([`send_cancel`]) are written to the
+//! worker that holds it. Called by the public API (lib.rs), the dispatcher, the watchdog and
+//! the settlement of lost workers; everything here runs under, or takes, the state lock.
+
+use std::fs::File;
+use std::io::Write;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use codemode_protocol::{FailureCode, HostMsg, RunError, RunOutcome, WireResponse};
+
+use crate::conduct::Binding;
+use crate::input::WorkerInput;
+use crate::{Inner, Running, State, WorkerSlot};
+
+/// Hands queued jobs to idle workers, else to workers preparing their next isolate (see
+/// `State::preparing`). Called with the lock held.
+pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
+    while !st.queue.is_empty() {
+        let (worker, early) = match st.idle.pop_front() {
+            Some(worker) => (worker, false),
+            None => match st.preparing.pop_front() {
+                Some(worker) => (worker, true),
+                None => return,
+            },
+        };
+        let Some(job) = st.queue.pop_front() else {
+            return;
+        };
+        let Some(slot) = st.workers.get_mut(&worker) else {
+            st.queue.push_front(job);
+            continue;
+        };
+        slot.exec = Some(job.exec_id);
+        // Before the Execute: the worker builds the run's isolate under its ceiling. A worker
+        // that is already gone fails the write below and is reported lost.
+        let ceiling = crate::process::address_ceiling(job.memory_limit_mib);
+        if let Err(e) = slot.process.set_address_ceiling(ceiling) {
+            eprintln!("codemode-executor: could not set a worker's memory ceiling: {e}");
+        }
+        slot.bound = Some(Binding::new(job.exec_id, job.tools.clone()));
+        // A broken pipe means the worker is going; its reader reports it lost, and the
+        // run, never acknowledged, goes back to the queue.
+        slot.input.send(job.frame.clone());
+        let now = Instant::now();
+        let mut deadline = now + Duration::from_millis(job.timeout_ms);
+        if early {
+            deadline += crate::PREPARE_GRACE;
+        }
+        st.running.insert(
+            job.exec_id,
+            Running {
+                worker,
+                unstarted: Some(job.frame),
+                requeues: job.requeues,
+                host: job.host,
+                outbound: job.outbound,
+                tools: job.tools,
+                memory_limit_mib: job.memory_limit_mib,
+                done: job.done,
+                timeout_ms: job.timeout_ms,
+                started: now,
+                deadline,
+                cancelled_at: None,
+                rebase: early,
+            },
+        );
+        crate::deadlines::due_by(inner, st, deadline);
+    }
+}
+
+pub(crate) fn mark_idle(inner: &Inner, key: u64) {
+    let mut st = inner.lock();
+    st.preparing.retain(|k| *k != key);
+    // Not free when it was handed a run while preparing: that run is already in its stdin.
+    let free = st.workers.get(&key).is_some_and(|slot| slot.exec.is_none());
+    if free && !st.idle.contains(&key) {
+        st.idle.push_back(key);
+    }
+    pump(inner, &mut st);
+}
+
+/// Writes `frame`, the answer to call `call_id`, to the worker running `exec_id`. A run that already ended gets nothing (no one
+/// waits for the answer); a write error means the worker died, and its reader reports it.
+pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, call_id: u32, frame: Vec<u8>) {
+    let mut st = inner.lock();
+    let Some(worker) = st.running.get(&exec_id).map(|r| r.worker) else {
+        return;
+    };
+    if let Some(w) = st.workers.get_mut(&worker) {
+        answered(w, exec_id, call_id);
+        w.input.send(frame);
+    }
+}
+
+/// Writes a fetch answer to the worker running `exec_id` (or retaining it), if it still does.
+/// Every answer passes here, native or routed, in process or through the daemon: the answer is
+/// checked (outbound::Flights::answered), and the run's next waiting native fetch starts.
+pub(crate) fn answer_fetch(
+    inner: &Inner,
+    exec_id: u64,
+    call_id: u32,
+    result: Result<WireResponse, String>,
+) {
+    let (result, next) = inner.lock().fetches.answered(exec_id, call_id, result);
+    if let Some(task) = next {
+        inner.performers.submit(task);
+    }
+    let frame = HostMsg::FetchResult {
+        exec_id,
+        call_id,
+        result,
+    }
+    .encode()
+    .unwrap_or_else(|e| {
+        HostMsg::FetchResult {
+            exec_id,
+            call_id,
+            result: Err(crate::answer_too_large("fetch", e)),
+        }
+        .encode_small()
+    });
+    let mut st = inner.lock();
+    let worker = match st.running.get(&exec_id) {
+        Some(run) => Some(run.worker),
+        None => st
+            .retained_ids
+            .get(&exec_id)
+            .and_then(|id| st.retained.get(id))
+            .map(|r| r.worker),
+    };
+    if let Some(w) = worker.and_then(|w| st.workers.get_mut(&w)) {
+        answered(w, exec_id, call_id);
+        w.input.send(frame);
+    }
+}
+
+/// Call `call_id` of `exec_id` is answered: no longer in flight on `slot`'s worker.
+fn answered(slot: &mut WorkerSlot, exec_id: u64, call_id: u32) {
+    if let Some(b) = slot.bound.as_mut().filter(|b| b.exec_id == exec_id) {
+        b.answered(call_id);
+    }
+}
+
+pub(crate) fn timed_out(timeout_ms: u64, logs: Vec<codemode_protocol::LogEntry>) -> RunOutcome {
+    let ms = timeout_ms.to_string();
+    RunOutcome {
+        result: None,
+        error: Some(RunError {
+            code: FailureCode::Timeout.as_str().into(),
+            message: FailureCode::Timeout.render(&[("ms", &ms)]),
+            location: None,
+        }),
+        logs,
+        stats: Default::default(),
+        grant: None,
+    }
+}
+
+/// Tells a worker to stop run `exec_id`: the control pipe terminates running JS; stdin wakes a
+/// run waiting for tools.
+pub(crate) fn send_cancel(exec_id: u64, control: &Mutex<File>, input: &WorkerInput) {
+    let frame = HostMsg::Cancel { exec_id }.encode_small();
+    if let Ok(mut pipe) = control.lock() {
+        let _ = pipe.write_all(&frame);
+    };
+    input.send(frame);
+}
