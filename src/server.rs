@@ -254,25 +254,6 @@ pub fn executor_protocol() -> u32 {
     codemode_daemon::wire::PROTOCOL
 }
 
-/// What a run's tool calls may hold on the host that dispatches them (crates/protocol
-/// `limits`): the serialized argument bytes of calls not yet answered, and how many dispatches
-/// run at once.
-#[napi(object)]
-pub struct NativeDispatchLimits {
-    pub tool_bytes_in_flight: u32,
-    pub dispatches: u32,
-}
-
-/// The dispatch bounds lib/executor-core.js holds every run to, in process and over connect().
-#[napi]
-pub fn dispatch_limits() -> NativeDispatchLimits {
-    use codemode_protocol::limits;
-    NativeDispatchLimits {
-        tool_bytes_in_flight: limits::TOOL_BYTES_IN_FLIGHT as u32,
-        dispatches: limits::DISPATCHES as u32,
-    }
-}
-
 /// The V8 value-serializer format the worker speaks (lib/clone.js checks Node's against it).
 #[napi]
 pub fn value_format_version() -> u32 {

@@ -472,29 +472,6 @@ impl From<PoolStats> for NativePoolStats {
     }
 }
 
-/// The output bounds, for the host side (which bounds what it sends back).
-#[napi(object)]
-pub struct NativeLimits {
-    pub log_entries: u32,
-    pub log_bytes: u32,
-    pub log_entry_bytes: u32,
-    pub result_bytes: u32,
-    pub tool_payload_bytes: u32,
-}
-
-impl NativeLimits {
-    pub fn current() -> Self {
-        use protocol::limits as l;
-        NativeLimits {
-            log_entries: l::LOG_ENTRIES as u32,
-            log_bytes: l::LOG_BYTES as u32,
-            log_entry_bytes: l::LOG_ENTRY_BYTES as u32,
-            result_bytes: l::RESULT_BYTES as u32,
-            tool_payload_bytes: l::TOOL_PAYLOAD_BYTES as u32,
-        }
-    }
-}
-
 /// One sample of a metric: its series name, labels and value.
 #[napi(object)]
 pub struct NativeSample {

@@ -630,19 +630,7 @@ impl Conn<'_> {
             let f = FailureCode::Draining.failure(&[]);
             return self.send(ServerMsg::failed(id, f), None);
         }
-        let invalid = |field: &str, allowed: &str, got: u64| {
-            FailureCode::InvalidRequest.failure(&[
-                ("field", field),
-                ("problem", &format!("got {got}")),
-                ("allowed", allowed),
-            ])
-        };
-        if let Some(t) = e.timeout.filter(|t| !(1..=2_147_483_647).contains(t)) {
-            let f = invalid("timeout", "an integer from 1 to 2147483647 (ms)", t);
-            return self.send(ServerMsg::failed(id, f), None);
-        }
-        if let Some(m) = e.memory_limit.filter(|m| !(8..=16_384).contains(m)) {
-            let f = invalid("memoryLimit", "an integer from 8 to 16384 (MiB)", m);
+        if let Err(f) = e.check_ranges() {
             return self.send(ServerMsg::failed(id, f), None);
         }
         // The daemon's own bounds are ceilings as well as defaults: whoever reaches the port
@@ -740,44 +728,13 @@ impl Conn<'_> {
     }
 
     fn fetch_result(&mut self, r: FetchResultMsg, payload: Vec<u8>) {
-        let FetchResultMsg {
-            id,
-            call_id,
-            ok,
-            status,
-            status_text,
-            headers,
-            has_body,
-            message,
-        } = r;
-        let Some(p) = self.answered(id, call_id, false) else {
+        let Some(p) = self.answered(r.id, r.call_id, false) else {
             return;
         };
         let Waiting::Fetch { url } = &p.what else {
             return;
         };
-        let result = if !ok {
-            Err(message.unwrap_or_default())
-        } else if !(100..=599).contains(&status) {
-            let detail = format!("status {status} is outside 100-599");
-            Err(FailureCode::OutboundInvalidResponse.render(&[("url", url), ("detail", &detail)]))
-        } else if payload.len() > limits::FETCH_BODY_BYTES {
-            let limit = limits::FETCH_BODY_BYTES.to_string();
-            Err(FailureCode::FetchTooLarge.render(&[
-                ("what", "response"),
-                ("url", url),
-                ("limit", &limit),
-            ]))
-        } else {
-            Ok(WireResponse {
-                status: status as u16,
-                status_text,
-                headers,
-                body: has_body.then_some(payload),
-                url: String::new(),
-                redirected: false,
-            })
-        };
+        let result = r.into_response(payload, url);
         self.shared.pool.answer_fetch(p.exec_id, p.call_id, result);
     }
 

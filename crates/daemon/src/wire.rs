@@ -8,7 +8,7 @@
 
 use codemode_pool::protocol::{
     limits, Failure, FailureCode, LogEntry, Outbound, ProviderDecl, RunOutcome, RunStats,
-    SourceLocation,
+    SourceLocation, WireResponse,
 };
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::tungstenite::Message;
@@ -118,6 +118,35 @@ pub struct ExecuteMsg {
     pub live_logs: bool,
 }
 
+impl ExecuteMsg {
+    /// The request's `timeout` and `memoryLimit` against the ranges every executor takes
+    /// (`limits::options`): `INVALID_REQUEST` naming the first one outside its range.
+    pub fn check_ranges(&self) -> Result<(), Failure> {
+        use limits::options::{MEMORY_LIMIT_MIB, TIMEOUT_MS};
+        let fields = [
+            ("timeout", self.timeout, &TIMEOUT_MS, "ms"),
+            ("memoryLimit", self.memory_limit, &MEMORY_LIMIT_MIB, "MiB"),
+        ];
+        for (field, got, range, unit) in fields {
+            if let Some(got) = got.filter(|v| !range.contains(v)) {
+                return Err(FailureCode::InvalidRequest.failure(&[
+                    ("field", field),
+                    ("problem", &format!("got {got}")),
+                    (
+                        "allowed",
+                        &format!(
+                            "an integer from {} to {} ({unit})",
+                            range.start(),
+                            range.end()
+                        ),
+                    ),
+                ]));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The client's answer to a routed `fetch`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -135,6 +164,43 @@ pub struct FetchResultMsg {
     pub has_body: bool,
     #[serde(default)]
     pub message: Option<String>,
+}
+
+impl FetchResultMsg {
+    /// The answer as the pool takes it for the fetch of `url`: the response, or the text the
+    /// fetch rejects with inside the sandbox (the client's `message`; a status outside
+    /// `limits::RESPONSE_STATUS`; a body over `limits::FETCH_BODY_BYTES`).
+    pub fn into_response(self, payload: Vec<u8>, url: &str) -> Result<WireResponse, String> {
+        if !self.ok {
+            return Err(self.message.unwrap_or_default());
+        }
+        let status = u16::try_from(self.status)
+            .ok()
+            .filter(|s| limits::RESPONSE_STATUS.contains(s));
+        let Some(status) = status else {
+            let (lo, hi) = (limits::RESPONSE_STATUS.start(), limits::RESPONSE_STATUS.end());
+            let detail = format!("status {} is outside {lo}-{hi}", self.status);
+            return Err(
+                FailureCode::OutboundInvalidResponse.render(&[("url", url), ("detail", &detail)])
+            );
+        };
+        if payload.len() > limits::FETCH_BODY_BYTES {
+            let limit = limits::FETCH_BODY_BYTES.to_string();
+            return Err(FailureCode::FetchTooLarge.render(&[
+                ("what", "response"),
+                ("url", url),
+                ("limit", &limit),
+            ]));
+        }
+        Ok(WireResponse {
+            status,
+            status_text: self.status_text,
+            headers: self.headers,
+            body: self.has_body.then_some(payload),
+            url: String::new(),
+            redirected: false,
+        })
+    }
 }
 
 /// A message from the client. The payload (when the message carries one) travels beside it.
@@ -603,6 +669,56 @@ mod tests {
         assert!(e.retain_handles);
         let m = decode_text(r#"{"type":"closeHandles","id":3,"executionId":"e"}"#).unwrap();
         assert_eq!(m.request_id(), Some(3));
+    }
+
+    #[test]
+    fn a_request_s_ranges_are_the_executor_s() {
+        let execute = |fields: &str| {
+            let text = format!(r#"{{"type":"execute","id":1,"code":"",{fields}}}"#);
+            match decode_text(&text).unwrap() {
+                ClientMsg::Execute(e) => e.check_ranges(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(execute(r#""timeout":1,"memoryLimit":8"#).is_ok());
+        assert!(execute(r#""timeout":2147483647,"memoryLimit":16384"#).is_ok());
+        for (fields, field) in [
+            (r#""timeout":0"#, "timeout"),
+            (r#""timeout":2147483648"#, "timeout"),
+            (r#""memoryLimit":7"#, "memoryLimit"),
+            (r#""memoryLimit":16385"#, "memoryLimit"),
+        ] {
+            let f = execute(fields).unwrap_err();
+            assert_eq!(f.code, FailureCode::InvalidRequest, "{fields}");
+            assert!(f.message.contains(field), "{}", f.message);
+        }
+        let f = execute(r#""memoryLimit":4"#).unwrap_err();
+        assert!(f.message.contains("from 8 to 16384 (MiB)"), "{}", f.message);
+    }
+
+    #[test]
+    fn a_routed_fetch_s_status_is_the_response_rule() {
+        let answer = |status: u32| {
+            let text = format!(
+                r#"{{"type":"fetchResult","id":1,"callId":1,"ok":true,"status":{status}}}"#
+            );
+            match decode_text(&text).unwrap() {
+                ClientMsg::FetchResult(r) => r.into_response(Vec::new(), "https://a.test/"),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(answer(200).unwrap().status, 200);
+        assert_eq!(answer(599).unwrap().status, 599);
+        // 1xx is no final response (the Fetch standard's Response takes 200-599), nor 65736.
+        for status in [0, 100, 101, 199, 600, 65_736] {
+            let text = answer(status).unwrap_err();
+            assert!(text.contains("outside 200-599"), "{status}: {text}");
+        }
+        let text = r#"{"type":"fetchResult","id":1,"callId":1,"ok":false,"message":"no"}"#;
+        let ClientMsg::FetchResult(r) = decode_text(text).unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.into_response(Vec::new(), "u"), Err("no".to_string()));
     }
 
     #[test]
