@@ -51,7 +51,10 @@ pub fn limits() -> NativeOptionLimits {
         ("queueBound", options::DEFAULT_QUEUE_BOUND),
         ("timeout", options::DEFAULT_TIMEOUT_MS),
         ("memoryLimit", options::DEFAULT_MEMORY_LIMIT_MIB),
-        ("handlesIdleTimeout", options::DEFAULT_HANDLES_IDLE_TIMEOUT_MS),
+        (
+            "handlesIdleTimeout",
+            options::DEFAULT_HANDLES_IDLE_TIMEOUT_MS,
+        ),
     ];
     NativeOptionLimits {
         options: options.map(|(k, v)| (k.to_string(), v)).into(),

@@ -26,7 +26,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, OutboundMode, ServerMsg};
+use crate::wire::{self, reach, ClientMsg, ExecuteMsg, FetchResultMsg, Outbound, ServerMsg};
 use crate::Shared;
 
 pub(crate) type Ws = WebSocketStream<TcpStream>;
@@ -652,19 +652,14 @@ impl Conn<'_> {
         };
         let ceilings = self.shared.ceilings;
         let outbound = e.outbound.unwrap_or(ceilings.outbound);
-        if outbound.reach() > ceilings.outbound.reach() {
+        if reach(outbound) > reach(ceilings.outbound) {
             let ceiling = ceilings.outbound;
-            let allowed = [
-                OutboundMode::Blocked,
-                OutboundMode::Routed,
-                OutboundMode::Public,
-                OutboundMode::Native,
-            ]
-            .into_iter()
-            .filter(|m| m.reach() <= ceiling.reach())
-            .map(|m| format!("'{}'", m.as_str()))
-            .collect::<Vec<_>>()
-            .join(", ");
+            let allowed = Outbound::BY_REACH
+                .into_iter()
+                .filter(|m| reach(*m) <= reach(ceiling))
+                .map(|m| format!("'{}'", m.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ");
             let f = FailureCode::InvalidOption.failure(&[
                 ("field", "outbound"),
                 (
@@ -697,10 +692,10 @@ impl Conn<'_> {
         let spec = ExecSpec {
             code: e.code,
             modules: e.modules,
-            providers: e.providers.into_iter().map(Into::into).collect(),
+            providers: e.providers,
             timeout_ms: e.timeout,
             memory_limit_mib: e.memory_limit.map(|m| m as u32),
-            outbound: outbound.into(),
+            outbound,
             retain_handles: e.retain_handles,
             live_logs: e.live_logs,
         };
@@ -843,7 +838,7 @@ impl Conn<'_> {
                     url: r.url.clone(),
                     headers: r.headers,
                     has_body: r.body.is_some(),
-                    redirect: r.redirect.as_str(),
+                    redirect: r.redirect,
                 };
                 self.send(msg, r.body.as_deref());
                 let what = Waiting::Fetch { url: r.url };
@@ -905,11 +900,7 @@ impl Conn<'_> {
             ConnEvent::Log { id, entry } => {
                 // Only while the run is in flight here: a late entry has nobody to go to.
                 if self.in_flight.contains_key(&id) {
-                    let msg = ServerMsg::Log {
-                        id,
-                        level: entry.level.as_str(),
-                        message: entry.message,
-                    };
+                    let msg = ServerMsg::Log { id, entry };
                     self.send(msg, None);
                 }
             }

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use codemode_pool::protocol::host::DaemonCounts;
 use codemode_pool::protocol::{Failure, FailureCode};
 use codemode_pool::{Pool, PoolOptions};
 use tokio::io::AsyncWriteExt;
@@ -61,8 +62,8 @@ pub struct ServerOptions {
     pub allow_hosts: Vec<String>,
     pub bounds: Bounds,
     /// The most network a caller may get, and what one that names none gets (`serve
-    /// --outbound`; default [`wire::OutboundMode::Public`]).
-    pub outbound: wire::OutboundMode,
+    /// --outbound`; default [`wire::Outbound::Public`]).
+    pub outbound: wire::Outbound,
 }
 
 /// What one client may hold of the daemon (docs/protocol.md, "Bounds").
@@ -173,10 +174,10 @@ impl Shared {
         (self.events)(Event::Log(printable(&line)));
     }
 
-    pub fn counts(&self) -> wire::Counts {
+    pub fn counts(&self) -> DaemonCounts {
         let s = self.pool.stats();
         let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-        wire::Counts {
+        DaemonCounts {
             workers: n(s.workers),
             idle: n(s.idle),
             running: n(s.running),
@@ -227,7 +228,7 @@ pub fn printable(line: &str) -> String {
 pub struct Ceilings {
     pub timeout_ms: u64,
     pub memory_limit_mib: u32,
-    pub outbound: wire::OutboundMode,
+    pub outbound: wire::Outbound,
 }
 
 /// The address a client is counted by: an IPv4 address (an IPv4-mapped IPv6 one too), or the
@@ -443,7 +444,7 @@ impl Server {
     }
 
     /// The pool's counts and the open connections (as `stats` and `/healthz` report them).
-    pub fn stats(&self) -> wire::Counts {
+    pub fn stats(&self) -> DaemonCounts {
         self.shared.counts()
     }
 

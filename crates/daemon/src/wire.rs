@@ -6,9 +6,10 @@
 //! Over 500 lines on purpose: every message of the protocol is here, once, with the tests of
 //! its encoding and its errors beside it.
 
+use codemode_pool::protocol::host::{DaemonCounts, FailureReport, RunUsage};
+pub use codemode_pool::protocol::Outbound;
 use codemode_pool::protocol::{
-    limits, Failure, FailureCode, LogEntry, Outbound, ProviderDecl, RunOutcome, RunStats,
-    SourceLocation, WireResponse,
+    limits, Failure, FailureCode, Grant, LogEntry, ProviderDecl, Redirect, RunOutcome, WireResponse,
 };
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::tungstenite::Message;
@@ -22,74 +23,22 @@ pub const PROTOCOL: u32 = 1;
 /// while it arrives, so the bound times the connection cap is the memory clients can pin.
 pub const MAX_MESSAGE_BYTES: usize = 20 * 1024 * 1024;
 
-/// How a run's `fetch` reaches the network, as the wire spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutboundMode {
-    Native,
-    Public,
-    Blocked,
-    Routed,
+/// How much of the daemon's own network a mode reaches, in order ([`Outbound::BY_REACH`]):
+/// blocked, routed (none: the caller's process performs the request), public, native
+/// (everything the daemon's machine reaches). A daemon's ceiling (`serve --outbound`) admits a
+/// mode up to it.
+pub fn reach(mode: Outbound) -> usize {
+    Outbound::BY_REACH
+        .iter()
+        .position(|m| *m == mode)
+        .unwrap_or(0)
 }
 
-impl OutboundMode {
-    /// How much of the daemon's own network a mode reaches, in order: blocked (none), routed
-    /// (none: the caller's process performs the request), public, native (everything the
-    /// daemon's machine reaches). A daemon's ceiling (`serve --outbound`) admits a mode up to it.
-    pub fn reach(self) -> u8 {
-        match self {
-            OutboundMode::Blocked => 0,
-            OutboundMode::Routed => 1,
-            OutboundMode::Public => 2,
-            OutboundMode::Native => 3,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutboundMode::Native => "native",
-            OutboundMode::Public => "public",
-            OutboundMode::Blocked => "blocked",
-            OutboundMode::Routed => "routed",
-        }
-    }
-
-    /// The mode as `serve --outbound` spells it (`null` is blocked).
-    pub fn from_flag(flag: &str) -> Option<OutboundMode> {
-        match flag {
-            "null" | "blocked" => Some(OutboundMode::Blocked),
-            "routed" => Some(OutboundMode::Routed),
-            "public" => Some(OutboundMode::Public),
-            "native" => Some(OutboundMode::Native),
-            _ => None,
-        }
-    }
-}
-
-impl From<OutboundMode> for Outbound {
-    fn from(m: OutboundMode) -> Self {
-        match m {
-            OutboundMode::Native => Outbound::Native,
-            OutboundMode::Public => Outbound::Public,
-            OutboundMode::Blocked => Outbound::Blocked,
-            OutboundMode::Routed => Outbound::Routed,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ProviderMsg {
-    pub name: String,
-    /// `null`: an open list (`'*'`).
-    pub tools: Option<Vec<String>>,
-}
-
-impl From<ProviderMsg> for ProviderDecl {
-    fn from(p: ProviderMsg) -> Self {
-        ProviderDecl {
-            name: p.name,
-            tools: p.tools,
-        }
+/// The mode `serve --outbound` names (`null` is blocked).
+pub fn outbound_flag(flag: &str) -> Option<Outbound> {
+    match flag {
+        "null" => Some(Outbound::Blocked),
+        _ => Outbound::BY_REACH.into_iter().find(|m| m.as_str() == flag),
     }
 }
 
@@ -100,8 +49,9 @@ pub struct ExecuteMsg {
     pub code: String,
     #[serde(default)]
     pub modules: Vec<(String, String)>,
+    /// `tools: null`: an open list (`'*'`).
     #[serde(default)]
-    pub providers: Vec<ProviderMsg>,
+    pub providers: Vec<ProviderDecl>,
     /// Milliseconds; absent: the daemon's default.
     #[serde(default)]
     pub timeout: Option<u64>,
@@ -110,7 +60,7 @@ pub struct ExecuteMsg {
     pub memory_limit: Option<u64>,
     /// Absent: the daemon's outbound ceiling.
     #[serde(default)]
-    pub outbound: Option<OutboundMode>,
+    pub outbound: Option<Outbound>,
     #[serde(default)]
     pub retain_handles: bool,
     /// Stream each console entry as a `log` message while the run goes.
@@ -178,7 +128,10 @@ impl FetchResultMsg {
             .ok()
             .filter(|s| limits::RESPONSE_STATUS.contains(s));
         let Some(status) = status else {
-            let (lo, hi) = (limits::RESPONSE_STATUS.start(), limits::RESPONSE_STATUS.end());
+            let (lo, hi) = (
+                limits::RESPONSE_STATUS.start(),
+                limits::RESPONSE_STATUS.end(),
+            );
             let detail = format!("status {} is outside {lo}-{hi}", self.status);
             return Err(
                 FailureCode::OutboundInvalidResponse.render(&[("url", url), ("detail", &detail)])
@@ -285,7 +238,7 @@ pub struct Limits {
     /// The most memory (MiB) a request may ask for, and what one without `memoryLimit` gets.
     pub memory_limit: u32,
     /// The most network a request may ask for, and what one without `outbound` gets.
-    pub outbound: OutboundMode,
+    pub outbound: Outbound,
     pub tool_payload_bytes: u64,
     pub result_bytes: u64,
     pub fetch_body_bytes: u64,
@@ -297,7 +250,7 @@ impl Limits {
         max_message_bytes: usize,
         timeout: u64,
         memory_limit: u32,
-        outbound: OutboundMode,
+        outbound: Outbound,
     ) -> Self {
         Limits {
             max_message_bytes: max_message_bytes as u64,
@@ -312,78 +265,6 @@ impl Limits {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CodeText {
-    pub code: String,
-    pub message: String,
-    /// Where a program failure happened in the model's code (1-based), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<u32>,
-    /// The module it happened in (its key in the module map), when not the program itself.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub module: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LogMsg {
-    pub level: &'static str,
-    pub message: String,
-}
-
-impl From<LogEntry> for LogMsg {
-    fn from(l: LogEntry) -> Self {
-        LogMsg {
-            level: l.level.as_str(),
-            message: l.message,
-        }
-    }
-}
-
-/// What a run used, in the units the public `RunStats` documents.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StatsMsg {
-    pub wall_ms: f64,
-    pub cpu_ms: f64,
-    pub heap_peak_bytes: f64,
-    pub buffers_peak_bytes: f64,
-    pub tool_calls: u32,
-    pub worker_pid: u32,
-}
-
-impl From<RunStats> for StatsMsg {
-    fn from(s: RunStats) -> Self {
-        StatsMsg {
-            wall_ms: s.wall_ms(),
-            cpu_ms: s.cpu_ms(),
-            heap_peak_bytes: s.heap_peak as f64,
-            buffers_peak_bytes: s.buffers_peak as f64,
-            tool_calls: s.tool_calls,
-            worker_pid: s.worker_pid,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GrantMsg {
-    pub execution_id: String,
-    pub handles: Vec<String>,
-}
-
-/// The pool's counts plus the daemon's open connections (`stats`, `/healthz`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub workers: u32,
-    pub idle: u32,
-    pub running: u32,
-    pub queued: u32,
-    pub retained: u32,
-    pub connections: u32,
-}
-
 /// `GET /healthz`'s body: serving or draining, who, and the counts.
 #[derive(Debug, Serialize)]
 pub struct Health<'a> {
@@ -391,7 +272,7 @@ pub struct Health<'a> {
     pub daemon: &'a str,
     pub protocol: u32,
     #[serde(flatten)]
-    pub counts: Counts,
+    pub counts: DaemonCounts,
 }
 
 /// A message from the daemon. `payload` fields are not serialized: they travel as the binary
@@ -429,18 +310,18 @@ pub enum ServerMsg {
         url: String,
         headers: Vec<(String, String)>,
         has_body: bool,
-        /// The request's redirect mode: `follow`, `error` or `manual`.
-        redirect: &'static str,
+        /// The request's redirect mode.
+        redirect: Redirect,
     },
     Done {
         id: u32,
         has_result: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<CodeText>,
-        logs: Vec<LogMsg>,
-        stats: StatsMsg,
+        error: Option<FailureReport>,
+        logs: Vec<LogEntry>,
+        stats: RunUsage,
         #[serde(skip_serializing_if = "Option::is_none")]
-        grant: Option<GrantMsg>,
+        grant: Option<Grant>,
     },
     Invoked {
         id: u32,
@@ -455,7 +336,7 @@ pub enum ServerMsg {
     Stats {
         id: u32,
         #[serde(flatten)]
-        counts: Counts,
+        counts: DaemonCounts,
     },
     Failed {
         id: u32,
@@ -476,8 +357,8 @@ pub enum ServerMsg {
     /// A console entry of run `id`, as it was written (the run asked for `liveLogs`).
     Log {
         id: u32,
-        level: &'static str,
-        message: String,
+        #[serde(flatten)]
+        entry: LogEntry,
     },
 }
 
@@ -508,22 +389,10 @@ impl ServerMsg {
                 ServerMsg::Done {
                     id,
                     has_result: o.result.is_some(),
-                    error: o.error.map(|e| {
-                        let (line, column, module) = SourceLocation::reported(e.location);
-                        CodeText {
-                            code: e.code,
-                            message: e.message,
-                            line,
-                            column,
-                            module,
-                        }
-                    }),
-                    logs: o.logs.into_iter().map(LogMsg::from).collect(),
+                    error: o.error.map(FailureReport::from),
+                    logs: o.logs,
                     stats: o.stats.into(),
-                    grant: o.grant.map(|g| GrantMsg {
-                        execution_id: g.execution_id,
-                        handles: g.handles,
-                    }),
+                    grant: o.grant,
                 },
                 o.result,
             ),
@@ -621,7 +490,7 @@ fn decode_header(json: &[u8]) -> Result<ClientMsg, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codemode_pool::protocol::{Grant, LogLevel, RunError};
+    use codemode_pool::protocol::{LogLevel, RunError, RunStats};
 
     #[test]
     fn text_requests_decode() {
@@ -647,11 +516,11 @@ mod tests {
         assert_eq!(e.providers[0].tools, None);
         assert_eq!(e.timeout, Some(50));
         assert_eq!(e.memory_limit, None);
-        assert_eq!(e.outbound, Some(OutboundMode::Routed));
-        for (text, mode, outbound) in [
-            ("public", OutboundMode::Public, Outbound::Public),
-            ("native", OutboundMode::Native, Outbound::Native),
-            ("blocked", OutboundMode::Blocked, Outbound::Blocked),
+        assert_eq!(e.outbound, Some(Outbound::Routed));
+        for (text, mode) in [
+            ("public", Outbound::Public),
+            ("native", Outbound::Native),
+            ("blocked", Outbound::Blocked),
         ] {
             let m = decode_text(&format!(
                 r#"{{"type":"execute","id":1,"code":"","outbound":"{text}"}}"#
@@ -661,7 +530,7 @@ mod tests {
                 panic!("{m:?}")
             };
             assert_eq!(e.outbound, Some(mode));
-            assert_eq!(Outbound::from(mode), outbound);
+            assert_eq!(outbound_flag(text), Some(mode));
         }
         let bad =
             decode_text(r#"{"type":"execute","id":1,"code":"","outbound":"open"}"#).unwrap_err();
@@ -822,7 +691,7 @@ mod tests {
         assert_eq!(v["type"], "failed");
         assert_eq!(v["code"], "QUEUE_FULL");
         assert_eq!(v["retryable"], true);
-        let counts = Counts {
+        let counts = DaemonCounts {
             workers: 1,
             idle: 1,
             running: 0,
@@ -892,28 +761,14 @@ mod tests {
                 M::Log { .. } => 11,
             }
         }
-        let stats = StatsMsg {
-            wall_ms: 0.0,
-            cpu_ms: 0.0,
-            heap_peak_bytes: 0.0,
-            buffers_peak_bytes: 0.0,
-            tool_calls: 0,
-            worker_pid: 0,
-        };
-        let counts = Counts {
-            workers: 0,
-            idle: 0,
-            running: 0,
-            queued: 0,
-            retained: 0,
-            connections: 0,
-        };
+        let stats = RunUsage::from(RunStats::default());
+        let counts = DaemonCounts::default();
         let samples = [
             M::Welcome {
                 protocol: 1,
                 daemon: "d".into(),
                 name: "n".into(),
-                limits: Limits::new(1, MAX_MESSAGE_BYTES, 30_000, 128, OutboundMode::Public),
+                limits: Limits::new(1, MAX_MESSAGE_BYTES, 30_000, 128, Outbound::Public),
             },
             M::Refused {
                 code: "CONNECTION_REFUSED",
@@ -933,7 +788,7 @@ mod tests {
                 url: "u".into(),
                 headers: vec![],
                 has_body: false,
-                redirect: "follow",
+                redirect: Redirect::Follow,
             },
             M::Done {
                 id: 1,
@@ -969,8 +824,10 @@ mod tests {
             },
             M::Log {
                 id: 1,
-                level: "log",
-                message: "m".into(),
+                entry: LogEntry {
+                    level: LogLevel::Log,
+                    message: "m".into(),
+                },
             },
         ];
         let mut seen: Vec<usize> = samples.iter().map(index).collect();

@@ -62,7 +62,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
             allow_origins: Vec::new(),
             allow_hosts: Vec::new(),
             bounds: Default::default(),
-            outbound: codemode_daemon::wire::OutboundMode::Public,
+            outbound: codemode_daemon::wire::Outbound::Public,
         },
         Box::new(move |e| seen.lock().unwrap().push(e)),
     )
