@@ -11,6 +11,10 @@ const { parseArgs } = require('node:util');
 const { serve } = require('../lib/serve');
 const { ExecutorError } = require('../lib/errors');
 const { TESTBED_USAGE } = require('../lib/testbed/usage');
+const { loadNative } = require('../lib/native');
+
+/** An executor's option defaults, as the addon reads them from crates/protocol `limits`. */
+const DEFAULTS = loadNative().binding.limits().defaults;
 
 const USAGE = `Usage: codemode-executor serve [options]
 
@@ -33,12 +37,12 @@ Options:
                                native (everything this machine reaches) (default public)
   --workers N                  worker processes (default: the machine's parallelism)
   --memory-limit MIB           memory limit of a run: the default and the most a request may
-                               ask for (default 128)
+                               ask for (default ${DEFAULTS.memoryLimit})
   --timeout MS                 time bound of a run: the default and the most a request may ask
-                               for (default 30000)
+                               for (default ${DEFAULTS.timeout})
   --queue-bound N              executions that may wait for a worker, and invocations for a
-                               retained execution (default 1024)
-  --handles-idle-timeout MS    how long a retained execution lives unused (default 300000)
+                               retained execution (default ${DEFAULTS.queueBound})
+  --handles-idle-timeout MS    how long a retained execution lives unused (default ${DEFAULTS.handlesIdleTimeout})
   --max-in-flight N            requests in flight per connection (default 1024)
   --max-connections N          connections open at once (default 1024)
   --max-connections-per-address N
