@@ -3,9 +3,11 @@
 //! closed handles), which pool threads hand over through an [`Outbox`]: never blocking a pool
 //! thread, bounded in the bytes it holds for a client that does not read.
 //!
-//! Over 500 lines on purpose: a connection's whole life (hello, each request, each pool event,
-//! the calls it leaves when it ends) is read in one place, since each step changes what the
-//! others may assume (ids in flight, calls waiting, grants).
+//! One file for one state machine: `Conn` holds a connection's ids in flight, its calls
+//! waiting for an answer and the grants it holds, and every step of its life (hello, each
+//! request, each pool event, the calls it leaves when it ends) reads and changes those same
+//! tables; the `Outbox` and `ExecHost` beside it are the pool's side of the same events.
+//! Each message's shape and range checks live in `wire`, the HTTP gate in `http`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

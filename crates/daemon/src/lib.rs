@@ -7,8 +7,10 @@
 //! connection's task through an unbounded channel, so a pool thread never blocks on a socket.
 //! See docs/architecture.md, "The daemon".
 //!
-//! Just over 500 lines on purpose: the server's whole life (listen, accept, the HTTP routes
-//! beside the upgrade, drain, shutdown) reads in one place; connections are conn.rs.
+//! One file for the server's life (listen, accept with its connection caps and the bounded
+//! wait for request heads, the plain HTTP routes beside the upgrade, drain, shutdown), which
+//! shares the registry of connections and the drain flag; a connection's own life is conn.rs,
+//! the messages wire/, the request head and the gate http.rs.
 
 mod conn;
 pub mod http;

@@ -5,6 +5,9 @@
 //! `Grant`) carry their host spelling too: serde's names are the daemon's JSON (postcard reads
 //! only variant indices and field order, so the names change no frame), and with the `napi`
 //! feature the same definition is the addon's JS shape ([`crate::host`]).
+//!
+//! One file: both directions' messages and every type they carry, so the whole layout (each
+//! enum's variant order is its postcard tag) and the codec that reads it are reviewed together.
 
 use serde::{Deserialize, Serialize};
 
