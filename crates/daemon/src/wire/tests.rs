@@ -293,7 +293,7 @@ fn every_daemon_message_type_is_documented() {
         M::Fetch {
             id: 1,
             call_id: 1,
-            execution_id: None,
+            execution_id: Some("e".into()),
             method: "GET".into(),
             url: "u".into(),
             headers: vec![],
@@ -303,10 +303,22 @@ fn every_daemon_message_type_is_documented() {
         M::Done {
             id: 1,
             has_result: false,
-            error: None,
-            logs: vec![],
+            error: Some(FailureReport {
+                code: "PROGRAM_ERROR".into(),
+                message: "m".into(),
+                line: Some(1),
+                column: Some(2),
+                module: Some("./a.js".into()),
+            }),
+            logs: vec![LogEntry {
+                level: LogLevel::Log,
+                message: "m".into(),
+            }],
             stats,
-            grant: None,
+            grant: Some(Grant {
+                execution_id: "e".into(),
+                handles: vec!["fetch".into()],
+            }),
         },
         M::Invoked {
             id: 1,
@@ -349,6 +361,52 @@ fn every_daemon_message_type_is_documented() {
         let json = serde_json::to_value(m).unwrap();
         let t = json["type"].as_str().unwrap().to_string();
         assert!(doc.contains(&t), "`{t}` is not documented: {doc:?}");
+        // Every field the message carries, nested ones included, is named in its section.
+        let text = section_of("## Messages: daemon to client", &t);
+        let mut keys = Vec::new();
+        keys_of(&json, &mut keys);
+        for key in keys.iter().filter(|k| *k != "type") {
+            assert!(
+                names(&text, key),
+                "`{t}`'s field `{key}` is not documented in:\n{text}"
+            );
+        }
     }
     assert_eq!(doc.len(), samples.len(), "documented {doc:?}");
+}
+
+/// The text of message `t`'s section (its `### \`t\`` heading to the next) under `part`.
+fn section_of(part: &str, t: &str) -> String {
+    let doc = include_str!("../../../../docs/protocol.md");
+    let start = doc.find(part).expect("part");
+    let rest = &doc[start + part.len()..];
+    let rest = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    let heading = format!("### `{t}`");
+    let at = rest.find(&heading).expect("heading");
+    let body = &rest[at + heading.len()..];
+    body[..body.find("\n### ").unwrap_or(body.len())].to_string()
+}
+
+/// Whether `text` names field `key`: as a code span (`` `key` ``) or in a `{ a, b: T }` list.
+fn names(text: &str, key: &str) -> bool {
+    text.match_indices(key).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = &text[at + key.len()..];
+        matches!(before, Some('`' | '{' | ' '))
+            && (after.starts_with(['`', ',', ':', '}']) || after.starts_with(" }"))
+    })
+}
+
+/// The keys of every object in `v`.
+fn keys_of(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys_of(v, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| keys_of(i, out)),
+        _ => {}
+    }
 }
