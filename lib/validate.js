@@ -17,7 +17,7 @@ const { ExecutorError, fault } = require('./errors');
  * @typedef {import('../index').Dispatch} Dispatch
  * @typedef {import('../native').NativeOptions} NativeOptions
  * @typedef {import('../native').NativeRequest} NativeRequest
- * @typedef {import('../native').NativeProvider} NativeProvider
+ * @typedef {import('../native').ProviderDecl} NativeProvider
  * @typedef {import('../native').Outbound} OutboundMode
  * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
  *

@@ -43,29 +43,13 @@ impl From<NativeOptions> for PoolOptions {
     }
 }
 
-#[napi(object)]
-pub struct NativeProvider {
-    pub name: String,
-    /// Absent for an open list (`'*'`).
-    pub tools: Option<Vec<String>>,
-}
-
-impl From<NativeProvider> for ProviderDecl {
-    fn from(p: NativeProvider) -> Self {
-        ProviderDecl {
-            name: p.name,
-            tools: p.tools,
-        }
-    }
-}
-
 /// One execution, validated by `lib/validate.js`.
 #[napi(object)]
 pub struct NativeRequest {
     pub code: String,
     /// `[specifier, source]` pairs, as `Object.entries` gives them.
     pub modules: Vec<(String, String)>,
-    pub providers: Vec<NativeProvider>,
+    pub providers: Vec<ProviderDecl>,
     /// Milliseconds; absent: the executor's.
     pub timeout: Option<u32>,
     /// MiB; absent: the executor's.
@@ -82,7 +66,7 @@ impl From<NativeRequest> for ExecSpec {
         ExecSpec {
             code: r.code,
             modules: r.modules,
-            providers: r.providers.into_iter().map(ProviderDecl::from).collect(),
+            providers: r.providers,
             timeout_ms: r.timeout.map(|t| u64::from(t.max(1))),
             memory_limit_mib: r.memory_limit,
             outbound: r.outbound,

@@ -1,7 +1,8 @@
 //! The shapes a host sees of a run, defined once for both ways they reach it: the daemon's JSON
 //! (serde, docs/protocol.md) and, with the `napi` feature, the addon's JS objects (native.d.ts,
 //! what `lib/executor-core.js` reads). The enums and entries they carry (`LogLevel`,
-//! `LogEntry`, `Grant`, `Outbound`, `Redirect`) are the frames' own, in [`crate::messages`].
+//! `LogEntry`, `Grant`, `Outbound`, `Redirect`, `ProviderDecl`) are the frames' own, in
+//! [`crate::messages`].
 //! `__test__/shapes.test.mjs` holds index.d.ts and docs/protocol.md to these definitions.
 
 use serde::Serialize;

@@ -2,7 +2,7 @@
 //! postcard (see the crate docs for the frame format and the rules that keep it readable).
 //!
 //! The enums and entries a host also sees (`Outbound`, `Redirect`, `LogLevel`, `LogEntry`,
-//! `Grant`) carry their host spelling too: serde's names are the daemon's JSON (postcard reads
+//! `Grant`, `ProviderDecl`) carry their host spelling too: serde's names are the daemon's JSON (postcard reads
 //! only variant indices and field order, so the names change no frame), and with the `napi`
 //! feature the same definition is the addon's JS shape ([`crate::host`]).
 //!
@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// One provider global in the sandbox. `tools: None` is an open list (`'*'`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
 pub struct ProviderDecl {
     pub name: String,
     pub tools: Option<Vec<String>>,
