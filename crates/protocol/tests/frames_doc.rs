@@ -2,9 +2,7 @@
 //! with exactly its fields: a frame or field added, renamed or removed here fails this test
 //! until the table says so too.
 
-use codemode_protocol::{
-    ExecuteRequest, HostMsg, LogEntry, LogLevel, Outbound, RunOutcome, WireRequest, WorkerMsg,
-};
+mod samples;
 
 const DOC: &str = include_str!("../../../docs/protocol.md");
 
@@ -78,100 +76,8 @@ fn documented() -> Vec<(String, String, Vec<String>)> {
 
 #[test]
 fn every_worker_frame_and_field_is_documented() {
-    // The matches make the compiler ask for a sample of every variant added.
-    fn host_index(m: &HostMsg) -> usize {
-        match m {
-            HostMsg::Execute(_) => 0,
-            HostMsg::ToolResult { .. } => 1,
-            HostMsg::Cancel { .. } => 2,
-            HostMsg::FetchResult { .. } => 3,
-            HostMsg::Invoke { .. } => 4,
-            HostMsg::CloseHandles { .. } => 5,
-        }
-    }
-    fn worker_index(m: &WorkerMsg) -> usize {
-        match m {
-            WorkerMsg::ToolCall { .. } => 0,
-            WorkerMsg::Done { .. } => 1,
-            WorkerMsg::Ready => 2,
-            WorkerMsg::Fetch { .. } => 3,
-            WorkerMsg::Invoked { .. } => 4,
-            WorkerMsg::Started { .. } => 5,
-            WorkerMsg::Log { .. } => 6,
-            WorkerMsg::Hello { .. } => 7,
-        }
-    }
-    let host = [
-        HostMsg::Execute(ExecuteRequest {
-            exec_id: 1,
-            code: "a \"quoted\" { code".into(),
-            modules: vec![("m".into(), "export {}".into())],
-            providers: vec![],
-            memory_limit_mib: 8,
-            outbound: Outbound::Routed,
-            retain_handles: false,
-            live_logs: false,
-        }),
-        HostMsg::ToolResult {
-            exec_id: 1,
-            call_id: 1,
-            ok: true,
-            payload: vec![1],
-        },
-        HostMsg::Cancel { exec_id: 1 },
-        HostMsg::FetchResult {
-            exec_id: 1,
-            call_id: 1,
-            result: Err("no".into()),
-        },
-        HostMsg::Invoke {
-            exec_id: 1,
-            invoke_id: 1,
-            handle: "fetch".into(),
-            request: WireRequest::default(),
-        },
-        HostMsg::CloseHandles { exec_id: 1 },
-    ];
-    let worker = [
-        WorkerMsg::ToolCall {
-            exec_id: 1,
-            call_id: 1,
-            provider: "p".into(),
-            tool: "t".into(),
-            args: vec![],
-        },
-        WorkerMsg::Done {
-            exec_id: 1,
-            outcome: RunOutcome::default(),
-        },
-        WorkerMsg::Ready,
-        WorkerMsg::Fetch {
-            exec_id: 1,
-            call_id: 1,
-            request: WireRequest::default(),
-        },
-        WorkerMsg::Invoked {
-            exec_id: 1,
-            invoke_id: 1,
-            result: Err(Default::default()),
-        },
-        WorkerMsg::Started { exec_id: 1 },
-        WorkerMsg::Log {
-            exec_id: 1,
-            entry: LogEntry {
-                level: LogLevel::Log,
-                message: "m".into(),
-            },
-        },
-        WorkerMsg::Hello { version: 1, pid: 1 },
-    ];
-    let mut seen: Vec<usize> = host.iter().map(host_index).collect();
-    seen.sort_unstable();
-    assert_eq!(seen, (0..host.len()).collect::<Vec<_>>());
-    let mut seen: Vec<usize> = worker.iter().map(worker_index).collect();
-    seen.sort_unstable();
-    assert_eq!(seen, (0..worker.len()).collect::<Vec<_>>());
-
+    let host = samples::host_messages();
+    let worker = samples::worker_messages();
     let mut defined: Vec<(String, String, Vec<String>)> = Vec::new();
     for m in &host {
         let (name, fields) = shape(&format!("{m:?}"));
