@@ -2,6 +2,7 @@
 // port, reached with connect() (the `ws` package: Node 20 has no global WebSocket) and with a raw
 // protocol client for what connect() never sends. serve() in this process where a hook is needed.
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import http from 'node:http';
@@ -11,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, CodemodeExecutor, ExecutorError, WebSocket, connect, connected, httpGet, raw, served, startDaemon } from './daemon-helpers.mjs';
 import { rejection, sleep, until } from './helpers.mjs';
 
+const native = createRequire(import.meta.url)('../lib/native.js').loadNative().binding;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const dec = new TextDecoder();
 const req = (url = 'https://app.internal/') => ({ method: 'GET', url, headers: [], body: null });
@@ -21,6 +23,12 @@ describe('the CLI', () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('codemode-executor serve [options]');
     expect(help.stdout).toContain('--token-file PATH');
+    // The defaults it states are the executor's (crates/protocol `limits`, through the addon).
+    const { defaults } = native.limits();
+    expect(help.stdout).toMatch(new RegExp(`--timeout MS[^-]*\\(default ${defaults.timeout}\\)`));
+    expect(help.stdout).toMatch(new RegExp(`--memory-limit MIB[^-]*\\(default ${defaults.memoryLimit}\\)`));
+    expect(help.stdout).toMatch(new RegExp(`--queue-bound N[^]*?\\(default ${defaults.queueBound}\\)`));
+    expect(help.stdout).toContain(`--handles-idle-timeout MS    how long a retained execution lives unused (default ${defaults.handlesIdleTimeout})`);
     const badPort = spawnSync(process.execPath, [BIN, 'serve', '--port', 'eighty'], { encoding: 'utf8' });
     expect(badPort.status).toBe(2);
     expect(badPort.stderr).toContain('--port takes a non-negative integer, got "eighty"');

@@ -312,11 +312,11 @@ class RemoteExecutor {
         // `reason` as the daemon's pool named it (HandlesClosedReason: docs/protocol.md), `cpu`
         // included; a reason this client does not know still reaches onHandlesClosed.
         holders.forget(msg.executionId);
-        return core.onDone(completion({ id: 0, closed: { executionId: msg.executionId, reason: msg.reason } }));
+        return core.onDone(completion({ kind: 'handlesClosed', executionId: msg.executionId, reason: msg.reason }));
       case 'log': {
         const { id } = msg;
         if (channel.pending.get(id)?.kind !== 'run') return;
-        return core.onDone(completion({ id, log: { level: msg.level, message: msg.message } }));
+        return core.onDone(completion({ kind: 'log', id, level: msg.level, message: msg.message }));
       }
       case 'done': {
         const { id } = msg;
@@ -325,7 +325,7 @@ class RemoteExecutor {
         this.#runChannels.delete(id);
         if (msg.grant) holders.remember(msg.grant.executionId, channel.daemon);
         const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant };
-        return core.onDone(completion({ id, outcome }));
+        return core.onDone(completion({ kind: 'done', id, outcome }));
       }
       case 'invoked': {
         const { id } = msg;
@@ -333,7 +333,7 @@ class RemoteExecutor {
         if (pending?.kind !== 'invoke') return;
         channel.pending.delete(id);
         const response = { status: msg.status, statusText: msg.statusText, headers: msg.headers, body: msg.hasBody ? payload : undefined };
-        return core.onDone(completion({ id: 0, invocation: pending.token, response }));
+        return core.onDone(completion({ kind: 'invoked', invocation: pending.token, response }));
       }
       case 'ack':
       case 'stats': {
@@ -359,10 +359,10 @@ class RemoteExecutor {
         const f = { code: msg.code, message: msg.message };
         if (pending.kind === 'run') {
           this.#runChannels.delete(id);
-          return core.onDone(completion({ id, fault: f }));
+          return core.onDone(completion({ kind: 'failed', id, fault: f }));
         }
         if (f.code === 'HANDLES_CLOSED' && pending.kind !== 'stats') holders.forget(pending.executionId);
-        if (pending.kind === 'invoke') return core.onDone(completion({ id: 0, invocation: pending.token, fault: f }));
+        if (pending.kind === 'invoke') return core.onDone(completion({ kind: 'invokeFailed', invocation: pending.token, fault: f }));
         return pending.reject(new ExecutorError(f.code, f.message, msg.type === 'failed' ? msg.retryable : undefined));
       }
       default:
@@ -383,9 +383,9 @@ class RemoteExecutor {
       channel.pending.delete(id);
       if (pending.kind === 'run') {
         this.#runChannels.delete(id);
-        this.#core.onDone(completion({ id, fault: lost() }));
+        this.#core.onDone(completion({ kind: 'failed', id, fault: lost() }));
       }
-      else if (pending.kind === 'invoke') this.#core.onDone(completion({ id: 0, invocation: pending.token, fault: lost() }));
+      else if (pending.kind === 'invoke') this.#core.onDone(completion({ kind: 'invokeFailed', invocation: pending.token, fault: lost() }));
       else pending.reject(lost());
     }
     if (channel === this.#primary) this.#core.forgetRetained();

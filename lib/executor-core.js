@@ -368,19 +368,25 @@ class ExecutorCore {
 
   /** @param {NativeCompletion} done */
   onDone(done) {
-    if (done.log) {
-      const run = this.#runs.get(done.id);
-      if (run?.onLog && !run.aborted) callHook(run.onLog, { level: done.log.level, message: done.log.message });
-      return;
+    switch (done.kind) {
+      case 'log': {
+        const run = this.#runs.get(done.id);
+        if (run?.onLog && !run.aborted) callHook(run.onLog, { level: done.level, message: done.message });
+        return;
+      }
+      case 'handlesClosed':
+        return this.ended(done.executionId, done.reason);
+      case 'invoked':
+      case 'invokeFailed':
+        return this.#onInvoked(done);
+      case 'done':
+      case 'failed':
+        return this.#onEnded(done);
     }
-    if (done.closed) {
-      this.ended(done.closed.executionId, /** @type {HandlesClosedReason} */ (done.closed.reason));
-      return;
-    }
-    if (done.invocation !== undefined && done.invocation !== null) {
-      this.#onInvoked(done.invocation, done);
-      return;
-    }
+  }
+
+  /** @param {Extract<NativeCompletion, { kind: 'done' | 'failed' }>} done */
+  #onEnded(done) {
     const run = this.#runs.get(done.id);
     if (!run) return;
     this.#runs.delete(done.id);
@@ -388,14 +394,13 @@ class ExecutorCore {
     this.#holdLoop();
     run.unlisten();
     if (run.aborted) return;
-    if (done.fault) {
+    if (done.kind === 'failed') {
       const error = new ExecutorError(done.fault.code, done.fault.message);
       tracing.endRun(run.trace, undefined, error);
       run.reject(error);
       return;
     }
-    // A completion holds either a fault or an outcome.
-    const ended = /** @type {import('../native').NativeOutcome} */ (done.outcome);
+    const ended = done.outcome;
     /** @type {Outcome} */
     const outcome = { result: undefined, logs: ended.logs, stats: ended.stats };
     if (ended.grant) {
@@ -420,20 +425,16 @@ class ExecutorCore {
     run.resolve(outcome);
   }
 
-  /**
-   * @param {number} token
-   * @param {NativeCompletion} done
-   */
-  #onInvoked(token, done) {
-    const invocation = this.#invocations.get(token);
+  /** @param {Extract<NativeCompletion, { kind: 'invoked' | 'invokeFailed' }>} done */
+  #onInvoked(done) {
+    const invocation = this.#invocations.get(done.invocation);
     if (!invocation) return;
-    this.#invocations.delete(token);
+    this.#invocations.delete(done.invocation);
     this.#holdLoop();
     invocation.unlisten();
     if (invocation.aborted) return;
-    if (done.fault || !done.response) {
-      const f = done.fault ?? { code: 'INTERNAL', message: render('INTERNAL', { detail: 'an invocation ended without an answer' }) };
-      const error = new ExecutorError(f.code, f.message);
+    if (done.kind === 'invokeFailed') {
+      const error = new ExecutorError(done.fault.code, done.fault.message);
       tracing.endInvoke(invocation.trace, undefined, error);
       invocation.reject(error);
       return;

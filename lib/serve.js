@@ -52,9 +52,9 @@ async function serve(options) {
   let server;
   /** @param {NativeServerEvent} event */
   const onEvent = (event) => {
-    if (event.kind === 'log' && event.message !== undefined && event.message !== null) {
+    if (event.kind === 'log') {
       if (log) log(event.message);
-    } else if (event.kind === 'connection' && event.connection) {
+    } else if (event.kind === 'connection') {
       const info = event.connection;
       /** @type {ConnectionInfo} */
       const given = { id: info.id, remoteAddress: info.remoteAddress, remotePort: info.remotePort, path: info.path, headers: info.headers };

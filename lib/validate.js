@@ -18,8 +18,8 @@ const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSigna
  * @typedef {import('../index').Dispatch} Dispatch
  * @typedef {import('../native').NativeOptions} NativeOptions
  * @typedef {import('../native').NativeRequest} NativeRequest
- * @typedef {import('../native').NativeProvider} NativeProvider
- * @typedef {import('../native').OutboundMode} OutboundMode
+ * @typedef {import('../native').ProviderDecl} NativeProvider
+ * @typedef {import('../native').Outbound} OutboundMode
  * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
  *
  * The executor's options: what the pool takes, plus what stays on the host side.

@@ -4,6 +4,7 @@
 //! supervision, queueing and bounds in `codemode-pool`.
 
 mod failures;
+mod limits;
 mod server;
 mod types;
 mod typescript;
@@ -23,6 +24,7 @@ use napi_derive::napi;
 
 pub use failures::{failure_catalog, render_failure, FailureEntry, FailureKind};
 use failures::{thrown, Fault};
+pub use limits::{dispatch_limits, limits, NativeDispatchLimits, NativeLimits, NativeOptionLimits};
 pub use server::*;
 pub use types::*;
 pub use typescript::{strip_types, Stripped};

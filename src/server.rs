@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
+use codemode_daemon::codemode_pool::protocol::host::DaemonCounts;
 use codemode_daemon::codemode_pool::protocol::FailureCode;
-use codemode_daemon::wire::OutboundMode;
+use codemode_daemon::wire::{outbound_flag, Outbound};
 use codemode_daemon::{Bounds, Event, Server, ServerOptions};
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
@@ -85,53 +86,32 @@ pub struct NativeConnectionInfo {
     pub headers: Vec<(String, String)>,
 }
 
-/// What the daemon tells JS: `connection` (with `connection`), `log` (with `message`: one
-/// line), or `drained`.
-#[napi(object)]
-pub struct NativeServerEvent {
-    pub kind: String,
-    pub connection: Option<NativeConnectionInfo>,
-    pub message: Option<String>,
+/// What the daemon tells JS, tagged by `kind`: a connection waiting for `admit`
+/// (`connection`), one line of its log (`log`), or the end of a drain (`drained`).
+#[napi(discriminant = "kind", discriminant_case = "lowercase")]
+pub enum NativeServerEvent {
+    Connection { connection: NativeConnectionInfo },
+    Log { message: String },
+    Drained {},
 }
 
 impl From<Event> for NativeServerEvent {
     fn from(e: Event) -> Self {
         match e {
-            Event::Connection(c) => NativeServerEvent {
-                kind: "connection".into(),
-                connection: Some(NativeConnectionInfo {
+            Event::Connection(c) => NativeServerEvent::Connection {
+                connection: NativeConnectionInfo {
                     token: c.token,
                     id: c.id,
                     remote_address: c.remote_address,
                     remote_port: u32::from(c.remote_port),
                     path: c.path,
                     headers: c.headers,
-                }),
-                message: None,
+                },
             },
-            Event::Log(line) => NativeServerEvent {
-                kind: "log".into(),
-                connection: None,
-                message: Some(line),
-            },
-            Event::Drained => NativeServerEvent {
-                kind: "drained".into(),
-                connection: None,
-                message: None,
-            },
+            Event::Log(message) => NativeServerEvent::Log { message },
+            Event::Drained => NativeServerEvent::Drained {},
         }
     }
-}
-
-/// The pool's counts and the daemon's open connections.
-#[napi(object)]
-pub struct NativeServerStats {
-    pub workers: u32,
-    pub idle: u32,
-    pub running: u32,
-    pub queued: u32,
-    pub retained: u32,
-    pub connections: u32,
 }
 
 #[napi]
@@ -157,17 +137,15 @@ impl NativeServer {
     ) -> Result<Self, Fault> {
         let port = u16::try_from(options.port).map_err(|_| {
             let address = format!("{}:{}", options.host, options.port);
-            thrown(
-                codemode_daemon::codemode_pool::protocol::FailureCode::ListenFailed.failure(&[
-                    ("address", &address),
-                    ("detail", "the port is not from 0 to 65535"),
-                ]),
-            )
+            thrown(FailureCode::ListenFailed.failure(&[
+                ("address", &address),
+                ("detail", "the port is not from 0 to 65535"),
+            ]))
         })?;
         let bounds = options.bounds();
         let outbound = match options.outbound.as_deref() {
-            None => OutboundMode::Public,
-            Some(flag) => OutboundMode::from_flag(flag).ok_or_else(|| {
+            None => Outbound::Public,
+            Some(flag) => outbound_flag(flag).ok_or_else(|| {
                 thrown(FailureCode::InvalidOption.failure(&[
                     ("field", "outbound"),
                     ("problem", &format!("got {flag:?}")),
@@ -229,17 +207,10 @@ impl NativeServer {
             .drain(Duration::from_millis(u64::from(grace_ms)));
     }
 
+    /// The pool's counts and the daemon's open connections.
     #[napi]
-    pub fn stats(&self) -> NativeServerStats {
-        let s = self.server.stats();
-        NativeServerStats {
-            workers: s.workers,
-            idle: s.idle,
-            running: s.running,
-            queued: s.queued,
-            retained: s.retained,
-            connections: s.connections,
-        }
+    pub fn stats(&self) -> DaemonCounts {
+        self.server.stats()
     }
 
     #[napi]
@@ -252,25 +223,6 @@ impl NativeServer {
 #[napi]
 pub fn executor_protocol() -> u32 {
     codemode_daemon::wire::PROTOCOL
-}
-
-/// What a run's tool calls may hold on the host that dispatches them (crates/protocol
-/// `limits`): the serialized argument bytes of calls not yet answered, and how many dispatches
-/// run at once.
-#[napi(object)]
-pub struct NativeDispatchLimits {
-    pub tool_bytes_in_flight: u32,
-    pub dispatches: u32,
-}
-
-/// The dispatch bounds lib/executor-core.js holds every run to, in process and over connect().
-#[napi]
-pub fn dispatch_limits() -> NativeDispatchLimits {
-    use codemode_protocol::limits;
-    NativeDispatchLimits {
-        tool_bytes_in_flight: limits::TOOL_BYTES_IN_FLIGHT as u32,
-        dispatches: limits::DISPATCHES as u32,
-    }
 }
 
 /// The V8 value-serializer format the worker speaks (lib/clone.js checks Node's against it).

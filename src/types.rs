@@ -1,39 +1,20 @@
-//! The JS shapes of the pool's types, each with its `From` conversion into or out of the pool
-//! core. `lib/validate.js` builds the inbound shapes (`NativeOptions`, `NativeRequest`), so what
-//! it returns is what crosses; the outbound shapes are what `lib/isolate-executor.js` receives.
-//! Just over 500 lines on purpose: one shape per thing, and every shape that crosses in one file.
+//! The addon's own JS shapes (what crosses into the pool, what `onDone`, `onToolCall` and
+//! `onFetch` receive, the counts and metrics), each with its `From` conversion into or out of
+//! the pool core. `lib/validate.js` builds the inbound shapes (`NativeOptions`,
+//! `NativeRequest`); `lib/executor-core.js` reads the outbound ones. The shapes the daemon's
+//! JSON carries too (a failure, a log entry, a run's stats, a grant, the outbound and redirect
+//! modes) are defined once in `codemode_protocol` (`host`, `messages`), with their napi side.
 
 use std::path::PathBuf;
 
+use codemode_pool::protocol::host::{FailureReport, RunUsage};
 use codemode_pool::protocol::{
-    self, Failure, LogEntry, Outbound, ProviderDecl, Redirect, RunError, RunOutcome, RunStats,
-    SourceLocation, WireRequest, WireResponse,
+    Failure, Grant, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect, RunOutcome, WireRequest,
+    WireResponse,
 };
 use codemode_pool::{CloseReason, ExecSpec, FetchCall, PoolOptions, PoolStats, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
-
-/// How a run's `fetch` reaches the network; `lib/validate.js` resolves it from the request's
-/// `outbound`, else the executor's (omitted or `'public'`: public, `'native'`: native, `null`:
-/// blocked, a function: routed).
-#[napi(string_enum = "lowercase")]
-pub enum OutboundMode {
-    Native,
-    Public,
-    Blocked,
-    Routed,
-}
-
-impl From<OutboundMode> for Outbound {
-    fn from(mode: OutboundMode) -> Self {
-        match mode {
-            OutboundMode::Native => Outbound::Native,
-            OutboundMode::Public => Outbound::Public,
-            OutboundMode::Blocked => Outbound::Blocked,
-            OutboundMode::Routed => Outbound::Routed,
-        }
-    }
-}
 
 /// The pool's options, validated (ranges and defaults) by `lib/validate.js`.
 #[napi(object)]
@@ -62,34 +43,18 @@ impl From<NativeOptions> for PoolOptions {
     }
 }
 
-#[napi(object)]
-pub struct NativeProvider {
-    pub name: String,
-    /// Absent for an open list (`'*'`).
-    pub tools: Option<Vec<String>>,
-}
-
-impl From<NativeProvider> for ProviderDecl {
-    fn from(p: NativeProvider) -> Self {
-        ProviderDecl {
-            name: p.name,
-            tools: p.tools,
-        }
-    }
-}
-
 /// One execution, validated by `lib/validate.js`.
 #[napi(object)]
 pub struct NativeRequest {
     pub code: String,
     /// `[specifier, source]` pairs, as `Object.entries` gives them.
     pub modules: Vec<(String, String)>,
-    pub providers: Vec<NativeProvider>,
+    pub providers: Vec<ProviderDecl>,
     /// Milliseconds; absent: the executor's.
     pub timeout: Option<u32>,
     /// MiB; absent: the executor's.
     pub memory_limit: Option<u32>,
-    pub outbound: OutboundMode,
+    pub outbound: Outbound,
     /// Keep the isolate when the program returns a request handler.
     pub retain_handles: bool,
     /// Deliver each console entry as it is written (a completion with `log`).
@@ -101,110 +66,12 @@ impl From<NativeRequest> for ExecSpec {
         ExecSpec {
             code: r.code,
             modules: r.modules,
-            providers: r.providers.into_iter().map(ProviderDecl::from).collect(),
+            providers: r.providers,
             timeout_ms: r.timeout.map(|t| u64::from(t.max(1))),
             memory_limit_mib: r.memory_limit,
-            outbound: r.outbound.into(),
+            outbound: r.outbound,
             retain_handles: r.retain_handles,
             live_logs: r.live_logs.unwrap_or(false),
-        }
-    }
-}
-
-#[napi(string_enum = "lowercase")]
-pub enum LogLevel {
-    Log,
-    Info,
-    Warn,
-    Error,
-    Debug,
-}
-
-impl From<protocol::LogLevel> for LogLevel {
-    fn from(level: protocol::LogLevel) -> Self {
-        match level {
-            protocol::LogLevel::Log => LogLevel::Log,
-            protocol::LogLevel::Info => LogLevel::Info,
-            protocol::LogLevel::Warn => LogLevel::Warn,
-            protocol::LogLevel::Error => LogLevel::Error,
-            protocol::LogLevel::Debug => LogLevel::Debug,
-        }
-    }
-}
-
-#[napi(object)]
-pub struct NativeLog {
-    pub level: LogLevel,
-    pub message: String,
-}
-
-impl From<LogEntry> for NativeLog {
-    fn from(l: LogEntry) -> Self {
-        NativeLog {
-            level: l.level.into(),
-            message: l.message,
-        }
-    }
-}
-
-/// What a run used (see `RunStats`), in the units the public `RunStats` documents.
-#[napi(object)]
-pub struct NativeStats {
-    pub wall_ms: f64,
-    pub cpu_ms: f64,
-    pub heap_peak_bytes: f64,
-    pub buffers_peak_bytes: f64,
-    pub tool_calls: u32,
-    pub worker_pid: u32,
-}
-
-impl From<RunStats> for NativeStats {
-    fn from(s: RunStats) -> Self {
-        NativeStats {
-            wall_ms: s.wall_ms(),
-            cpu_ms: s.cpu_ms(),
-            heap_peak_bytes: s.heap_peak as f64,
-            buffers_peak_bytes: s.buffers_peak as f64,
-            tool_calls: s.tool_calls,
-            worker_pid: s.worker_pid,
-        }
-    }
-}
-
-/// A code with its rendered text: a program failure (`NativeOutcome.error`) or an executor
-/// fault (`NativeCompletion.fault`).
-#[napi(object)]
-pub struct NativeFailure {
-    pub code: String,
-    pub message: String,
-    /// Where a program failure happened in the model's code (1-based), when known.
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-    /// The module it happened in (its key in the module map), when not the program itself.
-    pub module: Option<String>,
-}
-
-impl From<RunError> for NativeFailure {
-    fn from(e: RunError) -> Self {
-        let (line, column, module) = SourceLocation::reported(e.location);
-        NativeFailure {
-            code: e.code,
-            message: e.message,
-            line,
-            column,
-            module,
-        }
-    }
-}
-
-impl From<Failure> for NativeFailure {
-    fn from(f: Failure) -> Self {
-        NativeFailure {
-            code: f.code.as_str().into(),
-            message: f.message,
-            line: None,
-            column: None,
-            module: None,
         }
     }
 }
@@ -213,116 +80,128 @@ impl From<Failure> for NativeFailure {
 #[napi(object)]
 pub struct NativeOutcome {
     pub result: Option<Buffer>,
-    pub error: Option<NativeFailure>,
-    pub logs: Vec<NativeLog>,
-    pub stats: NativeStats,
+    pub error: Option<FailureReport>,
+    pub logs: Vec<LogEntry>,
+    pub stats: RunUsage,
     /// Present when the run's isolate is retained (then `result` is absent).
-    pub grant: Option<NativeGrant>,
-}
-
-/// Retained handles: the id to invoke them by, and the names `invokeHandle` accepts.
-#[napi(object)]
-pub struct NativeGrant {
-    pub execution_id: String,
-    pub handles: Vec<String>,
+    pub grant: Option<Grant>,
 }
 
 impl From<RunOutcome> for NativeOutcome {
     fn from(o: RunOutcome) -> Self {
         NativeOutcome {
-            grant: o.grant.map(|g| NativeGrant {
-                execution_id: g.execution_id,
-                handles: g.handles,
-            }),
+            grant: o.grant,
             result: o.result.map(Buffer::from),
-            error: o.error.map(NativeFailure::from),
-            logs: o.logs.into_iter().map(NativeLog::from).collect(),
+            error: o.error.map(FailureReport::from),
+            logs: o.logs,
             stats: o.stats.into(),
         }
     }
 }
 
-/// What the pool reports, in the order it happened (one channel, so a retained execution's
-/// close arrives before the invocation it failed): an execution's end, `{ id, outcome }` or
-/// `{ id, fault }`; an invocation's answer, `{ invocation, response }` or `{ invocation, fault }`;
-/// or a retained execution's end, `{ closed }` (`id` is 0 for the last two).
-#[napi(object)]
-pub struct NativeCompletion {
-    pub id: i64,
-    pub outcome: Option<NativeOutcome>,
-    pub fault: Option<NativeFailure>,
-    /// The token `invokeHandle` was given.
-    pub invocation: Option<u32>,
-    pub response: Option<NativeWireResponse>,
-    pub closed: Option<NativeClosed>,
-    /// A console entry of run `id` as it was written (live logs); nothing else is set.
-    pub log: Option<NativeLog>,
+/// Why a retained execution ended (the pool's `CloseReason`, as `onHandlesClosed` names it).
+#[napi(string_enum = "kebab-case")]
+pub enum HandlesClosedReason {
+    Closed,
+    Idle,
+    Timeout,
+    Memory,
+    Cpu,
+    WorkerLost,
+    PoolClosed,
 }
 
-/// A retained execution ended, for `reason` (`closed`, `idle`, `timeout`, `memory`, `cpu`,
-/// `worker-lost`, `pool-closed`).
-#[napi(object)]
-pub struct NativeClosed {
-    pub execution_id: String,
-    pub reason: String,
+impl From<CloseReason> for HandlesClosedReason {
+    fn from(r: CloseReason) -> Self {
+        match r {
+            CloseReason::Closed => HandlesClosedReason::Closed,
+            CloseReason::Idle => HandlesClosedReason::Idle,
+            CloseReason::Timeout => HandlesClosedReason::Timeout,
+            CloseReason::Memory => HandlesClosedReason::Memory,
+            CloseReason::Cpu => HandlesClosedReason::Cpu,
+            CloseReason::WorkerLost => HandlesClosedReason::WorkerLost,
+            CloseReason::PoolClosed => HandlesClosedReason::PoolClosed,
+        }
+    }
+}
+
+/// What the pool reports through `onDone`, in the order it happened (one channel, so a
+/// retained execution's close arrives before the invocation it failed), tagged by `kind`:
+/// run `id` ended (`done` with its outcome, or `failed` with an executor fault); the
+/// invocation given token `invocation` was answered (`invoked`) or failed (`invokeFailed`); a
+/// retained execution ended (`handlesClosed`); or run `id` wrote a console entry (`log`, live
+/// logs only). `connect()` builds the same from the daemon's messages of the same names.
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
+pub enum NativeCompletion {
+    Done {
+        id: i64,
+        outcome: NativeOutcome,
+    },
+    Failed {
+        id: i64,
+        fault: FailureReport,
+    },
+    Invoked {
+        invocation: u32,
+        response: NativeWireResponse,
+    },
+    InvokeFailed {
+        invocation: u32,
+        fault: FailureReport,
+    },
+    HandlesClosed {
+        execution_id: String,
+        reason: HandlesClosedReason,
+    },
+    Log {
+        id: i64,
+        level: LogLevel,
+        message: String,
+    },
 }
 
 impl NativeCompletion {
-    fn empty() -> Self {
-        NativeCompletion {
-            id: 0,
-            outcome: None,
-            fault: None,
-            invocation: None,
-            response: None,
-            closed: None,
-            log: None,
-        }
-    }
-
     pub fn log(id: u64, entry: LogEntry) -> Self {
-        NativeCompletion {
+        NativeCompletion::Log {
             id: id as i64,
-            log: Some(entry.into()),
-            ..Self::empty()
+            level: entry.level,
+            message: entry.message,
         }
     }
 
     pub fn invoked(invocation: u32, result: Result<WireResponse, Failure>) -> Self {
-        let (response, fault) = match result {
-            Ok(r) => (Some(r.into()), None),
-            Err(f) => (None, Some(f.into())),
-        };
-        NativeCompletion {
-            invocation: Some(invocation),
-            response,
-            fault,
-            ..Self::empty()
+        match result {
+            Ok(r) => NativeCompletion::Invoked {
+                invocation,
+                response: r.into(),
+            },
+            Err(f) => NativeCompletion::InvokeFailed {
+                invocation,
+                fault: f.into(),
+            },
         }
     }
 
     pub fn closed(execution_id: &str, reason: CloseReason) -> Self {
-        NativeCompletion {
-            closed: Some(NativeClosed {
-                execution_id: execution_id.into(),
-                reason: reason.as_str().into(),
-            }),
-            ..Self::empty()
+        NativeCompletion::HandlesClosed {
+            execution_id: execution_id.into(),
+            reason: reason.into(),
         }
     }
 }
 
 impl From<(u64, Result<RunOutcome, Failure>)> for NativeCompletion {
     fn from((id, result): (u64, Result<RunOutcome, Failure>)) -> Self {
-        let (outcome, fault) = match result {
-            Ok(o) => (Some(o.into()), None),
-            Err(f) => (None, Some(f.into())),
-        };
-        NativeCompletion {
-            id: id as i64,
-            outcome,
-            fault,
-            ..Self::empty()
+        let id = id as i64;
+        match result {
+            Ok(o) => NativeCompletion::Done {
+                id,
+                outcome: o.into(),
+            },
+            Err(f) => NativeCompletion::Failed {
+                id,
+                fault: f.into(),
+            },
         }
     }
 }
@@ -359,25 +238,7 @@ pub struct NativeFetchCall {
     pub headers: Vec<(String, String)>,
     pub body: Option<Buffer>,
     /// The request's redirect mode.
-    pub redirect: RedirectMode,
-}
-
-/// A request's redirect mode, as the Fetch standard spells it.
-#[napi(string_enum = "lowercase")]
-pub enum RedirectMode {
-    Follow,
-    Error,
-    Manual,
-}
-
-impl From<Redirect> for RedirectMode {
-    fn from(r: Redirect) -> Self {
-        match r {
-            Redirect::Follow => RedirectMode::Follow,
-            Redirect::Error => RedirectMode::Error,
-            Redirect::Manual => RedirectMode::Manual,
-        }
-    }
+    pub redirect: Redirect,
 }
 
 impl From<FetchCall> for NativeFetchCall {
@@ -389,7 +250,7 @@ impl From<FetchCall> for NativeFetchCall {
             url: c.request.url,
             headers: c.request.headers,
             body: c.request.body.map(Buffer::from),
-            redirect: c.request.redirect.into(),
+            redirect: c.request.redirect,
         }
     }
 }
@@ -472,29 +333,6 @@ impl From<PoolStats> for NativePoolStats {
     }
 }
 
-/// The output bounds, for the host side (which bounds what it sends back).
-#[napi(object)]
-pub struct NativeLimits {
-    pub log_entries: u32,
-    pub log_bytes: u32,
-    pub log_entry_bytes: u32,
-    pub result_bytes: u32,
-    pub tool_payload_bytes: u32,
-}
-
-impl NativeLimits {
-    pub fn current() -> Self {
-        use protocol::limits as l;
-        NativeLimits {
-            log_entries: l::LOG_ENTRIES as u32,
-            log_bytes: l::LOG_BYTES as u32,
-            log_entry_bytes: l::LOG_ENTRY_BYTES as u32,
-            result_bytes: l::RESULT_BYTES as u32,
-            tool_payload_bytes: l::TOOL_PAYLOAD_BYTES as u32,
-        }
-    }
-}
-
 /// One sample of a metric: its series name, labels and value.
 #[napi(object)]
 pub struct NativeSample {
@@ -507,8 +345,7 @@ pub struct NativeSample {
 #[napi(object)]
 pub struct NativeMetric {
     pub name: String,
-    /// `counter`, `gauge` or `histogram`.
-    pub kind: String,
+    pub kind: MetricKind,
     pub help: String,
     pub samples: Vec<NativeSample>,
 }
@@ -517,7 +354,7 @@ impl From<codemode_pool::Family> for NativeMetric {
     fn from(f: codemode_pool::Family) -> Self {
         NativeMetric {
             name: f.def.name.into(),
-            kind: f.def.kind.as_str().into(),
+            kind: f.def.kind.into(),
             help: f.def.help.into(),
             samples: f
                 .samples
@@ -528,6 +365,24 @@ impl From<codemode_pool::Family> for NativeMetric {
                     value: s.value,
                 })
                 .collect(),
+        }
+    }
+}
+
+/// A metric's type, as the Prometheus text format names it.
+#[napi(string_enum = "lowercase")]
+pub enum MetricKind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+impl From<codemode_pool::MetricKind> for MetricKind {
+    fn from(k: codemode_pool::MetricKind) -> Self {
+        match k {
+            codemode_pool::MetricKind::Counter => MetricKind::Counter,
+            codemode_pool::MetricKind::Gauge => MetricKind::Gauge,
+            codemode_pool::MetricKind::Histogram => MetricKind::Histogram,
         }
     }
 }

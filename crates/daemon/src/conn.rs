@@ -3,9 +3,11 @@
 //! closed handles), which pool threads hand over through an [`Outbox`]: never blocking a pool
 //! thread, bounded in the bytes it holds for a client that does not read.
 //!
-//! Over 500 lines on purpose: a connection's whole life (hello, each request, each pool event,
-//! the calls it leaves when it ends) is read in one place, since each step changes what the
-//! others may assume (ids in flight, calls waiting, grants).
+//! One file for one state machine: `Conn` holds a connection's ids in flight, its calls
+//! waiting for an answer and the grants it holds, and every step of its life (hello, each
+//! request, each pool event, the calls it leaves when it ends) reads and changes those same
+//! tables; the `Outbox` and `ExecHost` beside it are the pool's side of the same events.
+//! Each message's shape and range checks live in `wire`, the HTTP gate in `http`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,7 +28,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, OutboundMode, ServerMsg};
+use crate::wire::{self, reach, ClientMsg, ExecuteMsg, FetchResultMsg, Outbound, ServerMsg};
 use crate::Shared;
 
 pub(crate) type Ws = WebSocketStream<TcpStream>;
@@ -630,19 +632,7 @@ impl Conn<'_> {
             let f = FailureCode::Draining.failure(&[]);
             return self.send(ServerMsg::failed(id, f), None);
         }
-        let invalid = |field: &str, allowed: &str, got: u64| {
-            FailureCode::InvalidRequest.failure(&[
-                ("field", field),
-                ("problem", &format!("got {got}")),
-                ("allowed", allowed),
-            ])
-        };
-        if let Some(t) = e.timeout.filter(|t| !(1..=2_147_483_647).contains(t)) {
-            let f = invalid("timeout", "an integer from 1 to 2147483647 (ms)", t);
-            return self.send(ServerMsg::failed(id, f), None);
-        }
-        if let Some(m) = e.memory_limit.filter(|m| !(8..=16_384).contains(m)) {
-            let f = invalid("memoryLimit", "an integer from 8 to 16384 (MiB)", m);
+        if let Err(f) = e.check_ranges() {
             return self.send(ServerMsg::failed(id, f), None);
         }
         // The daemon's own bounds are ceilings as well as defaults: whoever reaches the port
@@ -664,19 +654,14 @@ impl Conn<'_> {
         };
         let ceilings = self.shared.ceilings;
         let outbound = e.outbound.unwrap_or(ceilings.outbound);
-        if outbound.reach() > ceilings.outbound.reach() {
+        if reach(outbound) > reach(ceilings.outbound) {
             let ceiling = ceilings.outbound;
-            let allowed = [
-                OutboundMode::Blocked,
-                OutboundMode::Routed,
-                OutboundMode::Public,
-                OutboundMode::Native,
-            ]
-            .into_iter()
-            .filter(|m| m.reach() <= ceiling.reach())
-            .map(|m| format!("'{}'", m.as_str()))
-            .collect::<Vec<_>>()
-            .join(", ");
+            let allowed = Outbound::BY_REACH
+                .into_iter()
+                .filter(|m| reach(*m) <= reach(ceiling))
+                .map(|m| format!("'{}'", m.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ");
             let f = FailureCode::InvalidOption.failure(&[
                 ("field", "outbound"),
                 (
@@ -709,10 +694,10 @@ impl Conn<'_> {
         let spec = ExecSpec {
             code: e.code,
             modules: e.modules,
-            providers: e.providers.into_iter().map(Into::into).collect(),
+            providers: e.providers,
             timeout_ms: e.timeout,
             memory_limit_mib: e.memory_limit.map(|m| m as u32),
-            outbound: outbound.into(),
+            outbound,
             retain_handles: e.retain_handles,
             live_logs: e.live_logs,
         };
@@ -740,44 +725,13 @@ impl Conn<'_> {
     }
 
     fn fetch_result(&mut self, r: FetchResultMsg, payload: Vec<u8>) {
-        let FetchResultMsg {
-            id,
-            call_id,
-            ok,
-            status,
-            status_text,
-            headers,
-            has_body,
-            message,
-        } = r;
-        let Some(p) = self.answered(id, call_id, false) else {
+        let Some(p) = self.answered(r.id, r.call_id, false) else {
             return;
         };
         let Waiting::Fetch { url } = &p.what else {
             return;
         };
-        let result = if !ok {
-            Err(message.unwrap_or_default())
-        } else if !(100..=599).contains(&status) {
-            let detail = format!("status {status} is outside 100-599");
-            Err(FailureCode::OutboundInvalidResponse.render(&[("url", url), ("detail", &detail)]))
-        } else if payload.len() > limits::FETCH_BODY_BYTES {
-            let limit = limits::FETCH_BODY_BYTES.to_string();
-            Err(FailureCode::FetchTooLarge.render(&[
-                ("what", "response"),
-                ("url", url),
-                ("limit", &limit),
-            ]))
-        } else {
-            Ok(WireResponse {
-                status: status as u16,
-                status_text,
-                headers,
-                body: has_body.then_some(payload),
-                url: String::new(),
-                redirected: false,
-            })
-        };
+        let result = r.into_response(payload, url);
         self.shared.pool.answer_fetch(p.exec_id, p.call_id, result);
     }
 
@@ -886,7 +840,7 @@ impl Conn<'_> {
                     url: r.url.clone(),
                     headers: r.headers,
                     has_body: r.body.is_some(),
-                    redirect: r.redirect.as_str(),
+                    redirect: r.redirect,
                 };
                 self.send(msg, r.body.as_deref());
                 let what = Waiting::Fetch { url: r.url };
@@ -948,11 +902,7 @@ impl Conn<'_> {
             ConnEvent::Log { id, entry } => {
                 // Only while the run is in flight here: a late entry has nobody to go to.
                 if self.in_flight.contains_key(&id) {
-                    let msg = ServerMsg::Log {
-                        id,
-                        level: entry.level.as_str(),
-                        message: entry.message,
-                    };
+                    let msg = ServerMsg::Log { id, entry };
                     self.send(msg, None);
                 }
             }

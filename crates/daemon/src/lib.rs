@@ -7,8 +7,10 @@
 //! connection's task through an unbounded channel, so a pool thread never blocks on a socket.
 //! See docs/architecture.md, "The daemon".
 //!
-//! Just over 500 lines on purpose: the server's whole life (listen, accept, the HTTP routes
-//! beside the upgrade, drain, shutdown) reads in one place; connections are conn.rs.
+//! One file for the server's life (listen, accept with its connection caps and the bounded
+//! wait for request heads, the plain HTTP routes beside the upgrade, drain, shutdown), which
+//! shares the registry of connections and the drain flag; a connection's own life is conn.rs,
+//! the messages wire/, the request head and the gate http.rs.
 
 mod conn;
 pub mod http;
@@ -20,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use codemode_pool::protocol::host::DaemonCounts;
 use codemode_pool::protocol::{Failure, FailureCode};
 use codemode_pool::{Pool, PoolOptions};
 use tokio::io::AsyncWriteExt;
@@ -61,8 +64,8 @@ pub struct ServerOptions {
     pub allow_hosts: Vec<String>,
     pub bounds: Bounds,
     /// The most network a caller may get, and what one that names none gets (`serve
-    /// --outbound`; default [`wire::OutboundMode::Public`]).
-    pub outbound: wire::OutboundMode,
+    /// --outbound`; default [`wire::Outbound::Public`]).
+    pub outbound: wire::Outbound,
 }
 
 /// What one client may hold of the daemon (docs/protocol.md, "Bounds").
@@ -173,10 +176,10 @@ impl Shared {
         (self.events)(Event::Log(printable(&line)));
     }
 
-    pub fn counts(&self) -> wire::Counts {
+    pub fn counts(&self) -> DaemonCounts {
         let s = self.pool.stats();
         let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-        wire::Counts {
+        DaemonCounts {
             workers: n(s.workers),
             idle: n(s.idle),
             running: n(s.running),
@@ -227,7 +230,7 @@ pub fn printable(line: &str) -> String {
 pub struct Ceilings {
     pub timeout_ms: u64,
     pub memory_limit_mib: u32,
-    pub outbound: wire::OutboundMode,
+    pub outbound: wire::Outbound,
 }
 
 /// The address a client is counted by: an IPv4 address (an IPv4-mapped IPv6 one too), or the
@@ -443,7 +446,7 @@ impl Server {
     }
 
     /// The pool's counts and the open connections (as `stats` and `/healthz` report them).
-    pub fn stats(&self) -> wire::Counts {
+    pub fn stats(&self) -> DaemonCounts {
         self.shared.counts()
     }
 

@@ -1,6 +1,7 @@
 //! A real `Server` with the real worker binary (built by `npm run build` into target/release,
 //! or named by CODEMODE_WORKER_PATH), driven over real sockets by a tokio-tungstenite client.
-//! One file over 500 lines on purpose: the scenarios share the client helpers and the setup.
+//! One file: every scenario uses the same client helpers (connect, send, recv, close codes) and
+//! the same daemon setup.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -62,7 +63,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
             allow_origins: Vec::new(),
             allow_hosts: Vec::new(),
             bounds: Default::default(),
-            outbound: codemode_daemon::wire::OutboundMode::Public,
+            outbound: codemode_daemon::wire::Outbound::Public,
         },
         Box::new(move |e| seen.lock().unwrap().push(e)),
     )

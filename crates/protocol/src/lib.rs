@@ -12,6 +12,7 @@
 
 pub mod failures;
 pub mod frame;
+pub mod host;
 pub mod limits;
 pub mod messages;
 

@@ -1,5 +1,13 @@
 //! The messages each side sends. Each is defined once, here: serde derives give its layout in
 //! postcard (see the crate docs for the frame format and the rules that keep it readable).
+//!
+//! The enums and entries a host also sees (`Outbound`, `Redirect`, `LogLevel`, `LogEntry`,
+//! `Grant`, `ProviderDecl`) carry their host spelling too: serde's names are the daemon's JSON (postcard reads
+//! only variant indices and field order, so the names change no frame), and with the `napi`
+//! feature the same definition is the addon's JS shape ([`crate::host`]).
+//!
+//! One file: both directions' messages and every type they carry, so the whole layout (each
+//! enum's variant order is its postcard tag) and the codec that reads it are reviewed together.
 
 use serde::{Deserialize, Serialize};
 
@@ -7,6 +15,7 @@ use crate::frame::FrameTooLarge;
 
 /// One provider global in the sandbox. `tools: None` is an open list (`'*'`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
 pub struct ProviderDecl {
     pub name: String,
     pub tools: Option<Vec<String>>,
@@ -14,20 +23,42 @@ pub struct ProviderDecl {
 
 /// How a run's `fetch` reaches the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 pub enum Outbound {
+    // Postcard tags a variant by its place in this list, from 0: new ones go last.
     /// The pool performs the request from its own machine.
     #[default]
-    Native = 0,
+    Native,
     /// `fetch` rejects inside the sandbox without leaving it.
-    Blocked = 1,
+    Blocked,
     /// The host's policy function answers each request.
-    Routed = 2,
+    Routed,
     /// The pool performs the request, to public unicast addresses only: each name is resolved
     /// once per hop and the connection goes to a vetted address (docs/runtime.md, "Outbound").
-    Public = 3,
+    Public,
 }
 
 impl Outbound {
+    /// Every mode, in the order of how much of the network it reaches: blocked (none), routed
+    /// (none of the executor's own: the host's policy performs the request), public, native.
+    pub const BY_REACH: [Outbound; 4] = [
+        Outbound::Blocked,
+        Outbound::Routed,
+        Outbound::Public,
+        Outbound::Native,
+    ];
+
+    /// The mode's spelling on the host side (JS, the daemon's JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outbound::Native => "native",
+            Outbound::Blocked => "blocked",
+            Outbound::Routed => "routed",
+            Outbound::Public => "public",
+        }
+    }
+
     /// Whether the pool performs the run's fetches itself (native or public).
     pub fn is_native(self) -> bool {
         matches!(self, Outbound::Native | Outbound::Public)
@@ -36,14 +67,17 @@ impl Outbound {
 
 /// A request's redirect mode (the Fetch standard's `RequestRedirect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 pub enum Redirect {
+    // Postcard tags a variant by its place in this list, from 0: new ones go last.
     /// Redirects are followed (a bounded number of hops).
     #[default]
-    Follow = 0,
+    Follow,
     /// A redirect response rejects the fetch.
-    Error = 1,
+    Error,
     /// A redirect response is the answer, as it came.
-    Manual = 2,
+    Manual,
 }
 
 impl Redirect {
@@ -111,6 +145,8 @@ pub struct ExecuteRequest {
 /// Retained handles: the run returned a request handler (a function, or an object with a
 /// `fetch` method) and asked to keep it, so its isolate lives on for [`HostMsg::Invoke`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
 pub struct Grant {
     /// A random v4 UUID minted in the worker: the name the host invokes the handles by.
     pub execution_id: String,
@@ -157,13 +193,17 @@ pub enum HostMsg {
     },
 }
 
+/// A console entry's level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 pub enum LogLevel {
-    Log = 0,
-    Info = 1,
-    Warn = 2,
-    Error = 3,
-    Debug = 4,
+    // Postcard tags a variant by its place in this list, from 0: new ones go last.
+    Log,
+    Info,
+    Warn,
+    Error,
+    Debug,
 }
 
 impl LogLevel {
@@ -188,7 +228,9 @@ impl LogLevel {
     }
 }
 
+/// One console entry, rendered as text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
 pub struct LogEntry {
     pub level: LogLevel,
     pub message: String,

@@ -1,0 +1,492 @@
+//! The executor protocol's messages (docs/protocol.md), each defined once here as a serde type,
+//! and the two frame forms: a text message is one JSON object; a binary message is a `u32`
+//! big-endian header length, the JSON header, then the payload (V8-serialized value or HTTP
+//! body), kept as opaque bytes.
+//! The shapes a message shares with the addon (a failure, a log entry, a run's stats, a
+//! grant, the counts, the outbound and redirect modes) are `codemode_protocol`'s (`host`,
+//! `messages`): one definition serves this JSON and the addon's JS. The tests are in
+//! `tests.rs`.
+
+use codemode_pool::protocol::host::{DaemonCounts, FailureReport, RunUsage};
+pub use codemode_pool::protocol::Outbound;
+use codemode_pool::protocol::{
+    limits, Failure, FailureCode, Grant, LogEntry, ProviderDecl, Redirect, RunOutcome, WireResponse,
+};
+use serde::{Deserialize, Serialize};
+use tokio_tungstenite::tungstenite::Message;
+
+/// The executor protocol's version, carried by `hello` and `welcome`.
+pub const PROTOCOL: u32 = 1;
+
+/// The largest message a client may send by default (`limits.maxMessageBytes`; `serve
+/// --max-message-bytes`): the largest payload (16 MiB: a result, a tool payload, a fetch body)
+/// with room for its header and the run's logs. Each connection may hold one message this large
+/// while it arrives, so the bound times the connection cap is the memory clients can pin.
+pub const MAX_MESSAGE_BYTES: usize = 20 * 1024 * 1024;
+
+/// How much of the daemon's own network a mode reaches, in order ([`Outbound::BY_REACH`]):
+/// blocked, routed (none: the caller's process performs the request), public, native
+/// (everything the daemon's machine reaches). A daemon's ceiling (`serve --outbound`) admits a
+/// mode up to it.
+pub fn reach(mode: Outbound) -> usize {
+    Outbound::BY_REACH
+        .iter()
+        .position(|m| *m == mode)
+        .unwrap_or(0)
+}
+
+/// The mode `serve --outbound` names (`null` is blocked).
+pub fn outbound_flag(flag: &str) -> Option<Outbound> {
+    match flag {
+        "null" => Some(Outbound::Blocked),
+        _ => Outbound::BY_REACH.into_iter().find(|m| m.as_str() == flag),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteMsg {
+    pub id: u32,
+    pub code: String,
+    #[serde(default)]
+    pub modules: Vec<(String, String)>,
+    /// `tools: null`: an open list (`'*'`).
+    #[serde(default)]
+    pub providers: Vec<ProviderDecl>,
+    /// Milliseconds; absent: the daemon's default.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// MiB; absent: the daemon's default.
+    #[serde(default)]
+    pub memory_limit: Option<u64>,
+    /// Absent: the daemon's outbound ceiling.
+    #[serde(default)]
+    pub outbound: Option<Outbound>,
+    #[serde(default)]
+    pub retain_handles: bool,
+    /// Stream each console entry as a `log` message while the run goes.
+    #[serde(default)]
+    pub live_logs: bool,
+}
+
+impl ExecuteMsg {
+    /// The request's `timeout` and `memoryLimit` against the ranges every executor takes
+    /// (`limits::options`): `INVALID_REQUEST` naming the first one outside its range.
+    pub fn check_ranges(&self) -> Result<(), Failure> {
+        use limits::options::{MEMORY_LIMIT_MIB, TIMEOUT_MS};
+        let fields = [
+            ("timeout", self.timeout, &TIMEOUT_MS, "ms"),
+            ("memoryLimit", self.memory_limit, &MEMORY_LIMIT_MIB, "MiB"),
+        ];
+        for (field, got, range, unit) in fields {
+            if let Some(got) = got.filter(|v| !range.contains(v)) {
+                return Err(FailureCode::InvalidRequest.failure(&[
+                    ("field", field),
+                    ("problem", &format!("got {got}")),
+                    (
+                        "allowed",
+                        &format!(
+                            "an integer from {} to {} ({unit})",
+                            range.start(),
+                            range.end()
+                        ),
+                    ),
+                ]));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The client's answer to a routed `fetch`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FetchResultMsg {
+    pub id: u32,
+    pub call_id: u32,
+    pub ok: bool,
+    #[serde(default)]
+    pub status: u32,
+    #[serde(default)]
+    pub status_text: String,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    #[serde(default)]
+    pub has_body: bool,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+impl FetchResultMsg {
+    /// The answer as the pool takes it for the fetch of `url`: the response, or the text the
+    /// fetch rejects with inside the sandbox (the client's `message`; a status outside
+    /// `limits::RESPONSE_STATUS`; a body over `limits::FETCH_BODY_BYTES`).
+    pub fn into_response(self, payload: Vec<u8>, url: &str) -> Result<WireResponse, String> {
+        if !self.ok {
+            return Err(self.message.unwrap_or_default());
+        }
+        let status = u16::try_from(self.status)
+            .ok()
+            .filter(|s| limits::RESPONSE_STATUS.contains(s));
+        let Some(status) = status else {
+            let (lo, hi) = (
+                limits::RESPONSE_STATUS.start(),
+                limits::RESPONSE_STATUS.end(),
+            );
+            let detail = format!("status {} is outside {lo}-{hi}", self.status);
+            return Err(
+                FailureCode::OutboundInvalidResponse.render(&[("url", url), ("detail", &detail)])
+            );
+        };
+        if payload.len() > limits::FETCH_BODY_BYTES {
+            let limit = limits::FETCH_BODY_BYTES.to_string();
+            return Err(FailureCode::FetchTooLarge.render(&[
+                ("what", "response"),
+                ("url", url),
+                ("limit", &limit),
+            ]));
+        }
+        Ok(WireResponse {
+            status,
+            status_text: self.status_text,
+            headers: self.headers,
+            body: self.has_body.then_some(payload),
+            url: String::new(),
+            redirected: false,
+        })
+    }
+}
+
+/// A message from the client. The payload (when the message carries one) travels beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ClientMsg {
+    Hello {
+        protocol: u32,
+        #[serde(default)]
+        client: Option<String>,
+    },
+    Execute(ExecuteMsg),
+    ToolResult {
+        id: u32,
+        call_id: u32,
+        ok: bool,
+        #[serde(default)]
+        message: Option<String>,
+    },
+    FetchResult(FetchResultMsg),
+    Invoke {
+        id: u32,
+        execution_id: String,
+        handle: String,
+        method: String,
+        url: String,
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+        #[serde(default)]
+        has_body: bool,
+    },
+    CloseHandles {
+        id: u32,
+        execution_id: String,
+    },
+    Stats {
+        id: u32,
+    },
+    /// Abort request `id` (an `execute` or an `invoke` in flight); no answer of its own.
+    Abort {
+        id: u32,
+    },
+}
+
+impl ClientMsg {
+    /// The request id of a request (`execute`, `invoke`, `closeHandles`, `stats`).
+    pub fn request_id(&self) -> Option<u32> {
+        match self {
+            ClientMsg::Execute(e) => Some(e.id),
+            ClientMsg::Invoke { id, .. }
+            | ClientMsg::CloseHandles { id, .. }
+            | ClientMsg::Stats { id } => Some(*id),
+            _ => None,
+        }
+    }
+
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ClientMsg::Hello { .. } => "hello",
+            ClientMsg::Execute(_) => "execute",
+            ClientMsg::ToolResult { .. } => "toolResult",
+            ClientMsg::FetchResult { .. } => "fetchResult",
+            ClientMsg::Invoke { .. } => "invoke",
+            ClientMsg::CloseHandles { .. } => "closeHandles",
+            ClientMsg::Stats { .. } => "stats",
+            ClientMsg::Abort { .. } => "abort",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    pub max_message_bytes: u64,
+    pub max_in_flight: u32,
+    /// The most time (ms) a request may ask for, and what one without `timeout` gets.
+    pub timeout: u64,
+    /// The most memory (MiB) a request may ask for, and what one without `memoryLimit` gets.
+    pub memory_limit: u32,
+    /// The most network a request may ask for, and what one without `outbound` gets.
+    pub outbound: Outbound,
+    pub tool_payload_bytes: u64,
+    pub result_bytes: u64,
+    pub fetch_body_bytes: u64,
+}
+
+impl Limits {
+    pub fn new(
+        max_in_flight: u32,
+        max_message_bytes: usize,
+        timeout: u64,
+        memory_limit: u32,
+        outbound: Outbound,
+    ) -> Self {
+        Limits {
+            max_message_bytes: max_message_bytes as u64,
+            timeout,
+            memory_limit,
+            outbound,
+            max_in_flight,
+            tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
+            result_bytes: limits::RESULT_BYTES as u64,
+            fetch_body_bytes: limits::FETCH_BODY_BYTES as u64,
+        }
+    }
+}
+
+/// `GET /healthz`'s body: serving or draining, who, and the counts.
+#[derive(Debug, Serialize)]
+pub struct Health<'a> {
+    pub status: &'static str,
+    pub daemon: &'a str,
+    pub protocol: u32,
+    #[serde(flatten)]
+    pub counts: DaemonCounts,
+}
+
+/// A message from the daemon. `payload` fields are not serialized: they travel as the binary
+/// form's tail (see [`encode`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ServerMsg {
+    Welcome {
+        protocol: u32,
+        daemon: String,
+        name: String,
+        limits: Limits,
+    },
+    Refused {
+        code: &'static str,
+        message: String,
+    },
+    ToolCall {
+        id: u32,
+        call_id: u32,
+        provider: String,
+        tool: String,
+    },
+    Fetch {
+        id: u32,
+        call_id: u32,
+        /// Set when the execution is retained (its `execute` id may have been reused since).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        execution_id: Option<String>,
+        method: String,
+        url: String,
+        headers: Vec<(String, String)>,
+        has_body: bool,
+        /// The request's redirect mode.
+        redirect: Redirect,
+    },
+    Done {
+        id: u32,
+        has_result: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<FailureReport>,
+        logs: Vec<LogEntry>,
+        stats: RunUsage,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        grant: Option<Grant>,
+    },
+    Invoked {
+        id: u32,
+        status: u16,
+        status_text: String,
+        headers: Vec<(String, String)>,
+        has_body: bool,
+    },
+    Ack {
+        id: u32,
+    },
+    Stats {
+        id: u32,
+        #[serde(flatten)]
+        counts: DaemonCounts,
+    },
+    Failed {
+        id: u32,
+        code: &'static str,
+        message: String,
+        retryable: bool,
+    },
+    HandlesClosed {
+        execution_id: String,
+        reason: &'static str,
+    },
+    Error {
+        code: &'static str,
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<u32>,
+    },
+    /// A console entry of run `id`, as it was written (the run asked for `liveLogs`).
+    Log {
+        id: u32,
+        #[serde(flatten)]
+        entry: LogEntry,
+    },
+}
+
+impl ServerMsg {
+    pub fn failed(id: u32, f: Failure) -> Self {
+        ServerMsg::Failed {
+            id,
+            code: f.code.as_str(),
+            retryable: f.code.retryable(),
+            message: f.message,
+        }
+    }
+
+    /// A `PROTOCOL_ERROR`.
+    pub fn protocol_error(detail: &str, id: Option<u32>) -> Self {
+        ServerMsg::Error {
+            code: FailureCode::ProtocolError.as_str(),
+            message: FailureCode::ProtocolError.render(&[("detail", detail)]),
+            id,
+        }
+    }
+
+    /// A run's end: `done` (the payload is the result), or `failed` for an executor fault.
+    pub fn completion(id: u32, result: Result<RunOutcome, Failure>) -> (Self, Option<Vec<u8>>) {
+        match result {
+            Err(f) => (ServerMsg::failed(id, f), None),
+            Ok(o) => (
+                ServerMsg::Done {
+                    id,
+                    has_result: o.result.is_some(),
+                    error: o.error.map(FailureReport::from),
+                    logs: o.logs,
+                    stats: o.stats.into(),
+                    grant: o.grant,
+                },
+                o.result,
+            ),
+        }
+    }
+}
+
+/// One message: the text form without a payload, the binary form with one.
+pub fn encode(msg: &ServerMsg, payload: Option<&[u8]>) -> Message {
+    // Serializing these types cannot fail (string keys, no custom Serialize); should it ever,
+    // the peer gets a PROTOCOL_ERROR it can read instead of a broken frame.
+    let header = serde_json::to_vec(msg).unwrap_or_else(|e| {
+        let fallback =
+            ServerMsg::protocol_error(&format!("the daemon could not encode: {e}"), None);
+        serde_json::to_vec(&fallback).unwrap_or_default()
+    });
+    match payload {
+        None => match String::from_utf8(header) {
+            Ok(text) => Message::text(text),
+            Err(e) => Message::binary(binary(&e.into_bytes(), &[])),
+        },
+        Some(payload) => Message::binary(binary(&header, payload)),
+    }
+}
+
+fn binary(header: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + header.len() + payload.len());
+    out.extend_from_slice(&(header.len() as u32).to_be_bytes());
+    out.extend_from_slice(header);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A message the daemon could not take: what was wrong, and the request id it named, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    pub detail: String,
+    pub id: Option<u32>,
+}
+
+impl WireError {
+    fn new(detail: impl Into<String>) -> Self {
+        WireError {
+            detail: detail.into(),
+            id: None,
+        }
+    }
+}
+
+/// Decodes a text message: the JSON object alone.
+pub fn decode_text(text: &str) -> Result<ClientMsg, WireError> {
+    decode_header(text.as_bytes())
+}
+
+/// Decodes a binary message into its header and payload.
+pub fn decode_binary(bytes: &[u8]) -> Result<(ClientMsg, Vec<u8>), WireError> {
+    let Some(len) = bytes.get(..4) else {
+        return Err(WireError::new(format!(
+            "a binary message of {} bytes is shorter than its 4-byte header length",
+            bytes.len()
+        )));
+    };
+    let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+    let rest = &bytes[4..];
+    if len > rest.len() {
+        return Err(WireError::new(format!(
+            "a binary message says its header is {len} bytes, but only {} bytes follow the length",
+            rest.len()
+        )));
+    }
+    let (header, payload) = rest.split_at(len);
+    Ok((decode_header(header)?, payload.to_vec()))
+}
+
+fn decode_header(json: &[u8]) -> Result<ClientMsg, WireError> {
+    let value: serde_json::Value = serde_json::from_slice(json)
+        .map_err(|e| WireError::new(format!("the message is not JSON ({e})")))?;
+    let id = value
+        .get("id")
+        .and_then(|v| v.as_u64())
+        .and_then(|v| u32::try_from(v).ok());
+    let Some(kind) = value.get("type") else {
+        return Err(WireError {
+            detail: "the message has no `type`".into(),
+            id,
+        });
+    };
+    let kind = kind.to_string();
+    ClientMsg::deserialize(value).map_err(|e| WireError {
+        detail: format!("a message of type {kind} does not fit its shape: {e}"),
+        id,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,412 @@
+//! The encoding of every message, the errors a bad one gets, the range checks, and that
+//! docs/protocol.md documents every message type the daemon knows.
+
+use super::*;
+use codemode_pool::protocol::{LogLevel, RunError, RunStats};
+
+#[test]
+fn text_requests_decode() {
+    let m = decode_text(r#"{"type":"hello","protocol":1,"client":"x"}"#).unwrap();
+    assert_eq!(
+        m,
+        ClientMsg::Hello {
+            protocol: 1,
+            client: Some("x".into())
+        }
+    );
+    let m = decode_text(
+        r#"{"type":"execute","id":7,"code":"async () => 1","modules":[["a","b"]],
+           "providers":[{"name":"kv","tools":null}],"timeout":50,"outbound":"routed",
+           "retainHandles":true,"future":1}"#,
+    )
+    .unwrap();
+    let ClientMsg::Execute(e) = m else {
+        panic!("{m:?}")
+    };
+    assert_eq!(e.id, 7);
+    assert_eq!(e.modules, [("a".to_string(), "b".to_string())]);
+    assert_eq!(e.providers[0].tools, None);
+    assert_eq!(e.timeout, Some(50));
+    assert_eq!(e.memory_limit, None);
+    assert_eq!(e.outbound, Some(Outbound::Routed));
+    for (text, mode) in [
+        ("public", Outbound::Public),
+        ("native", Outbound::Native),
+        ("blocked", Outbound::Blocked),
+    ] {
+        let m = decode_text(&format!(
+            r#"{{"type":"execute","id":1,"code":"","outbound":"{text}"}}"#
+        ))
+        .unwrap();
+        let ClientMsg::Execute(e) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(e.outbound, Some(mode));
+        assert_eq!(outbound_flag(text), Some(mode));
+    }
+    let bad = decode_text(r#"{"type":"execute","id":1,"code":"","outbound":"open"}"#).unwrap_err();
+    assert!(bad.detail.contains("unknown variant `open`"), "{bad:?}");
+    assert!(e.retain_handles);
+    let m = decode_text(r#"{"type":"closeHandles","id":3,"executionId":"e"}"#).unwrap();
+    assert_eq!(m.request_id(), Some(3));
+}
+
+#[test]
+fn a_request_s_ranges_are_the_executor_s() {
+    let execute = |fields: &str| {
+        let text = format!(r#"{{"type":"execute","id":1,"code":"",{fields}}}"#);
+        match decode_text(&text).unwrap() {
+            ClientMsg::Execute(e) => e.check_ranges(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(execute(r#""timeout":1,"memoryLimit":8"#).is_ok());
+    assert!(execute(r#""timeout":2147483647,"memoryLimit":16384"#).is_ok());
+    for (fields, field) in [
+        (r#""timeout":0"#, "timeout"),
+        (r#""timeout":2147483648"#, "timeout"),
+        (r#""memoryLimit":7"#, "memoryLimit"),
+        (r#""memoryLimit":16385"#, "memoryLimit"),
+    ] {
+        let f = execute(fields).unwrap_err();
+        assert_eq!(f.code, FailureCode::InvalidRequest, "{fields}");
+        assert!(f.message.contains(field), "{}", f.message);
+    }
+    let f = execute(r#""memoryLimit":4"#).unwrap_err();
+    assert!(f.message.contains("from 8 to 16384 (MiB)"), "{}", f.message);
+}
+
+#[test]
+fn a_routed_fetch_s_status_is_the_response_rule() {
+    let answer = |status: u32| {
+        let text =
+            format!(r#"{{"type":"fetchResult","id":1,"callId":1,"ok":true,"status":{status}}}"#);
+        match decode_text(&text).unwrap() {
+            ClientMsg::FetchResult(r) => r.into_response(Vec::new(), "https://a.test/"),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(answer(200).unwrap().status, 200);
+    assert_eq!(answer(599).unwrap().status, 599);
+    // 1xx is no final response (the Fetch standard's Response takes 200-599), nor 65736.
+    for status in [0, 100, 101, 199, 600, 65_736] {
+        let text = answer(status).unwrap_err();
+        assert!(text.contains("outside 200-599"), "{status}: {text}");
+    }
+    let text = r#"{"type":"fetchResult","id":1,"callId":1,"ok":false,"message":"no"}"#;
+    let ClientMsg::FetchResult(r) = decode_text(text).unwrap() else {
+        panic!()
+    };
+    assert_eq!(r.into_response(Vec::new(), "u"), Err("no".to_string()));
+}
+
+#[test]
+fn binary_messages_carry_their_payload() {
+    let header = br#"{"type":"toolResult","id":1,"callId":2,"ok":true}"#;
+    let mut bytes = (header.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    bytes.extend_from_slice(&[0xff, 0x0f, 0x49, 0x54]);
+    let (m, payload) = decode_binary(&bytes).unwrap();
+    assert_eq!(
+        m,
+        ClientMsg::ToolResult {
+            id: 1,
+            call_id: 2,
+            ok: true,
+            message: None
+        }
+    );
+    assert_eq!(payload, [0xff, 0x0f, 0x49, 0x54]);
+    // An empty payload is the text form.
+    let mut bytes = (header.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    assert!(decode_binary(&bytes).unwrap().1.is_empty());
+}
+
+#[test]
+fn bad_messages_say_what_is_wrong_and_keep_the_id() {
+    let e = decode_text("not json").unwrap_err();
+    assert!(e.detail.contains("not JSON"), "{e:?}");
+    assert_eq!(e.id, None);
+    let e = decode_text(r#"{"id":4}"#).unwrap_err();
+    assert_eq!(
+        (e.detail.as_str(), e.id),
+        ("the message has no `type`", Some(4))
+    );
+    let e = decode_text(r#"{"type":"nope","id":5}"#).unwrap_err();
+    assert!(e.detail.contains("unknown variant `nope`"), "{e:?}");
+    assert_eq!(e.id, Some(5));
+    let e = decode_text(r#"{"type":"execute","id":6,"outbound":"native"}"#).unwrap_err();
+    assert!(e.detail.contains("missing field `code`"), "{e:?}");
+    assert_eq!(e.id, Some(6));
+    let e = decode_text(r#"{"type":"stats","id":-1}"#).unwrap_err();
+    assert_eq!(e.id, None);
+    assert!(decode_binary(&[0, 0])
+        .unwrap_err()
+        .detail
+        .contains("shorter"));
+    let e = decode_binary(&[0, 0, 0, 9, b'{', b'}']).unwrap_err();
+    assert!(e.detail.contains("header is 9 bytes"), "{e:?}");
+}
+
+#[test]
+fn daemon_messages_encode_in_both_forms() {
+    let outcome = RunOutcome {
+        result: Some(vec![1, 2, 3]),
+        error: Some(RunError {
+            code: "PROGRAM_ERROR".into(),
+            message: "Error: x".into(),
+            location: None,
+        }),
+        logs: vec![LogEntry {
+            level: LogLevel::Warn,
+            message: "w".into(),
+        }],
+        stats: RunStats {
+            wall_us: 1500,
+            cpu_us: 250,
+            heap_peak: 10,
+            buffers_peak: 0,
+            tool_calls: 2,
+            worker_pid: 7,
+        },
+        grant: Some(Grant {
+            execution_id: "e1".into(),
+            handles: vec!["fetch".into()],
+        }),
+    };
+    let (msg, payload) = ServerMsg::completion(9, Ok(outcome));
+    let Message::Binary(bytes) = encode(&msg, payload.as_deref()) else {
+        panic!("a payload travels in the binary form")
+    };
+    let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[4..4 + len]).unwrap();
+    assert_eq!(&bytes[4 + len..], [1, 2, 3]);
+    assert_eq!(
+        header,
+        serde_json::json!({
+            "type": "done", "id": 9, "hasResult": true,
+            "error": {"code": "PROGRAM_ERROR", "message": "Error: x"},
+            "logs": [{"level": "warn", "message": "w"}],
+            "stats": {"wallMs": 1.5, "cpuMs": 0.25, "heapPeakBytes": 10.0,
+                      "buffersPeakBytes": 0.0, "toolCalls": 2, "workerPid": 7},
+            "grant": {"executionId": "e1", "handles": ["fetch"]},
+        })
+    );
+    let (msg, _) = ServerMsg::completion(3, Err(FailureCode::QueueFull.failure(&[])));
+    let Message::Text(text) = encode(&msg, None) else {
+        panic!("no payload: the text form")
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["type"], "failed");
+    assert_eq!(v["code"], "QUEUE_FULL");
+    assert_eq!(v["retryable"], true);
+    let counts = DaemonCounts {
+        workers: 1,
+        idle: 1,
+        running: 0,
+        queued: 0,
+        retained: 0,
+        connections: 2,
+    };
+    let Message::Text(text) = encode(&ServerMsg::Stats { id: 1, counts }, None) else {
+        panic!()
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["connections"], 2);
+    assert_eq!(v["type"], "stats");
+}
+/// The headings of docs/protocol.md's section `title`: the message types it documents.
+fn documented(title: &str) -> Vec<String> {
+    let doc = include_str!("../../../../docs/protocol.md");
+    let start = doc.find(title).expect("section");
+    let rest = &doc[start + title.len()..];
+    let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("### `")?.strip_suffix('`'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_client_message_type_is_documented() {
+    // serde names every variant it knows when it meets an unknown one.
+    let err = serde_json::from_str::<ClientMsg>(r#"{"type":"\u0000"}"#)
+        .unwrap_err()
+        .to_string();
+    let known: Vec<&str> = err.split('`').skip(3).step_by(2).collect();
+    assert!(known.len() >= 7, "{err}");
+    let doc = documented("## Messages: client to daemon");
+    for t in &known {
+        assert!(
+            doc.iter().any(|d| d == t),
+            "`{t}` is not documented: {doc:?}"
+        );
+    }
+    assert_eq!(
+        doc.len(),
+        known.len(),
+        "documented {doc:?}, known {known:?}"
+    );
+}
+
+#[test]
+fn every_daemon_message_type_is_documented() {
+    use ServerMsg as M;
+    // The index makes the compiler ask for a sample of every variant added.
+    fn index(m: &ServerMsg) -> usize {
+        match m {
+            M::Welcome { .. } => 0,
+            M::Refused { .. } => 1,
+            M::ToolCall { .. } => 2,
+            M::Fetch { .. } => 3,
+            M::Done { .. } => 4,
+            M::Invoked { .. } => 5,
+            M::Ack { .. } => 6,
+            M::Stats { .. } => 7,
+            M::Failed { .. } => 8,
+            M::HandlesClosed { .. } => 9,
+            M::Error { .. } => 10,
+            M::Log { .. } => 11,
+        }
+    }
+    let stats = RunUsage::from(RunStats::default());
+    let counts = DaemonCounts::default();
+    let samples = [
+        M::Welcome {
+            protocol: 1,
+            daemon: "d".into(),
+            name: "n".into(),
+            limits: Limits::new(1, MAX_MESSAGE_BYTES, 30_000, 128, Outbound::Public),
+        },
+        M::Refused {
+            code: "CONNECTION_REFUSED",
+            message: "m".into(),
+        },
+        M::ToolCall {
+            id: 1,
+            call_id: 1,
+            provider: "p".into(),
+            tool: "t".into(),
+        },
+        M::Fetch {
+            id: 1,
+            call_id: 1,
+            execution_id: Some("e".into()),
+            method: "GET".into(),
+            url: "u".into(),
+            headers: vec![],
+            has_body: false,
+            redirect: Redirect::Follow,
+        },
+        M::Done {
+            id: 1,
+            has_result: false,
+            error: Some(FailureReport {
+                code: "PROGRAM_ERROR".into(),
+                message: "m".into(),
+                line: Some(1),
+                column: Some(2),
+                module: Some("./a.js".into()),
+            }),
+            logs: vec![LogEntry {
+                level: LogLevel::Log,
+                message: "m".into(),
+            }],
+            stats,
+            grant: Some(Grant {
+                execution_id: "e".into(),
+                handles: vec!["fetch".into()],
+            }),
+        },
+        M::Invoked {
+            id: 1,
+            status: 200,
+            status_text: String::new(),
+            headers: vec![],
+            has_body: false,
+        },
+        M::Ack { id: 1 },
+        M::Stats { id: 1, counts },
+        M::Failed {
+            id: 1,
+            code: "CLOSED",
+            message: "m".into(),
+            retryable: false,
+        },
+        M::HandlesClosed {
+            execution_id: "e".into(),
+            reason: "closed",
+        },
+        M::Error {
+            code: "PROTOCOL_ERROR",
+            message: "m".into(),
+            id: None,
+        },
+        M::Log {
+            id: 1,
+            entry: LogEntry {
+                level: LogLevel::Log,
+                message: "m".into(),
+            },
+        },
+    ];
+    let mut seen: Vec<usize> = samples.iter().map(index).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen, (0..samples.len()).collect::<Vec<_>>());
+    let doc = documented("## Messages: daemon to client");
+    for m in &samples {
+        let json = serde_json::to_value(m).unwrap();
+        let t = json["type"].as_str().unwrap().to_string();
+        assert!(doc.contains(&t), "`{t}` is not documented: {doc:?}");
+        // Every field the message carries, nested ones included, is named in its section.
+        let text = section_of("## Messages: daemon to client", &t);
+        let mut keys = Vec::new();
+        keys_of(&json, &mut keys);
+        for key in keys.iter().filter(|k| *k != "type") {
+            assert!(
+                names(&text, key),
+                "`{t}`'s field `{key}` is not documented in:\n{text}"
+            );
+        }
+    }
+    assert_eq!(doc.len(), samples.len(), "documented {doc:?}");
+}
+
+/// The text of message `t`'s section (its `### \`t\`` heading to the next) under `part`.
+fn section_of(part: &str, t: &str) -> String {
+    let doc = include_str!("../../../../docs/protocol.md");
+    let start = doc.find(part).expect("part");
+    let rest = &doc[start + part.len()..];
+    let rest = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    let heading = format!("### `{t}`");
+    let at = rest.find(&heading).expect("heading");
+    let body = &rest[at + heading.len()..];
+    body[..body.find("\n### ").unwrap_or(body.len())].to_string()
+}
+
+/// Whether `text` names field `key`: as a code span (`` `key` ``) or in a `{ a, b: T }` list.
+fn names(text: &str, key: &str) -> bool {
+    text.match_indices(key).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = &text[at + key.len()..];
+        matches!(before, Some('`' | '{' | ' '))
+            && (after.starts_with(['`', ',', ':', '}']) || after.starts_with(" }"))
+    })
+}
+
+/// The keys of every object in `v`.
+fn keys_of(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys_of(v, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| keys_of(i, out)),
+        _ => {}
+    }
+}

@@ -1,0 +1,106 @@
+//! One message of every variant, for the tests that must see them all (the frames table of
+//! docs/protocol.md, the Hello tag no other message starts with). The matches make the compiler
+//! ask for a sample of every variant added.
+
+use codemode_protocol::{
+    ExecuteRequest, HostMsg, LogEntry, LogLevel, Outbound, RunOutcome, WireRequest, WireResponse,
+    WorkerMsg,
+};
+
+/// One `HostMsg` of each variant, in declaration order.
+pub fn host_messages() -> Vec<HostMsg> {
+    fn index(m: &HostMsg) -> usize {
+        match m {
+            HostMsg::Execute(_) => 0,
+            HostMsg::ToolResult { .. } => 1,
+            HostMsg::Cancel { .. } => 2,
+            HostMsg::FetchResult { .. } => 3,
+            HostMsg::Invoke { .. } => 4,
+            HostMsg::CloseHandles { .. } => 5,
+        }
+    }
+    let all = vec![
+        HostMsg::Execute(ExecuteRequest {
+            exec_id: 1,
+            code: "a \"quoted\" { code".into(),
+            modules: vec![("m".into(), "export {}".into())],
+            providers: vec![],
+            memory_limit_mib: 8,
+            outbound: Outbound::Routed,
+            retain_handles: false,
+            live_logs: false,
+        }),
+        HostMsg::ToolResult {
+            exec_id: 1,
+            call_id: 1,
+            ok: true,
+            payload: vec![1],
+        },
+        HostMsg::Cancel { exec_id: 1 },
+        HostMsg::FetchResult {
+            exec_id: 1,
+            call_id: 1,
+            result: Err("no".into()),
+        },
+        HostMsg::Invoke {
+            exec_id: 1,
+            invoke_id: 1,
+            handle: "fetch".into(),
+            request: WireRequest::default(),
+        },
+        HostMsg::CloseHandles { exec_id: 1 },
+    ];
+    assert!(all.iter().map(index).eq(0..all.len()));
+    all
+}
+
+/// One `WorkerMsg` of each variant, in declaration order (`Hello` last).
+pub fn worker_messages() -> Vec<WorkerMsg> {
+    fn index(m: &WorkerMsg) -> usize {
+        match m {
+            WorkerMsg::ToolCall { .. } => 0,
+            WorkerMsg::Done { .. } => 1,
+            WorkerMsg::Ready => 2,
+            WorkerMsg::Fetch { .. } => 3,
+            WorkerMsg::Invoked { .. } => 4,
+            WorkerMsg::Started { .. } => 5,
+            WorkerMsg::Log { .. } => 6,
+            WorkerMsg::Hello { .. } => 7,
+        }
+    }
+    let all = vec![
+        WorkerMsg::ToolCall {
+            exec_id: 1,
+            call_id: 1,
+            provider: "p".into(),
+            tool: "t".into(),
+            args: vec![],
+        },
+        WorkerMsg::Done {
+            exec_id: 1,
+            outcome: RunOutcome::default(),
+        },
+        WorkerMsg::Ready,
+        WorkerMsg::Fetch {
+            exec_id: 1,
+            call_id: 1,
+            request: WireRequest::default(),
+        },
+        WorkerMsg::Invoked {
+            exec_id: 1,
+            invoke_id: 1,
+            result: Ok(WireResponse::default()),
+        },
+        WorkerMsg::Started { exec_id: u64::MAX },
+        WorkerMsg::Log {
+            exec_id: 1,
+            entry: LogEntry {
+                level: LogLevel::Log,
+                message: "m".into(),
+            },
+        },
+        WorkerMsg::Hello { version: 1, pid: 1 },
+    ];
+    assert!(all.iter().map(index).eq(0..all.len()));
+    all
+}
