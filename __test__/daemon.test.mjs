@@ -29,6 +29,17 @@ describe('the CLI', () => {
     expect(help.stdout).toMatch(new RegExp(`--memory-limit MIB[^-]*\\(default ${defaults.memoryLimit}\\)`));
     expect(help.stdout).toMatch(new RegExp(`--queue-bound N[^]*?\\(default ${defaults.queueBound}\\)`));
     expect(help.stdout).toContain(`--handles-idle-timeout MS    how long a retained execution lives unused (default ${defaults.handlesIdleTimeout})`);
+    // And the daemon's own (crates/daemon `options`): every one of them, by its flag.
+    const { serveDefaults } = native.limits();
+    const flags = { port: '--port N', maxInFlight: '--max-in-flight N', maxConnections: '--max-connections N', maxConnectionsPerAddress: '--max-connections-per-address N', helloTimeout: '--hello-timeout MS', idleTimeout: '--idle-timeout MS', maxMessageBytes: '--max-message-bytes N' };
+    expect(Object.keys(serveDefaults).sort()).toEqual(Object.keys(flags).sort());
+    for (const [key, flag] of Object.entries(flags)) {
+      const at = help.stdout.search(new RegExp(`\\n  ${flag}\\s`));
+      expect(at, flag).toBeGreaterThan(-1);
+      const rest = help.stdout.slice(at + flag.length + 3);
+      const next = rest.search(/\n  --/);
+      expect(rest.slice(0, next), flag).toContain(`(default ${serveDefaults[key]})`);
+    }
     const badPort = spawnSync(process.execPath, [BIN, 'serve', '--port', 'eighty'], { encoding: 'utf8' });
     expect(badPort.status).toBe(2);
     expect(badPort.stderr).toContain('--port takes a non-negative integer, got "eighty"');

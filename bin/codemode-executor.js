@@ -14,9 +14,9 @@ const { limits } = require('../lib/native');
 const { fieldOf } = require('../lib/validate/fields');
 const { TESTBED_USAGE } = require('../lib/testbed/usage');
 
-/** The usage text; the pool options' defaults are crates/protocol's (`limits`, through the addon). */
+/** The usage text; the defaults are crates/protocol's and crates/daemon's (`limits`, through the addon). */
 function usage() {
-  const { defaults } = limits();
+  const { defaults, serveDefaults: serve } = limits();
   return `Usage: codemode-executor serve [options]
 
 Runs the executor daemon: a pool of worker processes behind one WebSocket port.
@@ -25,7 +25,7 @@ Options:
   --host ADDRESS               address to listen on (default 127.0.0.1). Any address other
                                than loopback needs --token-file; put TLS in front with a proxy
                                (docs/deployment.md: HAProxy terminates it)
-  --port N                     port to listen on; 0 picks a free one (default 8080)
+  --port N                     port to listen on; 0 picks a free one (default ${serve.port})
   --token-file PATH            file holding a shared secret (16+ characters, e.g.
                                openssl rand -hex 32) every client must present
   --allow-origin ORIGIN        a web origin whose pages may connect (repeatable); an upgrade
@@ -44,14 +44,14 @@ Options:
   --queue-bound N              executions that may wait for a worker, and invocations for a
                                retained execution (default ${defaults.queueBound})
   --handles-idle-timeout MS    how long a retained execution lives unused (default ${defaults.handlesIdleTimeout})
-  --max-in-flight N            requests in flight per connection (default 1024)
-  --max-connections N          connections open at once (default 1024)
+  --max-in-flight N            requests in flight per connection (default ${serve.maxInFlight})
+  --max-connections N          connections open at once (default ${serve.maxConnections})
   --max-connections-per-address N
-                               connections open at once from one address (default 64)
-  --hello-timeout MS           how long a new connection may take to say hello (default 10000)
+                               connections open at once from one address (default ${serve.maxConnectionsPerAddress})
+  --hello-timeout MS           how long a new connection may take to say hello (default ${serve.helloTimeout})
   --idle-timeout MS            close a connection with nothing in flight after this long;
-                               0: never (default 300000)
-  --max-message-bytes N        the largest message a client may send (default 20971520)
+                               0: never (default ${serve.idleTimeout})
+  --max-message-bytes N        the largest message a client may send (default ${serve.maxMessageBytes})
   --quiet                      log nothing but errors to stderr
   -h, --help                   show this text
   -v, --version                print the version

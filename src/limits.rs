@@ -1,12 +1,14 @@
 //! The bounds of `codemode_protocol::limits`, as JS reads them: an executor's option ranges and
 //! defaults, the response status rule and the reserved global names for `lib/validate.js`
-//! (`limits()`), the dispatch bounds for `lib/executor-core.js` (`dispatchLimits()`), and the
+//! (`limits()`, with the daemon's own options of `codemode_daemon::options` for `serve()` and the
+//! CLI), the dispatch bounds for `lib/executor-core.js` (`dispatchLimits()`), and the
 //! output bounds a pool holds its runs to (`NativePool.limits()`). Each is read from the
 //! protocol crate's constants here, so JS holds no copy of a number.
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
+use codemode_daemon::options as serve;
 use codemode_protocol::limits::{self, options};
 use napi_derive::napi;
 
@@ -24,6 +26,12 @@ pub struct NativeOptionLimits {
     pub response_status: (f64, f64),
     /// The names the runtime installs on the sandbox's global object, in order.
     pub runtime_globals: Vec<String>,
+    /// `[min, max]` of each of the daemon's own options (`serve()`: `port`, `maxInFlight`,
+    /// `maxConnections`, `maxConnectionsPerAddress`, `helloTimeout` and `idleTimeout` in ms,
+    /// `maxMessageBytes`), from `codemode_daemon::options`.
+    pub serve_options: BTreeMap<String, (f64, f64)>,
+    /// What an omitted daemon option gets (the same names).
+    pub serve_defaults: BTreeMap<String, f64>,
 }
 
 fn range<T: Copy + Into<f64>>(r: &RangeInclusive<T>) -> (f64, f64) {
@@ -63,6 +71,14 @@ pub fn limits() -> NativeOptionLimits {
         runtime_globals: limits::RUNTIME_GLOBALS
             .iter()
             .map(|g| g.to_string())
+            .collect(),
+        serve_options: serve::TABLE
+            .iter()
+            .map(|(k, r, _)| (k.to_string(), u(r)))
+            .collect(),
+        serve_defaults: serve::TABLE
+            .iter()
+            .map(|(k, _, d)| (k.to_string(), num(*d)))
             .collect(),
     }
 }

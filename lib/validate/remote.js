@@ -5,6 +5,7 @@
 
 const { fault, describe, snapshot, integerIn, checkOutbound, objectArgument } = require('./fields');
 const { options } = require('../validate');
+const { limits } = require('../native');
 
 /**
  * @typedef {import('../../index').Outbound} Outbound
@@ -16,17 +17,16 @@ const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConne
 const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS];
 /** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */
 const SERVE_OUTBOUND = [null, 'routed', 'public', 'native'];
-/** The daemon's bounds beyond the pool's (docs/protocol.md, "Bounds"); their defaults live in crates/daemon (`Bounds`). */
-const SERVE_LIMITS = {
-  port: /** @type {[number, number]} */ ([0, 65_535]),
-  maxInFlight: /** @type {[number, number]} */ ([1, 65_536]),
-  maxConnections: /** @type {[number, number]} */ ([1, 1_000_000]),
-  maxConnectionsPerAddress: /** @type {[number, number]} */ ([1, 1_000_000]),
-  helloTimeout: /** @type {[number, number]} */ ([1, 3_600_000]),
-  idleTimeout: /** @type {[number, number]} */ ([0, 2_147_483_647]),
-  // A message must hold the largest payload (16 MiB) with its header; at most 1 GiB.
-  maxMessageBytes: /** @type {[number, number]} */ ([17 * 1024 * 1024, 1024 * 1024 * 1024]),
-};
+/**
+ * The range a daemon option may take (docs/protocol.md, "Bounds"): crates/daemon `options`,
+ * through the addon, as its defaults are.
+ * @param {string} key
+ * @returns {[number, number]}
+ */
+function serveRange(key) {
+  const [min, max] = limits().serveOptions[key];
+  return [min, max];
+}
 /** @type {Record<string, string>} */
 const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', maxMessageBytes: ' (bytes)' };
 
@@ -64,8 +64,9 @@ function serveOptions(given, defaultWorkerPath) {
     }
     host = input.host;
   }
-  const port = input.port === undefined ? 8080 : integerIn(kind, 'port', input.port, SERVE_LIMITS.port, ' (0 picks a free port)');
-  const maxInFlight = input.maxInFlight === undefined ? 1024 : integerIn(kind, 'maxInFlight', input.maxInFlight, SERVE_LIMITS.maxInFlight);
+  const { serveDefaults } = limits();
+  const port = input.port === undefined ? serveDefaults.port : integerIn(kind, 'port', input.port, serveRange('port'), ' (0 picks a free port)');
+  const maxInFlight = input.maxInFlight === undefined ? serveDefaults.maxInFlight : integerIn(kind, 'maxInFlight', input.maxInFlight, serveRange('maxInFlight'));
   if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
     throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: 'a non-empty string every client must present' });
   }
@@ -89,7 +90,7 @@ function serveOptions(given, defaultWorkerPath) {
   /** @type {ValidServeOptions['bounds']} */
   const bounds = {};
   for (const key of CONNECTION_BOUND_KEYS) {
-    if (input[key] !== undefined) bounds[key] = integerIn(kind, key, input[key], SERVE_LIMITS[key], BOUND_UNITS[key] ?? '');
+    if (input[key] !== undefined) bounds[key] = integerIn(kind, key, input[key], serveRange(key), BOUND_UNITS[key] ?? '');
   }
   for (const key of /** @type {const} */ (['onConnection', 'log'])) {
     if (input[key] !== undefined && typeof input[key] !== 'function') {

@@ -14,6 +14,7 @@
 
 mod conn;
 pub mod http;
+pub mod options;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -90,11 +91,13 @@ pub struct Bounds {
 
 impl Default for Bounds {
     fn default() -> Self {
+        // Each default is below its range's end, which fits u32 (the table's tests).
+        let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
         Bounds {
-            max_connections: 1024,
-            max_connections_per_address: 64,
-            hello_timeout: Duration::from_secs(10),
-            idle_timeout: Some(Duration::from_secs(300)),
+            max_connections: n(options::DEFAULT_MAX_CONNECTIONS),
+            max_connections_per_address: n(options::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
+            hello_timeout: Duration::from_millis(options::DEFAULT_HELLO_TIMEOUT_MS),
+            idle_timeout: Some(Duration::from_millis(options::DEFAULT_IDLE_TIMEOUT_MS)),
             max_message_bytes: wire::MAX_MESSAGE_BYTES,
             max_queued_bytes: 4 * wire::MAX_MESSAGE_BYTES,
         }
