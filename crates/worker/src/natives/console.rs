@@ -41,7 +41,7 @@ impl Console {
             let cut = floor_char_boundary(&message, limits::LOG_ENTRY_BYTES);
             let more = message.len() - cut;
             message.truncate(cut);
-            message.push_str(&format!("... [{more} more bytes cut]"));
+            message.push_str(&cut_marker(more));
         }
         self.bytes += message.len();
         let entry = LogEntry { level, message };
@@ -98,9 +98,35 @@ pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv
     }
 }
 
+/// What an entry cut at [`limits::LOG_ENTRY_BYTES`] ends with: within
+/// [`limits::LOG_MARKER_BYTES`], which the host's bound on an entry allows for.
+fn cut_marker(more: usize) -> String {
+    format!("... [{more} more bytes cut]")
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
     }
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cut_marker_fits_the_bytes_the_host_allows_for_it() {
+        assert!(cut_marker(usize::MAX).len() <= limits::LOG_MARKER_BYTES);
+    }
+
+    #[test]
+    fn a_cut_entry_fits_the_wire_bound_for_an_entry() {
+        let mut console = Console::new(None);
+        console.push(LogLevel::Log, "é".repeat(limits::LOG_ENTRY_BYTES));
+        let logs = console.finish();
+        assert_eq!(logs.len(), 1);
+        assert!(logs[0].message.len() <= limits::LOG_ENTRY_WIRE_BYTES);
+        assert!(logs[0].message.ends_with("more bytes cut]"));
+    }
 }
