@@ -1,5 +1,7 @@
 // Retained handles, sentence by sentence (docs/handles.md; the handles chapter of the contract).
-// One file over 500 lines on purpose: it follows the chapter in order, a describe per section.
+// One file for one chapter: it follows docs/handles.md in order, a describe per section, all of
+// them on the same executor setup and the same handler programs; split by section, each part
+// would repeat them and the chapter could no longer be read against the file top to bottom.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ExecutorError, IsolateExecutor, executor, rejection, sleep, until } from './helpers.mjs';

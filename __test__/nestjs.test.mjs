@@ -4,6 +4,8 @@
 // allow-list, the blocked network, credentials stripped both ways, the sandboxing headers on
 // served handlers), its tools, the translation between HTTP and the wire shapes of retained
 // handles, the fault statuses, and a shutdown that closes the executor and leaves no worker.
+// One file for one app: every case drives the same built and started app (installing and
+// building it takes most of the suite's time), so a split would build and start it again.
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

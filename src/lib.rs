@@ -30,8 +30,8 @@ pub use types::*;
 pub use typescript::{strip_types, Stripped};
 
 /// A weak (unref'd) threadsafe function called with one object argument. Weak, so an idle
-/// pool never keeps Node alive; `lib/isolate-executor.js` holds the loop open while executions
-/// are in flight. (Spelled out in `NativePool::new`, where the d.ts generator reads it.)
+/// pool never keeps Node alive; `lib/executor-core.js` (`#holdLoop`) holds the loop open while
+/// executions are in flight. (Spelled out in `NativePool::new`, where the d.ts generator reads it.)
 type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, false, true>;
 
 struct Bridge {

@@ -277,7 +277,7 @@ impl From<NativeWireRequest> for WireRequest {
 }
 
 /// A response in the wire shape: the outbound policy's answer (checked by
-/// `lib/isolate-executor.js`), or a retained handle's (checked by the pool).
+/// `lib/validate.js`, `wireResponse`), or a retained handle's (checked by the pool).
 #[napi(object)]
 pub struct NativeWireResponse {
     pub status: u32,

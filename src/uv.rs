@@ -6,8 +6,8 @@
 //!
 //! libuv's symbols come from the Node binary that loads the addon, like N-API's own; Node
 //! exports them for addons (`napi_get_uv_event_loop` hands out its loop). Every handle is
-//! unreferenced: an idle executor never keeps Node alive (`lib/isolate-executor.js` holds the
-//! loop open while executions are in flight).
+//! unreferenced: an idle executor never keeps Node alive (`lib/executor-core.js`, `#holdLoop`,
+//! holds the loop open while executions are in flight).
 //!
 //! Lifecycle: the handles close when the pool shuts down (the async handle) and when each worker
 //! ends (its poll handle). An environment that goes away first (a worker thread ending without
