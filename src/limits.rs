@@ -74,11 +74,11 @@ pub fn limits() -> NativeOptionLimits {
             .collect(),
         serve_options: serve::TABLE
             .iter()
-            .map(|(k, r, _)| (k.to_string(), u(r)))
+            .map(|o| (o.name.to_string(), u(&o.range)))
             .collect(),
         serve_defaults: serve::TABLE
             .iter()
-            .map(|(k, _, d)| (k.to_string(), num(*d)))
+            .map(|o| (o.name.to_string(), num(o.default)))
             .collect(),
     }
 }

@@ -94,10 +94,10 @@ impl Default for Bounds {
         // Each default is below its range's end, which fits u32 (the table's tests).
         let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
         Bounds {
-            max_connections: n(options::DEFAULT_MAX_CONNECTIONS),
-            max_connections_per_address: n(options::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
-            hello_timeout: Duration::from_millis(options::DEFAULT_HELLO_TIMEOUT_MS),
-            idle_timeout: Some(Duration::from_millis(options::DEFAULT_IDLE_TIMEOUT_MS)),
+            max_connections: n(options::MAX_CONNECTIONS.default),
+            max_connections_per_address: n(options::MAX_CONNECTIONS_PER_ADDRESS.default),
+            hello_timeout: Duration::from_millis(options::HELLO_TIMEOUT_MS.default),
+            idle_timeout: Some(Duration::from_millis(options::IDLE_TIMEOUT_MS.default)),
             max_message_bytes: wire::MAX_MESSAGE_BYTES,
             max_queued_bytes: 4 * wire::MAX_MESSAGE_BYTES,
         }
