@@ -53,6 +53,7 @@ function scripted(script, { hello = (reply) => reply(JSON.stringify(welcome)) } 
   return { FakeSocket, sockets };
 }
 
+const GRANTED = '0b7e3c52-8d4f-4e0a-9a51-6f2d8c1e4b7a';
 const done = (id, fields = {}) => JSON.stringify({ type: 'done', id, hasResult: false, logs: [], stats, ...fields });
 
 async function protocolError(promise) {
@@ -98,7 +99,7 @@ describe("connect() checks each of the daemon's messages", () => {
 
   it('checks nested fields: a grant without its handles', async () => {
     const { FakeSocket } = scripted((msg, reply) => {
-      if (msg.type === 'execute') reply(done(msg.id, { grant: { executionId: 'x' } }));
+      if (msg.type === 'execute') reply(done(msg.id, { grant: { executionId: GRANTED } }));
     });
     const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
     const e = await protocolError(remote.execute({ code: 'async () => 1', retainHandles: true }));
@@ -113,6 +114,39 @@ describe("connect() checks each of the daemon's messages", () => {
     const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
     const e = await protocolError(remote.stats());
     expect(e.message).toContain('`workers` is not a count');
+    await remote.close();
+  });
+
+  it('refuses an answer of the wrong type for its request: an ack to stats()', async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type === 'stats') reply(JSON.stringify({ type: 'ack', id: msg.id }));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const e = await protocolError(remote.stats());
+    expect(e.message).toContain('an `ack` answering a stats request (request 1)');
+    await remote.close();
+  });
+
+  it("holds an invocation's answer to the response status rule, as the pool does in process", async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type === 'execute') reply(done(msg.id, { grant: { executionId: GRANTED, handles: ['fetch'] } }));
+      if (msg.type === 'invoke') reply(JSON.stringify({ type: 'invoked', id: msg.id, status: 0, statusText: '', headers: [], hasBody: false }));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const outcome = await remote.execute({ code: 'async () => ({ fetch() {} })', retainHandles: true });
+    expect(outcome.executionId).toBe(GRANTED);
+    const e = await protocolError(remote.invokeHandle(GRANTED, 'fetch', { method: 'GET', url: 'https://x.internal/', headers: [], body: null }));
+    expect(e.message).toContain('`status` is not a response status from 200 to 599');
+    await remote.close();
+  });
+
+  it('refuses a grant whose execution id is not the UUID a pool mints', async () => {
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type === 'execute') reply(done(msg.id, { grant: { executionId: '../another', handles: ['fetch'] } }));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const e = await protocolError(remote.execute({ code: 'async () => 1', retainHandles: true }));
+    expect(e.message).toContain('`grant.executionId` is not an execution id');
     await remote.close();
   });
 

@@ -340,12 +340,17 @@ class RemoteExecutor {
         const { id } = msg;
         const pending = channel.pending.get(id);
         if (!pending || (pending.kind !== 'close' && pending.kind !== 'stats')) return;
+        // A close is answered with an ack, stats() with stats: any other pairing is a broken
+        // daemon, and what waits on it must not wait for an answer that will not come.
+        if ((pending.kind === 'stats') !== (msg.type === 'stats')) {
+          return channel.broken(`${msg.type === 'ack' ? 'an' : 'a'} \`${msg.type}\` answering a ${pending.kind === 'stats' ? 'stats' : 'closeHandles'} request (request ${id})`);
+        }
         channel.pending.delete(id);
         if (pending.kind === 'close') {
           holders.forget(pending.executionId);
           return pending.resolve(undefined);
         }
-        if (msg.type !== 'stats') return;
+        if (msg.type !== 'stats') return; // (ruled out above; narrows the type)
         const { workers, idle, running, queued, retained, connections } = msg;
         return pending.resolve({ workers, idle, running, queued, retained, connections });
       }

@@ -88,6 +88,8 @@ class Channel {
   pending = new Map();
   /** @type {string | null} why the socket is gone, once it is */
   lost = null;
+  /** @type {Listener | undefined} */
+  #listener;
   #socket;
   #url;
   #nextId = 1;
@@ -114,14 +116,12 @@ class Channel {
    * @param {Listener} listener
    */
   listen(listener) {
+    this.#listener = listener;
     this.#socket.addEventListener('message', (event) => {
       if (this.lost) return;
       const decoded = decode(event.data);
       if ('msg' in decoded) return listener.message(this, decoded.msg, decoded.payload);
-      const problem = decoded.id === undefined ? decoded.problem : `${decoded.problem} (request ${decoded.id})`;
-      this.lost = `it broke the protocol: it sent ${problem}`;
-      listener.gone(this, () => brokenBy(this.#url, problem));
-      this.#close(CLOSE_PROTOCOL_ERROR, 'protocol error');
+      this.broken(decoded.id === undefined ? decoded.problem : `${decoded.problem} (request ${decoded.id})`);
     });
     this.#socket.addEventListener('close', (event) => {
       if (this.lost) return this.#onClosed();
@@ -131,6 +131,20 @@ class Channel {
       this.#onClosed();
     });
   }
+  /**
+   * Ends the channel for a message that broke the protocol (`problem`: what it sent): each
+   * request waiting on it rejects with PROTOCOL_ERROR naming it, and the socket closes (1002).
+   * For what decoding finds, and for a well-formed message that answers a request of another
+   * kind (its listener's finding).
+   * @param {string} problem
+   */
+  broken(problem) {
+    if (this.lost) return;
+    this.lost = `it broke the protocol: it sent ${problem}`;
+    this.#listener?.gone(this, () => brokenBy(this.#url, problem));
+    this.#close(CLOSE_PROTOCOL_ERROR, 'protocol error');
+  }
+
 
   /**
    * Registers a request and returns its wire id: never one in flight, nor one `inUse` claims.

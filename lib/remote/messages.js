@@ -7,7 +7,11 @@
 // PROTOCOL_ERROR it becomes. A type this client does not know is passed on as `unknown`: a newer
 // daemon may send more.
 
+const { limits } = require('../native');
 const { unframe } = require('./framing');
+
+/** A v4 UUID, as a pool mints a retained execution's id (crates/worker, `uuid::Uuid::new_v4`). */
+const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
  * @typedef {{ code: string, message: string, line?: number, column?: number, module?: string }} CodeText
@@ -47,7 +51,23 @@ const KINDS = {
   redirect: (v) => v === 'follow' || v === 'error' || v === 'manual',
   outbound: (v) => v === 'blocked' || v === 'routed' || v === 'public' || v === 'native',
   strings: (v) => Array.isArray(v) && v.every((s) => typeof s === 'string'),
+  // The id a pool mints for a retained execution (a v4 UUID): what the process-wide table of
+  // holders (holders.js) is keyed by, so a daemon cannot name another's entry in another shape.
+  executionId: (v) => typeof v === 'string' && EXECUTION_ID.test(v),
+  // A response's status: the rule the pool holds a handler's answer to in process
+  // (crates/protocol RESPONSE_STATUS, through the addon).
+  status: (v) => {
+    const [min, max] = limits().responseStatus;
+    return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+  },
 };
+
+/** What each kind is called when a value is not one. */
+const KIND_NAMES = /** @type {Record<string, () => string>} */ ({
+  id: () => 'a request id',
+  executionId: () => 'an execution id',
+  status: () => `a response status from ${limits().responseStatus.join(' to ')}`,
+});
 
 /**
  * Each type's fields: name -> kind (a KINDS key, a nested shape, or `[shape]` for an array of
@@ -60,20 +80,20 @@ const SHAPES = {
   refused: { code: 'string', message: 'string' },
   error: { code: 'string', message: 'string', id: 'id?' },
   toolCall: { id: 'id', callId: 'id', provider: 'string', tool: 'string' },
-  fetch: { id: 'id', callId: 'id', executionId: 'string?', method: 'string', url: 'string', headers: 'headers', hasBody: 'boolean', redirect: 'redirect?' },
+  fetch: { id: 'id', callId: 'id', executionId: 'executionId?', method: 'string', url: 'string', headers: 'headers', hasBody: 'boolean', redirect: 'redirect?' },
   done: {
     id: 'id',
     hasResult: 'boolean',
     error: { code: 'string', message: 'string', line: 'count?', column: 'count?', module: 'string?', '?': '' },
     logs: [{ level: 'string', message: 'string' }],
     stats: { wallMs: 'number', cpuMs: 'number', heapPeakBytes: 'number', buffersPeakBytes: 'number', toolCalls: 'count', workerPid: 'count' },
-    grant: { executionId: 'string', handles: 'strings', '?': '' },
+    grant: { executionId: 'executionId', handles: 'strings', '?': '' },
   },
-  invoked: { id: 'id', status: 'count', statusText: 'string', headers: 'headers', hasBody: 'boolean' },
+  invoked: { id: 'id', status: 'status', statusText: 'string', headers: 'headers', hasBody: 'boolean' },
   ack: { id: 'id' },
   stats: { id: 'id', workers: 'count', idle: 'count', running: 'count', queued: 'count', retained: 'count', connections: 'count' },
   failed: { id: 'id', code: 'string', message: 'string', retryable: 'boolean?' },
-  handlesClosed: { executionId: 'string', reason: 'string' },
+  handlesClosed: { executionId: 'executionId', reason: 'string' },
   log: { id: 'id', level: 'string', message: 'string' },
 };
 
@@ -89,7 +109,7 @@ function mismatch(value, shape, at) {
     const optional = shape.endsWith('?');
     if (optional && value === undefined) return null;
     const kind = optional ? shape.slice(0, -1) : shape;
-    return /** @type {(v: unknown) => boolean} */ (KINDS[kind])(value) ? null : `\`${at}\` ${value === undefined ? 'missing' : `is not ${kind === 'id' ? 'a request id' : `a ${kind}`}`}`;
+    return /** @type {(v: unknown) => boolean} */ (KINDS[kind])(value) ? null : `\`${at}\` ${value === undefined ? 'missing' : `is not ${KIND_NAMES[kind]?.() ?? `a ${kind}`}`}`;
   }
   if (Array.isArray(shape)) {
     if (!Array.isArray(value)) return `\`${at}\` is not an array`;
