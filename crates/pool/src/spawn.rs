@@ -32,6 +32,28 @@ fn control_pipe() -> std::io::Result<(OwnedFd, File)> {
 /// the host's Node. Extend only with variables that hold no secret.
 const PASSED_ENV: &[&str] = &["TZ", "LANG", "LANGUAGE", "LC_ALL"];
 
+/// How many times a spawn refused with `ETXTBSY` is tried again, each after twice the last wait
+/// (5 ms first: about 0.6 s over all).
+const BUSY_RETRIES: u32 = 7;
+
+/// `command.spawn()`, tried again while the kernel refuses the exec with `ETXTBSY`: the binary
+/// is open for writing somewhere, typically the host's own copy or install of it not yet closed,
+/// or a child another thread of the host forked in that instant and holding the writer's
+/// descriptor until its own exec. The window closes by itself; any other error is final.
+fn spawn_when_not_busy(command: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut wait = std::time::Duration::from_millis(5);
+    for _ in 0..BUSY_RETRIES {
+        match command.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(wait);
+                wait *= 2;
+            }
+            done => return done,
+        }
+    }
+    command.spawn()
+}
+
 pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
     let start_failed =
         |detail: String| FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]);
@@ -114,7 +136,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             Ok(())
         });
     }
-    let spawned = command.spawn();
+    let spawned = spawn_when_not_busy(&mut command);
     drop(control_read);
     let mut child = spawned.map_err(|e| {
         let path = inner.opts.worker_path.display();

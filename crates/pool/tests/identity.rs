@@ -99,3 +99,29 @@ fn a_worker_installed_under_a_private_directory_starts_under_a_root_host() {
     pool.shutdown(Duration::from_secs(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A worker binary still open for writing somewhere (the host's own copy or install of it not
+/// yet closed, or a child another thread of the host forked in that instant, holding the
+/// writer's descriptor until its own exec) cannot be executed: `ETXTBSY`. The window closes by
+/// itself, so the pool tries again for a short while instead of failing the start.
+#[test]
+fn a_worker_binary_still_open_for_writing_for_a_moment_starts_once_it_is_closed() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = PathBuf::from(env!("CARGO_BIN_EXE_codemode-fake-worker"));
+    let dir = std::env::temp_dir().join(format!("codemode-busy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = dir.join("codemode-fake-worker");
+    std::fs::copy(&fake, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let writer = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(40));
+        drop(writer);
+    });
+    let pool = pool_of(copy, 1);
+    closer.join().unwrap();
+    assert_eq!(pool.worker_pids().len(), 1);
+    pool.shutdown(Duration::from_secs(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
