@@ -10,7 +10,7 @@
 
 const os = require('node:os');
 const { limits } = require('./native');
-const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument } = require('./validate/fields');
+const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
 
 /**
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
@@ -285,21 +285,12 @@ function wireRequest(given) {
 function wireResponse(r) {
   if (r === null || typeof r !== 'object') return `got ${r === null ? 'null' : typeof r}, not an object`;
   const { status, statusText = '', headers = [], body = null } = /** @type {Record<string, unknown>} */ (r);
-  const [min, max] = limits().responseStatus;
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < min || status > max) return `\`status\` must be an integer from ${min} to ${max}`;
+  if (!isResponseStatus(status)) return `\`status\` must be an integer from ${limits().responseStatus.join(' to ')}`;
   if (typeof statusText !== 'string') return '`statusText` must be a string';
   if (!isHeaderPairs(headers)) return '`headers` must be an array of [name, value] string pairs';
   const bytes = bodyBytes(body);
   if (bytes === false) return '`body` must be an ArrayBuffer or null';
   return { status, statusText, headers: headerPairs(headers), body: bytes };
-}
-
-/**
- * @param {unknown} headers
- * @returns {headers is [string, string][]}
- */
-function isHeaderPairs(headers) {
-  return Array.isArray(headers) && headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string');
 }
 
 /**

@@ -9,6 +9,7 @@
 
 const { limits } = require('../native');
 const { unframe } = require('./framing');
+const { isHeaderPairs, isResponseStatus } = require('../validate/fields');
 
 /** A v4 UUID, as a pool mints a retained execution's id (crates/worker, `uuid::Uuid::new_v4`). */
 const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -47,7 +48,7 @@ const KINDS = {
   number: (v) => typeof v === 'number' && Number.isFinite(v),
   string: (v) => typeof v === 'string',
   boolean: (v) => typeof v === 'boolean',
-  headers: (v) => Array.isArray(v) && v.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string'),
+  headers: isHeaderPairs,
   redirect: (v) => v === 'follow' || v === 'error' || v === 'manual',
   outbound: (v) => v === 'blocked' || v === 'routed' || v === 'public' || v === 'native',
   strings: (v) => Array.isArray(v) && v.every((s) => typeof s === 'string'),
@@ -56,10 +57,7 @@ const KINDS = {
   executionId: (v) => typeof v === 'string' && EXECUTION_ID.test(v),
   // A response's status: the rule the pool holds a handler's answer to in process
   // (crates/protocol RESPONSE_STATUS, through the addon).
-  status: (v) => {
-    const [min, max] = limits().responseStatus;
-    return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
-  },
+  status: isResponseStatus,
 };
 
 /** What each kind is called when a value is not one. */

@@ -7,6 +7,7 @@
 // allowed, and keeps the field for fieldOf (the CLI maps it to its flag).
 
 const errors = require('../errors');
+const { limits } = require('../native');
 
 const { ExecutorError } = errors;
 
@@ -194,4 +195,23 @@ function checkSignal(kind, field, signal) {
   return /** @type {AbortSignal} */ (signal);
 }
 
-module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument };
+/**
+ * An array of [name, value] string pairs: a wire request's or response's headers.
+ * @param {unknown} headers
+ * @returns {headers is [string, string][]}
+ */
+function isHeaderPairs(headers) {
+  return Array.isArray(headers) && headers.every((h) => Array.isArray(h) && h.length === 2 && typeof h[0] === 'string' && typeof h[1] === 'string');
+}
+
+/**
+ * A status a response may carry (crates/protocol `RESPONSE_STATUS`, through the addon).
+ * @param {unknown} status
+ * @returns {status is number}
+ */
+function isResponseStatus(status) {
+  const [min, max] = limits().responseStatus;
+  return typeof status === 'number' && Number.isInteger(status) && status >= min && status <= max;
+}
+
+module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument, isHeaderPairs, isResponseStatus };
