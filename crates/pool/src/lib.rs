@@ -359,6 +359,9 @@ impl Pool {
             outbound: spec.outbound,
             retain_handles: spec.retain_handles,
             live_logs: spec.live_logs,
+            cpu_limit_ms: None,
+            tool_call_limit: None,
+            fetch_limit: None,
         });
         let frame = request
             .encode()

@@ -27,8 +27,10 @@ pub use messages::{
 /// 3: retained handles (Execute's `retain_handles`, the outcome's grant, Invoke, CloseHandles,
 /// Invoked); 4: `Started` (the worker acknowledges an Execute before running it); 5: live log
 /// entries (Execute's `live_logs`, `Log`), the worker's pid in the stats, and the failure's
-/// `location` (RunError); 6: `Outbound::Public` and the request's `redirect` mode (WireRequest).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// `location` (RunError); 6: `Outbound::Public` and the request's `redirect` mode (WireRequest);
+/// 7: budgets (Execute's `cpu_limit_ms`, `tool_call_limit`, `fetch_limit`; the stats'
+/// `cpu_budget_us` and `fetches`).
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The V8 value-serializer format the worker writes, and the newest it reads (the version after
 /// the 0xFF header tag). Values cross both ways (tool answers in, arguments and results out) and

@@ -114,6 +114,13 @@ pub mod options {
     pub const HANDLES_IDLE_TIMEOUT_MS: RangeInclusive<u64> = 1..=2_147_483_647;
     /// The default [`HANDLES_IDLE_TIMEOUT_MS`].
     pub const DEFAULT_HANDLES_IDLE_TIMEOUT_MS: u64 = 300_000;
+    /// A run's CPU budget in milliseconds (`cpuLimit`: the program's thread, waiting for the
+    /// host not counted). No default: without one, only the time bound holds.
+    pub const CPU_LIMIT_MS: RangeInclusive<u64> = 1..=2_147_483_647;
+    /// Tool calls one run may make (`toolCallLimit`; 0: none at all). No default.
+    pub const TOOL_CALL_LIMIT: RangeInclusive<u64> = 0..=1_000_000;
+    /// Fetches one run (or one invocation) may make (`fetchLimit`; 0: none at all). No default.
+    pub const FETCH_LIMIT: RangeInclusive<u64> = 0..=1_000_000;
 }
 
 /// The globals the sandbox's runtime installs on the global object (the worker's `runtime.js`
@@ -187,6 +194,17 @@ mod tests {
                 RUNTIME_GLOBALS.contains(class),
                 "{class} is not a runtime global"
             );
+        }
+    }
+
+    #[test]
+    fn budgets_fit_the_wire_fields() {
+        for range in [
+            options::CPU_LIMIT_MS,
+            options::TOOL_CALL_LIMIT,
+            options::FETCH_LIMIT,
+        ] {
+            assert!(*range.end() <= u64::from(u32::MAX));
         }
     }
 

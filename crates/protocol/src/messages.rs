@@ -140,6 +140,17 @@ pub struct ExecuteRequest {
     /// Send each console entry as it is written ([`WorkerMsg::Log`]), besides the outcome's
     /// logs. Off, a run sends no extra frame.
     pub live_logs: bool,
+    /// CPU time the program's thread may spend, in milliseconds (`None`: no budget): counted
+    /// from the run's start to its end, and afresh for each invocation of a retained execution.
+    /// Waiting for the host (a tool call's or a fetch's answer, a timer) costs the thread none.
+    /// Past it the run ends with `CPU_LIMIT`.
+    pub cpu_limit_ms: Option<u32>,
+    /// Tool calls the run may make (`None`: no limit); the call past it rejects inside the
+    /// sandbox with `TOOL_CALL_LIMIT`.
+    pub tool_call_limit: Option<u32>,
+    /// Fetches the run, and each invocation of a retained execution, may make (`None`: no
+    /// limit); the fetch past it rejects inside the sandbox with `FETCH_LIMIT`.
+    pub fetch_limit: Option<u32>,
 }
 
 /// Retained handles: the run returned a request handler (a function, or an object with a
@@ -287,6 +298,12 @@ pub struct RunStats {
     pub tool_calls: u32,
     /// The process id of the worker that ran the program.
     pub worker_pid: u32,
+    /// CPU time the run's budget counted (`ExecuteRequest::cpu_limit_ms`), in microseconds: the
+    /// program's thread from the run's start to its end, the same clock the budget is enforced
+    /// on; 0 when the run had no budget.
+    pub cpu_budget_us: u64,
+    /// Fetches the run sent to the host (its tool calls are `tool_calls`).
+    pub fetches: u32,
 }
 
 impl RunStats {
@@ -298,6 +315,11 @@ impl RunStats {
     /// CPU time in milliseconds, the unit the public `RunStats` reports.
     pub fn cpu_ms(&self) -> f64 {
         self.cpu_us as f64 / 1000.0
+    }
+
+    /// The CPU the budget counted, in milliseconds.
+    pub fn cpu_budget_ms(&self) -> f64 {
+        self.cpu_budget_us as f64 / 1000.0
     }
 }
 

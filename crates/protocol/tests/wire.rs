@@ -113,6 +113,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
         any::<u32>(),
         outbound(),
         any::<(bool, bool)>(),
+        any::<(Option<u32>, Option<u32>, Option<u32>)>(),
     )
         .prop_map(
             |(
@@ -123,6 +124,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                 memory_limit_mib,
                 outbound,
                 (retain_handles, live_logs),
+                (cpu_limit_ms, tool_call_limit, fetch_limit),
             )| {
                 HostMsg::Execute(ExecuteRequest {
                     exec_id,
@@ -133,6 +135,9 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                     outbound,
                     retain_handles,
                     live_logs,
+                    cpu_limit_ms,
+                    tool_call_limit,
+                    fetch_limit,
                 })
             },
         );
@@ -181,14 +186,18 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
     let log = (level, text())
         .prop_map(|(level, message)| LogEntry { level, message })
         .boxed();
-    let stats = any::<(u64, u64, u64, u64, u32, u32)>().prop_map(|(a, b, c, d, e, f)| RunStats {
-        wall_us: a,
-        cpu_us: b,
-        heap_peak: c,
-        buffers_peak: d,
-        tool_calls: e,
-        worker_pid: f,
-    });
+    let stats = any::<((u64, u64, u64, u64, u32, u32), (u64, u32))>().prop_map(
+        |((a, b, c, d, e, f), (g, h))| RunStats {
+            wall_us: a,
+            cpu_us: b,
+            heap_peak: c,
+            buffers_peak: d,
+            tool_calls: e,
+            worker_pid: f,
+            cpu_budget_us: g,
+            fetches: h,
+        },
+    );
     let run_error = (
         text(),
         text(),
@@ -351,6 +360,9 @@ fn hand_picked_messages_roundtrip() {
         outbound: Outbound::Routed,
         retain_handles: true,
         live_logs: true,
+        cpu_limit_ms: Some(50),
+        tool_call_limit: Some(0),
+        fetch_limit: Some(u32::MAX),
     }));
     roundtrip_host(&HostMsg::ToolResult {
         exec_id: 7,
@@ -378,6 +390,8 @@ fn hand_picked_messages_roundtrip() {
                 buffers_peak: 77,
                 tool_calls: 3,
                 worker_pid: 42,
+                cpu_budget_us: 1200,
+                fetches: 2,
             },
             grant: Some(Grant {
                 execution_id: "d6201803-2236-4c65-be08-ff9eaca95a75".into(),
@@ -413,6 +427,9 @@ fn malformed_bodies_are_refused() {
             outbound: Outbound::Native,
             retain_handles: false,
             live_logs: false,
+            cpu_limit_ms: None,
+            tool_call_limit: None,
+            fetch_limit: None,
         })
         .encode()
         .unwrap(),
@@ -472,6 +489,9 @@ fn the_encoder_refuses_a_body_over_the_frame_bound() {
             outbound: Outbound::Native,
             retain_handles: false,
             live_logs: false,
+            cpu_limit_ms: None,
+            tool_call_limit: None,
+            fetch_limit: None,
         })
     };
     let many_tools = || ProviderDecl {

@@ -169,6 +169,8 @@ fn daemon_messages_encode_in_both_forms() {
             buffers_peak: 0,
             tool_calls: 2,
             worker_pid: 7,
+            cpu_budget_us: 0,
+            fetches: 0,
         },
         grant: Some(Grant {
             execution_id: "e1".into(),

@@ -190,6 +190,9 @@ fn spawn_canceller() -> Arc<AtomicU64> {
     cancelled
 }
 
+// A step is made and matched once per script line and never stored, so the size of the
+// outcome it carries moves nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Step {
     Next,
     Finish(RunOutcome),

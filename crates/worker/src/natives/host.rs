@@ -19,22 +19,34 @@ pub struct Calls {
     /// The promise of each call in flight, by call id (tool calls and fetches share ids).
     pending: HashMap<u32, v8::Global<v8::PromiseResolver>>,
     next_call: u32,
-    /// Fetches sent to the host.
+    /// Tool calls sent to the host, by the run.
+    tool_calls: u32,
+    /// Fetches sent to the host, by the run (or, retained, by the invocation in progress).
     fetches: u32,
+    budgets: Budgets,
     outbound: Outbound,
     /// The run ended and its isolate is retained (docs/handles.md): the dispatch ended with the
     /// run, so tool calls reject inside the isolate.
     completed: bool,
 }
 
+/// The counts an execution's requests are held to (`None`: no limit).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Budgets {
+    pub tool_calls: Option<u32>,
+    pub fetches: Option<u32>,
+}
+
 impl Calls {
-    pub fn new(exec_id: u64, outbound: Outbound, send: Outbox) -> Self {
+    pub fn new(exec_id: u64, outbound: Outbound, budgets: Budgets, send: Outbox) -> Self {
         Calls {
             exec_id,
             send,
             pending: HashMap::new(),
             next_call: 0,
+            tool_calls: 0,
             fetches: 0,
+            budgets,
             outbound,
             completed: false,
         }
@@ -45,15 +57,27 @@ impl Calls {
         self.pending.len()
     }
 
-    /// Tool calls made so far (fetches not counted).
-    pub fn tool_calls(&self) -> u32 {
-        self.next_call - self.fetches
+    /// Tool calls and fetches sent to the host so far.
+    pub fn counts(&self) -> (u32, u32) {
+        (self.tool_calls, self.fetches)
+    }
+
+    /// An invocation of the retained execution starts: its fetches are counted afresh.
+    pub fn begin_invocation(&mut self) {
+        self.fetches = 0;
     }
 
     /// The run that made the calls ended; its isolate is retained for its handlers.
     pub fn complete(&mut self) {
         self.completed = true;
     }
+}
+
+/// The limit a count has reached (`count` gives the count so far and its limit): the next
+/// request past it is refused.
+fn spent(scope: &mut v8::HandleScope, count: impl Fn(&Calls) -> (u32, Option<u32>)) -> Option<u32> {
+    let (made, limit) = count(scope.get_slot::<Calls>()?);
+    limit.filter(|&limit| made >= limit)
 }
 
 /// A pending promise set as the return value, with its resolver.
@@ -108,6 +132,14 @@ pub fn call_tool(
     }
     let provider = args.get(0).to_rust_string_lossy(scope);
     let tool = args.get(1).to_rust_string_lossy(scope);
+    if let Some(limit) = spent(scope, |calls| (calls.tool_calls, calls.budgets.tool_calls)) {
+        let text = FailureCode::ToolCallLimit.render(&[
+            ("provider", &provider),
+            ("tool", &tool),
+            ("limit", &limit.to_string()),
+        ]);
+        return reject(scope, resolver, Class::Error, &text);
+    }
     let payload = match clone::serialize(scope, args.get(2)) {
         Ok(bytes) => bytes,
         Err(detail) => {
@@ -138,6 +170,9 @@ pub fn call_tool(
     let Some((exec_id, call_id, send)) = park(scope, resolver) else {
         return;
     };
+    if let Some(state) = scope.get_slot_mut::<Calls>() {
+        state.tool_calls += 1;
+    }
     send(&WorkerMsg::ToolCall {
         exec_id,
         call_id,
@@ -251,6 +286,10 @@ pub fn fetch(
             Class::TypeError,
             FailureCode::NetworkClosed.template(),
         );
+    }
+    if let Some(limit) = spent(scope, |calls| (calls.fetches, calls.budgets.fetches)) {
+        let text = FailureCode::FetchLimit.render(&[("url", &url), ("limit", &limit.to_string())]);
+        return reject(scope, resolver, Class::TypeError, &text);
     }
     let method = args.get(0).to_rust_string_lossy(scope);
     let headers = string_pairs(scope, args.get(2));

@@ -2,40 +2,57 @@
 
 use std::fs::File;
 use std::io::{BufReader, Write};
-use std::os::fd::FromRawFd;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use codemode_protocol::{frame::read_frame, HostMsg, WorkerMsg, CONTROL_FD};
+
+use crate::process::budget::{self, Armed};
 
 /// The run in progress, so the reader thread can terminate it the moment a Cancel arrives,
 /// even while the main thread is inside a synchronous loop. A Cancel for the run being started
 /// (`expect`ed, its isolate not yet set) is kept, and terminates it as soon as it is set: the
-/// host may hand a run over while the worker still prepares its isolate.
+/// host may hand a run over while the worker still prepares its isolate. It also carries the
+/// run's CPU budget while one is armed (budget.rs), which the reader thread times.
 #[derive(Clone, Default)]
-pub struct CurrentRun(Arc<Mutex<Current>>);
+pub struct CurrentRun(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<Current>,
+    /// Budgets armed so far (each arming's generation).
+    armed: AtomicU64,
+    /// The write end of the pipe that wakes the reader thread to time a budget afresh.
+    waker: OnceLock<OwnedFd>,
+}
 
 #[derive(Default)]
 struct Current {
     exec_id: Option<u64>,
     handle: Option<v8::IsolateHandle>,
     cancelled: bool,
+    budget: Option<Armed>,
 }
 
 impl CurrentRun {
+    fn lock(&self) -> Option<MutexGuard<'_, Current>> {
+        self.0.state.lock().ok()
+    }
+
     /// Run `exec_id` is about to start (called before `Started` is sent).
     pub fn expect(&self, exec_id: u64) {
-        if let Ok(mut g) = self.0.lock() {
+        if let Some(mut g) = self.lock() {
             *g = Current {
                 exec_id: Some(exec_id),
-                handle: None,
-                cancelled: false,
+                ..Current::default()
             };
         }
     }
 
     pub fn set(&self, run: Option<(u64, v8::IsolateHandle)>) {
-        if let Ok(mut g) = self.0.lock() {
+        if let Some(mut g) = self.lock() {
             *g = match run {
                 Some((exec_id, handle)) => {
                     let cancelled = g.exec_id == Some(exec_id) && g.cancelled;
@@ -46,6 +63,7 @@ impl CurrentRun {
                         exec_id: Some(exec_id),
                         handle: Some(handle),
                         cancelled,
+                        budget: None,
                     }
                 }
                 None => Current::default(),
@@ -54,7 +72,7 @@ impl CurrentRun {
     }
 
     fn cancel(&self, exec_id: u64) {
-        if let Ok(mut g) = self.0.lock() {
+        if let Some(mut g) = self.lock() {
             if g.exec_id == Some(exec_id) {
                 g.cancelled = true;
                 if let Some(handle) = &g.handle {
@@ -63,8 +81,71 @@ impl CurrentRun {
             }
         }
     }
-}
 
+    /// A budget of `left` starts for the run set; returns its generation.
+    pub(crate) fn arm_budget(&self, left: Duration) -> u64 {
+        let generation = self.0.armed.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(mut g) = self.lock() {
+            g.budget = Some(Armed::new(generation, left));
+        }
+        self.wake();
+        generation
+    }
+
+    /// Budget `generation` still had `left` a moment ago (its interrupt's answer).
+    pub(crate) fn budget_left(&self, generation: u64, left: Duration) {
+        if let Some(mut g) = self.lock() {
+            if g.budget
+                .as_ref()
+                .is_some_and(|b| b.generation == generation)
+            {
+                g.budget = Some(Armed::new(generation, left));
+            }
+        }
+        self.wake();
+    }
+
+    /// Budget `generation` is no longer counted.
+    pub(crate) fn disarm_budget(&self, generation: u64) {
+        if let Some(mut g) = self.lock() {
+            if g.budget
+                .as_ref()
+                .is_some_and(|b| b.generation == generation)
+            {
+                g.budget = None;
+            }
+        }
+    }
+
+    /// The reader thread's turn: asks for the budget's check when it may be spent; returns how
+    /// long to wait before the next turn (`None`: until woken).
+    fn budget_tick(&self) -> Option<Duration> {
+        let mut g = self.lock()?;
+        let Current { handle, budget, .. } = &mut *g;
+        let (Some(handle), Some(budget)) = (handle.as_ref(), budget.as_mut()) else {
+            return None;
+        };
+        if budget.asked {
+            return None;
+        }
+        let now = Instant::now();
+        if now < budget.due() {
+            return Some(budget.due() - now);
+        }
+        // Asked once per answer: the callback's answer (or the run's end) decides what next.
+        budget.asked = budget::ask(handle, budget.generation);
+        (!budget.asked).then_some(Duration::ZERO)
+    }
+
+    /// Wakes the reader thread so it times the budget afresh.
+    fn wake(&self) {
+        if let Some(fd) = self.0.waker.get() {
+            // SAFETY: writes one byte from a local to the pipe this run owns; the pipe is
+            // non-blocking, and a full one already holds a wake-up.
+            unsafe { libc::write(fd.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        }
+    }
+}
 /// Ask the kernel to kill this process when the parent dies, so a crashed or killed host never
 /// leaves orphaned workers; stdin EOF covers the orderly case.
 pub fn die_with_parent() {
@@ -103,13 +184,7 @@ impl Input {
                     events: libc::POLLIN,
                     revents: 0,
                 };
-                let ms = wait.as_millis().min(i32::MAX as u128) as i32;
-                // Round up, so a timer is never woken a little early and re-polled at 0 ms.
-                let ms = if Duration::from_millis(ms as u64) < wait {
-                    ms + 1
-                } else {
-                    ms
-                };
+                let ms = poll_ms(wait);
                 // SAFETY: poll reads and writes the one pollfd we own.
                 let ready = unsafe { libc::poll(&mut fd, 1, ms) };
                 if ready == 0 {
@@ -167,20 +242,95 @@ pub fn spawn_canceller(current: CurrentRun) {
     // SAFETY: fd 3 is the control pipe the pool set up for this process and nothing else in
     // the worker opens or owns it, so this File is its only owner.
     let control = unsafe { File::from_raw_fd(CONTROL_FD) };
-    let spawned = std::thread::Builder::new()
+    if let Err(e) = spawn_control_reader(control, current) {
+        eprintln!("codemode-worker: cannot start the cancel thread: {e}");
+        std::process::exit(70);
+    }
+}
+
+/// Starts the thread that reads Cancel frames from `control` and times `current`'s CPU budget,
+/// until `control` closes. Called before the jail (it opens a pipe and starts a thread).
+pub fn spawn_control_reader(
+    control: File,
+    current: CurrentRun,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two new descriptors into the array we own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 just opened both; each OwnedFd is the only owner of its end.
+    let (wakes, waker) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if current.0.waker.set(waker).is_err() {
+        return Err(std::io::Error::other(
+            "the run already has a control reader",
+        ));
+    }
+    std::thread::Builder::new()
         .name("cancel".into())
-        .spawn(move || {
-            let mut input = BufReader::new(control);
-            let mut buf = Vec::with_capacity(64);
-            while let Ok(true) = read_frame(&mut input, &mut buf) {
+        .spawn(move || read_control(control, wakes, current))
+}
+
+fn read_control(control: File, wakes: OwnedFd, current: CurrentRun) {
+    let control_fd = control.as_raw_fd();
+    let mut input = BufReader::new(control);
+    let mut buf = Vec::with_capacity(64);
+    loop {
+        if input.buffer().is_empty() {
+            let wait = current.budget_tick();
+            let mut fds = [
+                libc::pollfd {
+                    fd: control_fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: wakes.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // To the microsecond (ppoll's timespec): a budget is checked when it may be spent,
+            // not at the next whole millisecond.
+            let timeout = wait.map(|w| libc::timespec {
+                tv_sec: w.as_secs().min(i32::MAX as u64) as libc::time_t,
+                tv_nsec: libc::c_long::from(w.subsec_nanos() as i32),
+            });
+            let timeout_ptr = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+            // SAFETY: ppoll reads and writes the two pollfds we own and reads the timespec
+            // (or none: wait until woken); no signal mask is passed.
+            let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, timeout_ptr, std::ptr::null()) };
+            if ready <= 0 {
+                continue;
+            }
+            if fds[1].revents != 0 {
+                let mut drain = [0u8; 64];
+                // SAFETY: reads into a local buffer from the non-blocking pipe we own.
+                while unsafe { libc::read(wakes.as_raw_fd(), drain.as_mut_ptr().cast(), 64) } > 0 {}
+            }
+            if fds[0].revents == 0 {
+                continue;
+            }
+        }
+        match read_frame(&mut input, &mut buf) {
+            Ok(true) => {
                 if let Ok(HostMsg::Cancel { exec_id }) = HostMsg::decode(&buf) {
                     current.cancel(exec_id);
                 }
             }
-        });
-    if let Err(e) = spawned {
-        eprintln!("codemode-worker: cannot start the cancel thread: {e}");
-        std::process::exit(70);
+            Ok(false) | Err(_) => return,
+        }
+    }
+}
+
+/// A wait in poll's milliseconds, rounded up, so a timer is never woken a little early and
+/// re-polled at 0 ms.
+fn poll_ms(wait: Duration) -> i32 {
+    let ms = wait.as_millis().min(i32::MAX as u128 - 1) as i32;
+    if Duration::from_millis(ms as u64) < wait {
+        ms + 1
+    } else {
+        ms
     }
 }
 

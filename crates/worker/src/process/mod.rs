@@ -1,7 +1,9 @@
 //! Process plumbing: the worker's pipes and its tie to the parent ([`io`]), the run's view of
-//! them ([`link`]), and the jail the process enters before any program runs ([`jail`]). Nothing
-//! here knows V8 beyond the isolate handle a Cancel terminates.
+//! them ([`link`]), the jail the process enters before any program runs ([`jail`]), and the CPU
+//! budget the main and cancel threads enforce together ([`budget`]). Nothing here knows V8
+//! beyond the isolate handle a Cancel terminates and the interrupt a budget's check runs in.
 
+pub mod budget;
 pub mod io;
 pub mod jail;
 pub mod link;

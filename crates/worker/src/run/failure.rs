@@ -44,6 +44,11 @@ fn place(l: &SourceLocation) -> String {
     }
 }
 
+/// CPU_LIMIT's failure: the budget of `ms` was spent and the run (or invocation) stopped.
+pub(crate) fn cpu_limit(ms: u32) -> RunError {
+    fail(FailureCode::CpuLimit, &[("ms", &ms.to_string())])
+}
+
 /// INTERNAL's text for a run (or invocation) stopped by a Cancel or a lost host while it was
 /// waiting: the outcome the host reports instead (a timeout, an abort) replaces it.
 pub(crate) fn stopped() -> RunError {

@@ -19,12 +19,13 @@ use crate::engine::memory::METER;
 use crate::engine::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::natives::clone;
 use crate::natives::console::Console;
-use crate::natives::host::Calls;
+use crate::natives::host::{Budgets, Calls};
+use crate::process::budget::{self, Counted};
 use crate::process::io::CurrentRun;
 use crate::process::link::{HostInput, Outbox};
 use crate::process::thread_cpu_us;
 use event_loop::{heap_used, settle, EventLoop, Settled};
-use failure::{entry_failure, exception_failure, fail, settle_failure, type_name};
+use failure::{cpu_limit, entry_failure, exception_failure, fail, settle_failure, type_name};
 use retained::Retained;
 
 /// What a run produced: a value (serialized), or a request handler to retain.
@@ -65,15 +66,23 @@ pub fn run(
         outbound,
         retain_handles,
         live_logs,
+        cpu_limit_ms,
+        tool_call_limit,
+        fetch_limit,
     } = req;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
     let cpu_start = thread_cpu_us();
     let isolate = &mut prepared.isolate;
-    isolate.set_slot(Calls::new(exec_id, outbound, send));
+    let budgets = Budgets {
+        tool_calls: tool_call_limit,
+        fetches: fetch_limit,
+    };
+    isolate.set_slot(Calls::new(exec_id, outbound, budgets, send));
     isolate.set_slot(Console::new(live_logs.then_some((exec_id, send))));
     isolate.set_slot(ModuleMap::new(modules));
     current.set(Some((exec_id, isolate.thread_safe_handle())));
+    budget::arm(isolate, current, cpu_limit_ms);
     let (result, heap_peak) = {
         let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
         let context = v8::Local::new(scope, &prepared.context);
@@ -82,23 +91,28 @@ pub fn run(
         let result = execute(scope, &mut lp, retain_handles, &code, &providers, input);
         (result, lp.heap_peak)
     };
+    let counted = budget::disarm(&mut prepared.isolate, current);
     let heap_now = heap_used(&mut prepared.isolate);
+    // A run the budget stopped reports that, whatever it was doing when it stopped.
+    let result = match (&counted, cpu_limit_ms) {
+        (Some(Counted { spent: true, .. }), Some(ms)) => Err(cpu_limit(ms)),
+        _ => result,
+    };
     let retaining = matches!(result, Ok(Produced::Handler(..)));
     let isolate = &mut prepared.isolate;
     // A spent run's state goes now (every Global it parked, while the isolate is alive); a
     // retained one's calls and modules stay for its handlers, its dispatch ended.
-    let tool_calls = if retaining {
+    let calls = if retaining {
         isolate.get_slot_mut::<Calls>().map(|calls| {
             calls.complete();
-            calls.tool_calls()
+            calls.counts()
         })
     } else {
         current.set(None);
         drop(isolate.remove_slot::<ModuleMap>());
-        isolate
-            .remove_slot::<Calls>()
-            .map(|calls| calls.tool_calls())
+        isolate.remove_slot::<Calls>().map(|calls| calls.counts())
     };
+    let (tool_calls, fetches) = calls.unwrap_or_default();
     let logs = isolate
         .remove_slot::<Console>()
         .map_or_else(Vec::new, Console::finish);
@@ -107,8 +121,10 @@ pub fn run(
         cpu_us: thread_cpu_us().saturating_sub(cpu_start),
         heap_peak: heap_peak.max(heap_now) as u64,
         buffers_peak: METER.buffers_peak() as u64,
-        tool_calls: tool_calls.unwrap_or(0),
+        tool_calls,
         worker_pid: std::process::id(),
+        cpu_budget_us: counted.map_or(0, |c| c.cpu_us),
+        fetches,
     };
     let result = match result {
         Ok(Produced::Handler(handler, this)) => {
@@ -128,6 +144,7 @@ pub fn run(
                 this,
                 exec_id,
                 memory_limit_mib,
+                cpu_limit_ms,
                 prepared,
             };
             return (outcome, Ended::Retained(retained));

@@ -11,10 +11,11 @@ use crate::engine::isolate::Prepared;
 use crate::engine::memory::METER;
 use crate::engine::modules::ModuleMap;
 use crate::natives::host::{self, Calls};
+use crate::process::budget::{self, Counted};
 use crate::process::io::CurrentRun;
 use crate::process::link::{HostInput, Outbox};
 use crate::run::event_loop::{self, heap_used, settle, Deliver, EventLoop, Heard, Settled, Turn};
-use crate::run::failure::{describe_throw, fail};
+use crate::run::failure::{cpu_limit, describe_throw, fail};
 
 pub struct Retained {
     // Globals first: fields drop in order, and a Global must go before its isolate.
@@ -22,6 +23,9 @@ pub struct Retained {
     pub this: v8::Global<v8::Value>,
     pub exec_id: u64,
     pub memory_limit_mib: u32,
+    /// The run's CPU budget, which each invocation gets afresh (its fetch limit stays with
+    /// the execution's calls, counted afresh per invocation too).
+    pub cpu_limit_ms: Option<u32>,
     pub prepared: Prepared,
 }
 
@@ -46,6 +50,7 @@ pub fn serve(
         this,
         exec_id,
         memory_limit_mib,
+        cpu_limit_ms,
         mut prepared,
     } = retained;
     current.set(Some((exec_id, prepared.isolate.thread_safe_handle())));
@@ -81,9 +86,13 @@ pub fn serve(
                         Some(Dead::Terminated) => Err(fail(FailureCode::Timeout, &[])),
                         None => {
                             let scope = &mut v8::HandleScope::new(scope);
+                            if let Some(calls) = scope.get_slot_mut::<Calls>() {
+                                calls.begin_invocation();
+                            }
+                            budget::arm(scope, current, cpu_limit_ms);
                             let handler = v8::Local::new(scope, &handler);
                             let this = v8::Local::new(scope, &this);
-                            invoke(
+                            let result = invoke(
                                 scope,
                                 &mut lp,
                                 memory_limit_mib,
@@ -91,12 +100,21 @@ pub fn serve(
                                 this,
                                 request,
                                 input,
-                            )
+                            );
+                            match (budget::disarm(scope, current), cpu_limit_ms) {
+                                (Some(Counted { spent: true, .. }), Some(ms)) => Err(cpu_limit(ms)),
+                                _ => result,
+                            }
                         }
                     };
                     // A bound's failure ends the execution: the isolate must go.
-                    let ends = matches!(&result, Err(e) if e.code == FailureCode::MemoryLimit.as_str()
-                        || e.code == FailureCode::Timeout.as_str());
+                    let ends = matches!(&result, Err(e) if [
+                        FailureCode::MemoryLimit,
+                        FailureCode::Timeout,
+                        FailureCode::CpuLimit,
+                    ]
+                    .iter()
+                    .any(|bound| e.code == bound.as_str()));
                     send(&WorkerMsg::Invoked {
                         exec_id,
                         invoke_id,

@@ -4,6 +4,8 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::fs::File;
+use std::os::fd::FromRawFd;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, OnceLock};
@@ -13,11 +15,12 @@ use codemode_protocol::{ExecuteRequest, HostMsg, Outbound, RunOutcome, WorkerMsg
 
 use crate::engine::isolate::Prepared;
 use crate::natives::clone;
-use crate::process::io::{CurrentRun, Next};
+use crate::process::io::{self, CurrentRun, Next};
 use crate::process::link::HostInput;
 use crate::run;
 use crate::run::retained;
 
+mod budgets;
 mod globals;
 mod handles;
 mod natives;
@@ -109,6 +112,9 @@ pub fn request(code: &str) -> ExecuteRequest {
         outbound: Outbound::Blocked,
         retain_handles: false,
         live_logs: false,
+        cpu_limit_ms: None,
+        tool_call_limit: None,
+        fetch_limit: None,
     }
 }
 
@@ -145,6 +151,10 @@ fn execute_here(
     };
     let prepared = Prepared::new(req.memory_limit_mib);
     let current = CurrentRun::default();
+    // As in the worker, a thread of its own reads the control pipe and times the CPU budget;
+    // the pipe closes (and the thread ends) with this run.
+    let (control, _control_writer) = pipe();
+    let reader = io::spawn_control_reader(control, current.clone()).expect("a control reader");
     let (outcome, ended) = run::run(prepared, req, &mut host, capture, &current);
     let mut spent = match ended {
         run::Ended::Spent(spent) => spent,
@@ -158,6 +168,10 @@ fn execute_here(
             retained::serve(retained, &mut host, capture, &current)
         }
     };
+    drop(_control_writer);
+    reader
+        .join()
+        .expect("the control reader ends with its pipe");
     host.sent
         .extend(SENT.with(|s| std::mem::take(&mut *s.borrow_mut())));
     let json = outcome.result.as_deref().map(|bytes| {
@@ -180,6 +194,16 @@ pub fn failed(code: &str) -> (String, String) {
     let ran = execute(request(code), no_host);
     let (code, message) = ran.error();
     (code.to_string(), message.to_string())
+}
+
+/// A pipe: its read end and its write end.
+fn pipe() -> (File, File) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two new descriptors into the array we own.
+    let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(made, 0, "a pipe: {}", std::io::Error::last_os_error());
+    // SAFETY: pipe2 just opened both; each File is the only owner of its end.
+    unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
 }
 
 pub fn no_host(_: &WorkerMsg) -> Vec<HostMsg> {
