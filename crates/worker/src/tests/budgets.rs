@@ -4,11 +4,9 @@
 
 use std::time::Duration;
 
-use codemode_protocol::{
-    FailureCode, HostMsg, Outbound, ProviderDecl, WireRequest, WireResponse, WorkerMsg,
-};
+use codemode_protocol::{FailureCode, Outbound, ProviderDecl, WorkerMsg};
 
-use super::{execute, no_host, request, Ran, EXEC_ID};
+use super::{echo, execute, invoke, no_host, request, Ran};
 
 const BUDGET_MS: u32 = 50;
 /// How far past its budget a stopped run's CPU may be counted: V8 checks for interrupts at
@@ -69,22 +67,11 @@ fn awaiting_a_slow_tool_costs_no_budget() {
         tools: None,
     }];
     // The host takes ten budgets' worth of wall time to answer.
-    let ran = execute(req, |msg| match msg {
-        WorkerMsg::ToolCall {
-            exec_id,
-            call_id,
-            args,
-            ..
-        } => {
+    let ran = execute(req, |msg| {
+        if matches!(msg, WorkerMsg::ToolCall { .. }) {
             std::thread::sleep(Duration::from_millis(u64::from(BUDGET_MS) * 10));
-            vec![HostMsg::ToolResult {
-                exec_id: *exec_id,
-                call_id: *call_id,
-                ok: true,
-                payload: args.clone(),
-            }]
         }
-        _ => Vec::new(),
+        echo(msg)
     });
     assert_eq!(ran.outcome.error, None);
     assert_eq!(ran.json.as_deref(), Some("2"));
@@ -112,39 +99,6 @@ fn a_busy_loop_overshoots_its_budget_by_little() {
     let p50 = overshoots[overshoots.len() / 2];
     let p99 = overshoots[overshoots.len() - 1];
     eprintln!("cpu budget {BUDGET_MS} ms, overshoot over 20 runs: p50 {p50} us, p99 {p99} us");
-}
-
-fn echo(msg: &WorkerMsg) -> Vec<HostMsg> {
-    match msg {
-        WorkerMsg::ToolCall {
-            exec_id,
-            call_id,
-            args,
-            ..
-        } => vec![HostMsg::ToolResult {
-            exec_id: *exec_id,
-            call_id: *call_id,
-            ok: true,
-            payload: args.clone(),
-        }],
-        WorkerMsg::Fetch {
-            exec_id,
-            call_id,
-            request,
-        } => vec![HostMsg::FetchResult {
-            exec_id: *exec_id,
-            call_id: *call_id,
-            result: Ok(WireResponse {
-                status: 200,
-                status_text: "OK".into(),
-                headers: vec![],
-                body: Some(request.url.clone().into_bytes()),
-                url: String::new(),
-                redirected: false,
-            }),
-        }],
-        _ => Vec::new(),
-    }
 }
 
 #[test]
@@ -202,21 +156,6 @@ fn the_fetch_past_the_limit_rejects_and_is_caught() {
     assert_eq!(ran.outcome.stats.tool_calls, 0);
 }
 
-fn invoke(invoke_id: u64) -> HostMsg {
-    HostMsg::Invoke {
-        exec_id: EXEC_ID,
-        invoke_id,
-        handle: "fetch".into(),
-        request: WireRequest {
-            method: "GET".into(),
-            url: format!("https://x/{invoke_id}"),
-            headers: vec![],
-            body: None,
-            redirect: Default::default(),
-        },
-    }
-}
-
 #[test]
 fn each_invocation_gets_fresh_budgets() {
     // The run and each invocation spend most of the CPU budget and the whole fetch limit;
@@ -239,8 +178,13 @@ fn each_invocation_gets_fresh_budgets() {
     req.cpu_limit_ms = Some(BUDGET_MS);
     req.fetch_limit = Some(1);
     let ran = execute(req, |msg| match msg {
-        WorkerMsg::Done { outcome, .. } if outcome.grant.is_some() => vec![invoke(1)],
-        WorkerMsg::Invoked { invoke_id, .. } if *invoke_id < 3 => vec![invoke(invoke_id + 1)],
+        WorkerMsg::Done { outcome, .. } if outcome.grant.is_some() => {
+            vec![invoke(1, "https://x/1")]
+        }
+        WorkerMsg::Invoked { invoke_id, .. } if *invoke_id < 3 => {
+            let next = invoke_id + 1;
+            vec![invoke(next, &format!("https://x/{next}"))]
+        }
         other => echo(other),
     });
     assert_eq!(ran.outcome.error, None);

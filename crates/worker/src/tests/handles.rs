@@ -1,24 +1,9 @@
 //! A retained execution served by the worker: the grant, invocations in order with state kept,
 //! console output dropped, the dispatch gone, and the end on CloseHandles.
 
-use codemode_protocol::{FailureCode, HostMsg, WireRequest, WorkerMsg};
+use codemode_protocol::{FailureCode, HostMsg, WorkerMsg};
 
-use super::{execute, request, EXEC_ID};
-
-fn invoke(invoke_id: u64, url: &str) -> HostMsg {
-    HostMsg::Invoke {
-        exec_id: EXEC_ID,
-        invoke_id,
-        handle: "fetch".into(),
-        request: WireRequest {
-            method: "GET".into(),
-            url: url.into(),
-            headers: vec![],
-            body: None,
-            redirect: Default::default(),
-        },
-    }
-}
+use super::{execute, invoke, request, EXEC_ID};
 
 /// An invocation's answer: its body as text, or its failure code and text.
 type Answer = Result<String, (String, String)>;

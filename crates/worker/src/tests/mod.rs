@@ -11,7 +11,9 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use codemode_protocol::{ExecuteRequest, HostMsg, Outbound, RunOutcome, WorkerMsg};
+use codemode_protocol::{
+    ExecuteRequest, HostMsg, Outbound, RunOutcome, WireRequest, WireResponse, WorkerMsg,
+};
 
 use crate::engine::isolate::Prepared;
 use crate::natives::clone;
@@ -208,6 +210,57 @@ fn pipe() -> (File, File) {
 
 pub fn no_host(_: &WorkerMsg) -> Vec<HostMsg> {
     Vec::new()
+}
+
+/// A host that answers each tool call with its own arguments (V8-serialized as they came), each
+/// fetch with a 200 whose body is the request's URL, and nothing else.
+pub fn echo(msg: &WorkerMsg) -> Vec<HostMsg> {
+    match msg {
+        WorkerMsg::ToolCall {
+            exec_id,
+            call_id,
+            args,
+            ..
+        } => vec![HostMsg::ToolResult {
+            exec_id: *exec_id,
+            call_id: *call_id,
+            ok: true,
+            payload: args.clone(),
+        }],
+        WorkerMsg::Fetch {
+            exec_id,
+            call_id,
+            request,
+        } => vec![HostMsg::FetchResult {
+            exec_id: *exec_id,
+            call_id: *call_id,
+            result: Ok(WireResponse {
+                status: 200,
+                status_text: "OK".into(),
+                headers: vec![],
+                body: Some(request.url.clone().into_bytes()),
+                url: String::new(),
+                redirected: false,
+            }),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// An invocation of the retained execution's fetch handle: a GET of `url`.
+pub fn invoke(invoke_id: u64, url: &str) -> HostMsg {
+    HostMsg::Invoke {
+        exec_id: EXEC_ID,
+        invoke_id,
+        handle: "fetch".into(),
+        request: WireRequest {
+            method: "GET".into(),
+            url: url.into(),
+            headers: vec![],
+            body: None,
+            redirect: Default::default(),
+        },
+    }
 }
 
 pub fn in_context<R>(prepared: &mut Prepared, f: impl FnOnce(&mut v8::HandleScope) -> R) -> R {

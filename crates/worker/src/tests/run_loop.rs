@@ -5,7 +5,7 @@ use codemode_protocol::{
     limits, FailureCode, HostMsg, LogLevel, Outbound, ProviderDecl, WireResponse, WorkerMsg,
 };
 
-use super::{execute, failed, no_host, request, EXEC_ID};
+use super::{echo, execute, failed, no_host, request, EXEC_ID};
 
 #[test]
 fn returns_the_value_of_an_async_arrow() {
@@ -142,20 +142,7 @@ fn awaits_tool_calls_answered_by_the_host() {
         tools: Some(vec!["echo".into()]),
     }];
     // The double answers a call with its own arguments, V8-serialized as they came.
-    let ran = execute(req, |msg| match msg {
-        WorkerMsg::ToolCall {
-            exec_id,
-            call_id,
-            args,
-            ..
-        } => vec![HostMsg::ToolResult {
-            exec_id: *exec_id,
-            call_id: *call_id,
-            ok: true,
-            payload: args.clone(),
-        }],
-        _ => Vec::new(),
-    });
+    let ran = execute(req, echo);
     assert_eq!(ran.outcome.error, None);
     assert_eq!(ran.json.as_deref(), Some("[[1,\"x\"],[2]]"));
     assert_eq!(ran.outcome.stats.tool_calls, 2);
