@@ -133,8 +133,13 @@ impl CurrentRun {
             return Some(budget.due() - now);
         }
         // Asked once per answer: the callback's answer (or the run's end) decides what next.
-        budget.asked = budget::ask(handle, budget.generation);
-        (!budget.asked).then_some(Duration::ZERO)
+        // An isolate already disposed has nothing left to count.
+        if budget::ask(handle, budget.generation) {
+            budget.asked = true;
+        } else {
+            g.budget = None;
+        }
+        None
     }
 
     /// Wakes the reader thread so it times the budget afresh.

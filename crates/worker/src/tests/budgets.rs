@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use codemode_protocol::{FailureCode, Outbound, ProviderDecl, WorkerMsg};
 
-use super::{echo, execute, invoke, no_host, request, Ran};
+use super::{echo, execute, execute_in_turn, invoke, no_host, request, Ran};
 
 const BUDGET_MS: u32 = 50;
 /// How far past its budget a stopped run's CPU may be counted: V8 checks for interrupts at
@@ -42,6 +42,25 @@ fn stopped_by_the_budget(ran: &Ran) -> u64 {
 #[test]
 fn a_busy_loop_ends_with_the_cpu_text() {
     stopped_by_the_budget(&budgeted("async () => { for (;;) {} }"));
+}
+
+#[test]
+fn the_next_run_after_a_spent_budget_is_unaffected() {
+    let mut spent = request("async () => { for (;;) {} }");
+    spent.cpu_limit_ms = Some(BUDGET_MS);
+    // The same budget again, for a run that needs a little of it, and a run without one that
+    // needs more than it.
+    let mut modest =
+        request("async () => { let x = 0; for (let i = 0; i < 1e5; i++) x += i; return x }");
+    modest.cpu_limit_ms = Some(BUDGET_MS);
+    let long = request("async () => { const end = performance.now() + 120; while (performance.now() < end); return 'done' }");
+    let ran = execute_in_turn(vec![spent, modest, long], no_host);
+    stopped_by_the_budget(&ran[0]);
+    assert_eq!(ran[1].outcome.error, None);
+    assert_eq!(ran[1].json.as_deref(), Some("4999950000"));
+    assert_eq!(ran[2].outcome.error, None);
+    assert_eq!(ran[2].json.as_deref(), Some("\"done\""));
+    assert_eq!(ran[2].outcome.stats.cpu_budget_us, 0);
 }
 
 #[test]

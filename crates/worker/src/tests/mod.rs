@@ -138,12 +138,63 @@ pub fn execute(
     req: ExecuteRequest,
     respond: impl FnMut(&WorkerMsg) -> Vec<HostMsg> + Send + 'static,
 ) -> Ran {
-    on_v8_thread(move || execute_here(req, respond))
+    on_v8_thread(move || {
+        let control = Control::start();
+        execute_here(req, respond, &control.current)
+    })
+}
+
+/// Runs the requests one after the other as one worker does: the same run state and the same
+/// control reader (which times each run's CPU budget) for all of them.
+pub fn execute_in_turn(
+    reqs: Vec<ExecuteRequest>,
+    respond: fn(&WorkerMsg) -> Vec<HostMsg>,
+) -> Vec<Ran> {
+    on_v8_thread(move || {
+        let control = Control::start();
+        reqs.into_iter()
+            .map(|req| execute_here(req, respond, &control.current))
+            .collect()
+    })
+}
+
+/// As in the worker, a thread of its own reads the control pipe and times the CPU budget; the
+/// pipe closes (and the thread ends) when this is dropped.
+struct Control {
+    current: CurrentRun,
+    writer: Option<File>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Control {
+    fn start() -> Self {
+        let current = CurrentRun::default();
+        let (control, writer) = pipe();
+        let reader = io::spawn_control_reader(control, current.clone()).expect("a control reader");
+        Control {
+            current,
+            writer: Some(writer),
+            reader: Some(reader),
+        }
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        drop(self.writer.take());
+        if let Some(reader) = self.reader.take() {
+            let ended = reader.join();
+            if !std::thread::panicking() {
+                ended.expect("the control reader ends with its pipe");
+            }
+        }
+    }
 }
 
 fn execute_here(
     req: ExecuteRequest,
     respond: impl FnMut(&WorkerMsg) -> Vec<HostMsg> + 'static,
+    current: &CurrentRun,
 ) -> Ran {
     SENT.with(|s| s.borrow_mut().clear());
     let mut host = Host {
@@ -152,12 +203,8 @@ fn execute_here(
         sent: Vec::new(),
     };
     let prepared = Prepared::new(req.memory_limit_mib);
-    let current = CurrentRun::default();
-    // As in the worker, a thread of its own reads the control pipe and times the CPU budget;
-    // the pipe closes (and the thread ends) with this run.
-    let (control, _control_writer) = pipe();
-    let reader = io::spawn_control_reader(control, current.clone()).expect("a control reader");
-    let (outcome, ended) = run::run(prepared, req, &mut host, capture, &current);
+    current.expect(req.exec_id);
+    let (outcome, ended) = run::run(prepared, req, &mut host, capture, current);
     let mut spent = match ended {
         run::Ended::Spent(spent) => spent,
         // Served until the host double has nothing more to say (its input then reads closed).
@@ -167,13 +214,9 @@ fn execute_here(
                 exec_id: EXEC_ID,
                 outcome: outcome.clone(),
             });
-            retained::serve(retained, &mut host, capture, &current)
+            retained::serve(retained, &mut host, capture, current)
         }
     };
-    drop(_control_writer);
-    reader
-        .join()
-        .expect("the control reader ends with its pipe");
     host.sent
         .extend(SENT.with(|s| std::mem::take(&mut *s.borrow_mut())));
     let json = outcome.result.as_deref().map(|bytes| {
