@@ -46,8 +46,36 @@ export type OutboundPolicy = (request: WireRequest) => WireResponse | Promise<Wi
  */
 export type Outbound = OutboundPolicy | 'public' | 'native' | null
 
+/**
+ * What one run may spend besides wall time (docs/bounds.md, "Budgets"). An executor's budgets
+ * are the default of each request that names none; a request's win. None has a default: a
+ * budget left out (or `undefined`) is no budget, and the wall `timeout` still holds. A retained
+ * execution's invocations each start all three afresh.
+ */
+export interface Budgets {
+  /**
+   * Milliseconds of CPU the program's thread may spend, 1–2,147,483,647: the isolate running the
+   * program, its microtasks and its timers' callbacks. Awaiting a tool call, a fetch or a timer
+   * costs none. The worker stops a run past it at once (within about a millisecond) with the
+   * `CPU_LIMIT` error; the host stops one whose worker does not, once the worker's process has
+   * spent twice the budget and 100 ms more.
+   */
+  cpuLimit?: number
+  /**
+   * Tool calls the run may make, 0–1,000,000. The call past it rejects inside the sandbox with
+   * the `TOOL_CALL_LIMIT` text (the program can catch it) without reaching dispatch.
+   */
+  toolCallLimit?: number
+  /**
+   * Fetches the run may make (and each invocation of its handles), 0–1,000,000, whatever its
+   * outbound. The fetch past it rejects inside the sandbox with the `FETCH_LIMIT` text (the
+   * program can catch it), with nothing sent.
+   */
+  fetchLimit?: number
+}
+
 /** Options of an {@link IsolateExecutor}. Unknown keys are refused with `INVALID_OPTION`. */
-export interface IsolateExecutorOptions {
+export interface IsolateExecutorOptions extends Budgets {
   /** Worker processes in the pool, 1–256. Default: the machine's available parallelism. */
   workers?: number
   /**
@@ -123,8 +151,11 @@ export interface ToolCall {
  */
 export type Dispatch = (call: ToolCall) => unknown | Promise<unknown>
 
-/** One execution. Unknown keys are refused with `INVALID_REQUEST`. */
-export interface ExecuteRequest {
+/**
+ * One execution. Unknown keys are refused with `INVALID_REQUEST`. Its {@link Budgets} override
+ * the executor's.
+ */
+export interface ExecuteRequest extends Budgets {
   /**
    * One expression that evaluates to a function (normally `async () => { ... }`), optionally
    * preceded by `import` declarations. The function is called with no arguments and awaited.
@@ -234,6 +265,14 @@ export interface RunStats {
   toolCalls: number
   /** The process id of the worker that ran the program (on the daemon's host, over `connect()`). */
   workerPid: number
+  /**
+   * CPU time the run's `cpuLimit` counted: the program's thread from the run's start to its end,
+   * the clock the budget is enforced on (`cpuMs` also counts the run's setting up). 0 without a
+   * budget.
+   */
+  cpuBudgetMs: number
+  /** Fetches the program made (whatever its outbound). */
+  fetches: number
 }
 
 /** How a run ended. A program failure is reported here and never rejects `execute`. */

@@ -86,7 +86,7 @@ class IsolateExecutor {
     if (this.#closed) return Promise.reject(fault('CLOSED'));
     let checked;
     try {
-      checked = validate.request(request, this.#options.outbound);
+      checked = validate.request(request, this.#options.outbound, this.#options.budgets);
     } catch (e) {
       return Promise.reject(e);
     }

@@ -23,7 +23,10 @@ const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSigna
  * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
  *
  * The executor's options: what the pool takes, plus what stays on the host side.
- * @typedef {NativeOptions & { outbound: Outbound | undefined, onHandlesClosed: ((event: import('../index').HandlesClosed) => void) | undefined }} ValidOptions
+ * @typedef {NativeOptions & { outbound: Outbound | undefined, onHandlesClosed: ((event: import('../index').HandlesClosed) => void) | undefined, budgets: Budgets }} ValidOptions
+ *
+ * The budgets an executor gives each request that names none (each absent: no budget).
+ * @typedef {{ cpuLimit?: number, toolCallLimit?: number, fetchLimit?: number }} Budgets
  *
  * One execution: the request the pool takes, plus the host-side functions that answer its tool
  * calls (`dispatch`) and, when `outbound` is `routed`, its fetches (`route`). The addon reads the
@@ -55,7 +58,7 @@ function reservedNames() {
 
 /**
  * The range option `key` may take (crates/protocol `limits::options`, through the addon).
- * @param {'workers' | 'queueBound' | 'timeout' | 'memoryLimit' | 'handlesIdleTimeout'} key
+ * @param {'workers' | 'queueBound' | 'timeout' | 'memoryLimit' | 'handlesIdleTimeout' | Budget} key
  * @returns {[number, number]}
  */
 function range(key) {
@@ -65,7 +68,34 @@ function range(key) {
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
-const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath'];
+/**
+ * The budgets a run may be given (docs/bounds.md, "Budgets"): an executor's option is the
+ * default of its requests; none has a default of its own.
+ * @typedef {'cpuLimit' | 'toolCallLimit' | 'fetchLimit'} Budget
+ */
+/** @type {readonly Budget[]} */
+const BUDGETS = ['cpuLimit', 'toolCallLimit', 'fetchLimit'];
+/** @type {Record<Budget, string>} */
+const BUDGET_UNITS = { cpuLimit: ' (ms of CPU)', toolCallLimit: ' (tool calls per run)', fetchLimit: ' (fetches per run)' };
+
+/**
+ * The budgets of `input` (an executor's options or a request), each checked against its range;
+ * one left out (or `undefined`) takes `inherited`'s.
+ * @param {'INVALID_OPTION' | 'INVALID_REQUEST'} kind
+ * @param {Record<string, unknown>} input
+ * @param {Budgets} [inherited]
+ * @returns {Budgets}
+ */
+function budgets(kind, input, inherited = {}) {
+  /** @type {Budgets} */
+  const out = { ...inherited };
+  for (const key of BUDGETS) {
+    if (input[key] !== undefined) out[key] = integerIn(kind, key, input[key], range(key), BUDGET_UNITS[key]);
+  }
+  return out;
+}
+
+const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath', ...BUDGETS];
 
 /**
  * @param {unknown} given the constructor's argument
@@ -87,10 +117,12 @@ function options(given, defaultWorkerPath) {
     outbound: undefined,
     onHandlesClosed: undefined,
     workerPath: process.env.CODEMODE_WORKER_PATH || defaultWorkerPath,
+    budgets: {},
   };
   for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
     if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], range(key), key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
   }
+  o.budgets = budgets(kind, input);
   if (input.outbound !== undefined) o.outbound = checkOutbound(kind, 'outbound', input.outbound);
   if (input.onHandlesClosed !== undefined) {
     if (typeof input.onHandlesClosed !== 'function') {
@@ -107,15 +139,16 @@ function options(given, defaultWorkerPath) {
   return o;
 }
 
-const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog'];
+const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog', ...BUDGETS];
 
 /**
  * @param {unknown} given `execute`'s argument
  * @param {Outbound | undefined} executorOutbound the executor's policy, for a
  *   request without `outbound`
+ * @param {Budgets} [executorBudgets] the executor's budgets, for a request without its own
  * @returns {ValidRequest}
  */
-function request(given, executorOutbound) {
+function request(given, executorOutbound, executorBudgets) {
   const kind = 'INVALID_REQUEST';
   const input = snapshot(kind, 'request', objectArgument(kind, 'request', given, 'an object { code, modules?, providers?, dispatch?, timeout?, memoryLimit?, outbound? }', false), REQUEST_KEYS, 'an execute request');
   if (typeof input.code !== 'string') {
@@ -195,7 +228,7 @@ function request(given, executorOutbound) {
   }
   const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
   const liveLogs = onLog !== undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog };
+  return { code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog };
 }
 
 /**

@@ -17,7 +17,8 @@ use napi_derive::napi;
 #[napi(object)]
 pub struct NativeOptionLimits {
     /// `[min, max]` of each option (`workers`, `queueBound`, `timeout` in ms, `memoryLimit`
-    /// in MiB, `handlesIdleTimeout` in ms).
+    /// in MiB, `handlesIdleTimeout` in ms, the budgets `cpuLimit` in ms, `toolCallLimit` and
+    /// `fetchLimit`; the budgets have no default: omitted, there is none).
     pub options: BTreeMap<String, (f64, f64)>,
     /// What an omitted option gets (`queueBound`, `timeout`, `memoryLimit`,
     /// `handlesIdleTimeout`; `workers` defaults to the machine's parallelism).
@@ -54,6 +55,9 @@ pub fn limits() -> NativeOptionLimits {
         ("timeout", u(&options::TIMEOUT_MS)),
         ("memoryLimit", u(&options::MEMORY_LIMIT_MIB)),
         ("handlesIdleTimeout", u(&options::HANDLES_IDLE_TIMEOUT_MS)),
+        ("cpuLimit", u(&options::CPU_LIMIT_MS)),
+        ("toolCallLimit", u(&options::TOOL_CALL_LIMIT)),
+        ("fetchLimit", u(&options::FETCH_LIMIT)),
     ];
     let defaults = [
         ("queueBound", options::DEFAULT_QUEUE_BOUND),

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use codemode_pool::protocol::host::{FailureReport, RunUsage};
 use codemode_pool::protocol::{
-    Failure, Grant, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect, RunOutcome, WireRequest,
-    WireResponse,
+    Budgets, Failure, Grant, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect, RunOutcome,
+    WireRequest, WireResponse,
 };
 use codemode_pool::{CloseReason, ExecSpec, FetchCall, PoolOptions, PoolStats, ToolCall};
 use napi::bindgen_prelude::Buffer;
@@ -59,6 +59,13 @@ pub struct NativeRequest {
     pub retain_handles: bool,
     /// Deliver each console entry as it is written (a completion with `log`).
     pub live_logs: Option<bool>,
+    /// CPU milliseconds the program may spend; absent: no budget (lib/validate.js resolves the
+    /// executor's default).
+    pub cpu_limit: Option<u32>,
+    /// Tool calls the run may make; absent: no limit.
+    pub tool_call_limit: Option<u32>,
+    /// Fetches the run (and each invocation of its handles) may make; absent: no limit.
+    pub fetch_limit: Option<u32>,
 }
 
 impl From<NativeRequest> for ExecSpec {
@@ -72,6 +79,11 @@ impl From<NativeRequest> for ExecSpec {
             outbound: r.outbound,
             retain_handles: r.retain_handles,
             live_logs: r.live_logs.unwrap_or(false),
+            budgets: Budgets {
+                cpu_limit_ms: r.cpu_limit,
+                tool_call_limit: r.tool_call_limit,
+                fetch_limit: r.fetch_limit,
+            },
         }
     }
 }

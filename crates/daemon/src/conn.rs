@@ -700,6 +700,7 @@ impl Conn<'_> {
             outbound,
             retain_handles: e.retain_handles,
             live_logs: e.live_logs,
+            budgets: Default::default(),
         };
         let host = Arc::new(ExecHost {
             id,

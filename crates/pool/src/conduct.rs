@@ -26,8 +26,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use codemode_protocol::{
-    limits, FailureCode, FailureKind, LogEntry, ProviderDecl, RunError, RunOutcome, WireRequest,
-    WorkerMsg,
+    limits, Budgets, FailureCode, FailureKind, LogEntry, ProviderDecl, RunError, RunOutcome,
+    WireRequest, WorkerMsg,
 };
 
 /// The largest frame body a healthy worker sends: a `Done` with the largest result and the
@@ -111,10 +111,27 @@ pub(crate) struct Binding {
     /// Live log entries (`Log` frames) so far, and their bytes: held to the logs' bounds.
     live_entries: usize,
     live_bytes: usize,
+    /// The budgets the request set; the worker enforces them, and [`Counts`] holds it to them.
+    budgets: Budgets,
+    counts: Counts,
+}
+
+/// Tool calls and fetches a worker sent for its execution, against the request's counts (the
+/// worker refuses the call past each itself, inside the sandbox: one that sends it anyway
+/// breaks a rule). The run's are exact. A retained execution's fetches are counted per
+/// invocation, the worker's count starting again when it reads the Invoke, the host's when it
+/// sends it: fetches its timers sent before it read the Invoke land in the host's count of the
+/// next invocation, so past the first invocation the host allows twice the limit, which a
+/// healthy worker never passes (the previous window's tail plus its own).
+#[derive(Default)]
+struct Counts {
+    tool_calls: u32,
+    fetches: u32,
+    invoking: bool,
 }
 
 impl Binding {
-    pub(crate) fn new(exec_id: u64, tools: Arc<ToolList>) -> Binding {
+    pub(crate) fn new(exec_id: u64, tools: Arc<ToolList>, budgets: Budgets) -> Binding {
         Binding {
             exec_id,
             tools,
@@ -124,7 +141,15 @@ impl Binding {
             in_flight: HashSet::new(),
             live_entries: 0,
             live_bytes: 0,
+            budgets,
+            counts: Counts::default(),
         }
+    }
+
+    /// An invocation of the retained execution is sent: its fetches are counted afresh.
+    pub(crate) fn invocation_sent(&mut self) {
+        self.counts.fetches = 0;
+        self.counts.invoking = true;
     }
 
     /// The host answered call `call_id`: it is no longer in flight.
@@ -178,6 +203,8 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
                 ));
             }
             b.tools.admits(provider, tool)?;
+            b.counts.tool_calls += 1;
+            counted("tool calls", b.counts.tool_calls, b.budgets.tool_call_limit)?;
             bounded(
                 "a tool call's arguments",
                 args.len(),
@@ -192,6 +219,15 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
                 return violation("a fetch after the execution's Done".into());
             }
             fetch_bounded(request)?;
+            b.counts.fetches += 1;
+            let allowed = b.budgets.fetch_limit.map(|n| {
+                if b.counts.invoking {
+                    n.saturating_mul(2)
+                } else {
+                    n
+                }
+            });
+            counted("fetches", b.counts.fetches, allowed)?;
             call(b, *call_id)
         }
         WorkerMsg::Done { outcome, .. } => {
@@ -201,6 +237,7 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
             outcome_bounded(outcome)?;
             if let Some(error) = &outcome.error {
                 run_code(error)?;
+                budgeted(error, b.budgets)?;
             }
             if let Some(grant) = &outcome.grant {
                 execution_id(&grant.execution_id)?;
@@ -221,7 +258,10 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
                     response.body.as_ref().map_or(0, Vec::len),
                     limits::FETCH_BODY_BYTES,
                 ),
-                Err(error) => invocation_code(error),
+                Err(error) => {
+                    invocation_code(error)?;
+                    budgeted(error, b.budgets)
+                }
             }
         }
         WorkerMsg::Log { entry, .. } => {
@@ -262,6 +302,24 @@ fn name(msg: &WorkerMsg) -> &'static str {
     }
 }
 
+/// The `count`th of `what`, against the request's limit.
+fn counted(what: &str, count: u32, limit: Option<u32>) -> Result<(), Violation> {
+    match limit {
+        Some(limit) if count > limit => violation(format!(
+            "{what} past the request's limit of {limit} (it refuses those itself)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `CPU_LIMIT` ends only a run or an invocation that had a CPU budget.
+fn budgeted(error: &RunError, budgets: Budgets) -> Result<(), Violation> {
+    if budgets.cpu_limit_ms.is_none() && error.code == FailureCode::CpuLimit.as_str() {
+        return violation("a CPU_LIMIT failure for a run without a CPU budget".into());
+    }
+    Ok(())
+}
+
 fn call(b: &mut Binding, call_id: u32) -> Result<(), Violation> {
     if b.in_flight.len() >= limits::CALLS_IN_FLIGHT {
         return violation(format!(
@@ -297,6 +355,7 @@ fn invocation_code(error: &RunError) -> Result<(), Violation> {
                 | FailureCode::HandleNotResponse
                 | FailureCode::Timeout
                 | FailureCode::MemoryLimit
+                | FailureCode::CpuLimit
                 | FailureCode::Internal
         )
     })
@@ -421,7 +480,7 @@ mod tests {
 
     #[test]
     fn frames_for_another_execution_are_refused() {
-        let mut b = Binding::new(7, tools());
+        let mut b = Binding::new(7, tools(), Budgets::default());
         assert!(admit(Some(&mut b), &WorkerMsg::Started { exec_id: 6 }).is_err());
         started(&mut b);
         assert!(admit(Some(&mut b), &tool_call(8, 0, "kv", "get")).is_err());
@@ -431,7 +490,7 @@ mod tests {
 
     #[test]
     fn the_tool_list_is_the_sandbox_s() {
-        let mut b = Binding::new(1, tools());
+        let mut b = Binding::new(1, tools(), Budgets::default());
         started(&mut b);
         assert!(admit(Some(&mut b), &tool_call(1, 0, "kv", "get")).is_ok());
         assert!(admit(Some(&mut b), &tool_call(1, 1, "any", "whatever")).is_ok());
@@ -441,7 +500,7 @@ mod tests {
 
     #[test]
     fn call_ids_and_done_are_once_only() {
-        let mut b = Binding::new(1, tools());
+        let mut b = Binding::new(1, tools(), Budgets::default());
         started(&mut b);
         assert!(admit(Some(&mut b), &tool_call(1, 0, "kv", "get")).is_ok());
         assert!(admit(Some(&mut b), &tool_call(1, 0, "kv", "get")).is_err());

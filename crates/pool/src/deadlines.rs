@@ -144,3 +144,61 @@ pub(crate) fn invocation_answered(st: &mut State, worker: u64) {
         count.mark = workers.get(&worker).and_then(|w| w.process.cpu_time());
     }
 }
+
+/// The host's check of one run's (or one invocation's) CPU budget, a backstop behind the
+/// worker's own count (docs/bounds.md, "Budgets"): the worker stops its program when the
+/// program's thread has spent `cpu_limit_ms`; a worker that does not (one whose isolate was
+/// taken over, or whose count broke) is stopped here once its whole process has spent
+/// [`CpuWatch::allowance`], read from the process's CPU clock at the watchdog's looks.
+#[derive(Clone, Copy)]
+pub(crate) struct CpuWatch {
+    /// The budget, for the failure's text.
+    pub limit_ms: u32,
+    /// The process's CPU clock when the run (or invocation) started.
+    from: Duration,
+    allowance: Duration,
+}
+
+/// What the watchdog learns from one look at a [`CpuWatch`].
+pub(crate) enum CpuLook {
+    /// Spent past its allowance: stop it.
+    Over,
+    /// Not yet: look again by then (the earliest the allowance can be spent, one core busy).
+    Within(Duration),
+    /// The clock could not be read (the worker is going): nothing to decide.
+    Unknown,
+}
+
+impl CpuWatch {
+    /// Starts watching from the process's CPU clock now; `None` without a budget or a clock.
+    pub(crate) fn start(process: &crate::process::Process, limit_ms: Option<u32>) -> Option<Self> {
+        let limit_ms = limit_ms?;
+        Some(CpuWatch {
+            limit_ms,
+            from: process.cpu_time()?,
+            allowance: Self::allowance(limit_ms),
+        })
+    }
+
+    /// Twice the budget and 100 ms more: the process clock counts every thread of the worker,
+    /// V8's own (garbage collection, compilation) beside the program's, so a program within its
+    /// budget never reaches this; one whose worker does not stop it is stopped by this.
+    pub(crate) fn allowance(limit_ms: u32) -> Duration {
+        Duration::from_millis(2 * u64::from(limit_ms) + 100)
+    }
+
+    pub(crate) fn look(&self, process: &crate::process::Process) -> CpuLook {
+        match process.cpu_time() {
+            None => CpuLook::Unknown,
+            Some(now) => {
+                let spent = now.saturating_sub(self.from);
+                match self.allowance.checked_sub(spent) {
+                    Some(left) if !left.is_zero() => {
+                        CpuLook::Within(left.max(Duration::from_millis(5)))
+                    }
+                    _ => CpuLook::Over,
+                }
+            }
+        }
+    }
+}

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 use codemode_protocol::{HostMsg, RunOutcome, WireRequest, WorkerMsg, PROTOCOL_VERSION};
 
 use crate::conduct::{self, Violation};
+use crate::deadlines::CpuWatch;
 use crate::handles;
 use crate::lifecycle::End;
 use crate::outbound::Admitted;
-use crate::schedule::{answer_fetch, mark_idle, pump, send_cancel, timed_out};
+use crate::schedule::{answer_fetch, mark_idle, pump, send_cancel, stopped};
 use crate::{FetchCall, Inner, State, ToolCall};
 
 /// Handles one frame a worker sent (its body, without the length prefix), whichever reader
@@ -106,12 +107,20 @@ fn started(inner: &Inner, exec_id: u64) {
         return;
     };
     run.unstarted = None;
-    let mut rebased = None;
+    let now = Instant::now();
+    let mut look_by = None;
     if std::mem::take(&mut run.rebase) && run.cancelled_at.is_none() {
-        let now = Instant::now();
         run.started = now;
         run.deadline = now + Duration::from_millis(run.timeout_ms);
-        rebased = Some(run.deadline);
+        look_by = Some(run.deadline);
+    }
+    // The CPU backstop counts from here: what the worker spent before the run is not the run's.
+    if let Some(w) = workers.get(&run.worker) {
+        run.cpu = CpuWatch::start(&w.process, run.budgets.cpu_limit_ms);
+    }
+    if let Some(watch) = run.cpu {
+        let first = now + CpuWatch::allowance(watch.limit_ms);
+        look_by = Some(look_by.map_or(first, |d: Instant| d.min(first)));
     }
     if run.cancelled_at.is_some() {
         if let Some(w) = workers.get(&run.worker) {
@@ -119,8 +128,8 @@ fn started(inner: &Inner, exec_id: u64) {
         }
     }
     // Later than the deadline it replaces, but maybe earlier than the watchdog's next look.
-    if let Some(deadline) = rebased {
-        crate::deadlines::due_by(inner, &mut st, deadline);
+    if let Some(at) = look_by {
+        crate::deadlines::due_by(inner, &mut st, at);
     }
 }
 
@@ -161,10 +170,11 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
     };
     if let Some(run) = finished {
         let mut outcome = match run.cancelled_at {
-            // Terminated at its deadline: whatever the worker said, it timed out.
+            // Terminated at its deadline (or past its CPU allowance): whatever the worker
+            // said, that bound stopped it.
             Some(_) => RunOutcome {
                 stats: outcome.stats,
-                ..timed_out(run.timeout_ms, outcome.logs)
+                ..stopped(&run, outcome.logs)
             },
             None => outcome,
         };

@@ -14,7 +14,9 @@ use codemode_protocol::{
 };
 
 use crate::conduct::Violation;
-use crate::{CloseReason, Host, Inner, InvokeDone, Running, State};
+use crate::deadlines::CpuWatch;
+use crate::schedule::{cpu_spent, timed_out};
+use crate::{CloseReason, Host, Inner, InvokeDone, Running, State, Stop};
 
 pub(crate) struct Retained {
     pub exec_id: u64,
@@ -22,6 +24,8 @@ pub(crate) struct Retained {
     pub host: Arc<dyn Host>,
     pub outbound: Outbound,
     pub timeout_ms: u64,
+    /// The run's CPU budget, which each invocation gets afresh.
+    cpu_limit_ms: Option<u32>,
     handles: Vec<String>,
     waiting: VecDeque<Waiting>,
     pub current: Option<Current>,
@@ -40,8 +44,12 @@ pub(crate) struct Current {
     invoke_id: u64,
     done: InvokeDone,
     pub deadline: Instant,
-    /// Set when the deadline passed and a Cancel was sent.
+    /// Set when the deadline passed (or the CPU backstop fired) and a Cancel was sent.
     pub cancelled_at: Option<Instant>,
+    /// The host's backstop of the invocation's CPU budget (deadlines.rs).
+    cpu: Option<CpuWatch>,
+    /// Why it was cancelled.
+    stopped_by: Stop,
 }
 
 /// Work to do once the state lock is released: callbacks never run under it.
@@ -89,6 +97,7 @@ pub(crate) fn grant(st: &mut State, exec_id: u64, run: &Running, grant: Grant) {
             host: run.host.clone(),
             outbound: run.outbound,
             timeout_ms: run.timeout_ms,
+            cpu_limit_ms: run.budgets.cpu_limit_ms,
             handles: grant.handles,
             waiting: VecDeque::new(),
             current: None,
@@ -202,19 +211,32 @@ fn start_next(inner: &Inner, st: &mut State, id: &str) {
     let Some(w) = r.waiting.pop_front() else {
         return;
     };
-    let deadline = Instant::now() + Duration::from_millis(r.timeout_ms);
+    let now = Instant::now();
+    let deadline = now + Duration::from_millis(r.timeout_ms);
+    let mut slot = workers.get_mut(&r.worker);
+    let cpu = slot
+        .as_ref()
+        .and_then(|s| CpuWatch::start(&s.process, r.cpu_limit_ms));
     r.current = Some(Current {
         invoke_id: w.invoke_id,
         done: w.done,
         deadline,
         cancelled_at: None,
+        cpu,
+        stopped_by: Stop::Time,
     });
-    if let Some(slot) = workers.get(&r.worker) {
+    if let Some(slot) = slot.as_mut() {
+        if let Some(b) = slot.bound.as_mut().filter(|b| b.exec_id == r.exec_id) {
+            b.invocation_sent();
+        }
         slot.input.send(w.frame);
     }
     let worker = r.worker;
     crate::deadlines::invocation_started(st, worker);
-    crate::deadlines::due_by(inner, st, deadline);
+    let look = cpu.map_or(deadline, |c| {
+        deadline.min(now + CpuWatch::allowance(c.limit_ms))
+    });
+    crate::deadlines::due_by(inner, st, look);
 }
 
 /// The worker's answer to an invocation.
@@ -242,21 +264,25 @@ pub(crate) fn invoked(
         let Some(r) = st.retained.get_mut(&id) else {
             return;
         };
-        let bound = match (&result, current.cancelled_at) {
-            (_, Some(_)) => Some(CloseReason::Timeout),
-            (Err(e), None) if e.code == FailureCode::Timeout.as_str() => Some(CloseReason::Timeout),
-            (Err(e), None) if e.code == FailureCode::MemoryLimit.as_str() => {
-                Some(CloseReason::Memory)
-            }
+        let code = result
+            .as_ref()
+            .err()
+            .and_then(|e| FailureCode::from_code(&e.code));
+        let bound = match (code, current.cancelled_at) {
+            (_, Some(_)) => Some(stopped_reason(&current)),
+            (Some(FailureCode::Timeout), None) => Some(CloseReason::Timeout),
+            (Some(FailureCode::MemoryLimit), None) => Some(CloseReason::Memory),
+            (Some(FailureCode::CpuLimit), None) => Some(CloseReason::Cpu),
             _ => None,
         };
         match bound {
             Some(reason) => {
                 // The worker ends the execution itself after a bound: it disposes the isolate
                 // and says Ready. The invocation rejects with the bound's declared text.
-                let failure = match (reason, result) {
-                    (CloseReason::Memory, Err(e)) => Failure {
-                        code: FailureCode::MemoryLimit,
+                let failure = match (reason, result, current.cancelled_at) {
+                    (_, _, Some(_)) => stopped(&current, r.timeout_ms),
+                    (CloseReason::Memory | CloseReason::Cpu, Err(e), None) => Failure {
+                        code: code.unwrap_or(FailureCode::Internal),
                         message: e.message,
                     },
                     _ => timed_out(r.timeout_ms),
@@ -281,8 +307,19 @@ pub(crate) fn invoked(
     run_all(settles);
 }
 
-fn timed_out(timeout_ms: u64) -> Failure {
-    FailureCode::Timeout.failure(&[("ms", &timeout_ms.to_string())])
+/// Why the host stopped an invocation it cancelled, and the failure it rejects with.
+fn stopped_reason(current: &Current) -> CloseReason {
+    match current.stopped_by {
+        Stop::Cpu => CloseReason::Cpu,
+        Stop::Time => CloseReason::Timeout,
+    }
+}
+
+fn stopped(current: &Current, timeout_ms: u64) -> Failure {
+    match (current.stopped_by, current.cpu) {
+        (Stop::Cpu, Some(watch)) => cpu_spent(watch.limit_ms),
+        _ => timed_out(timeout_ms),
+    }
 }
 
 /// The host's own check of a handler's answer: the isolate can redefine `Response`, so what
@@ -389,8 +426,8 @@ pub(crate) fn worker_lost(
     if let Some(r) = st.retained.get_mut(&id) {
         if let Some(c) = r.current.take() {
             let failure = if c.cancelled_at.is_some() {
-                reason = CloseReason::Timeout;
-                timed_out(r.timeout_ms)
+                reason = stopped_reason(&c);
+                stopped(&c, r.timeout_ms)
             } else {
                 lost.clone()
             };
@@ -429,7 +466,18 @@ pub(crate) fn due(
         kill: Vec::new(),
         idle: Vec::new(),
     };
-    for (id, r) in st.retained.iter_mut() {
+    let State {
+        retained, workers, ..
+    } = st;
+    for (id, r) in retained.iter_mut() {
+        if let Some(c) = r.current.as_mut().filter(|c| c.cancelled_at.is_none()) {
+            let process = workers.get(&r.worker).map(|w| &w.process);
+            if crate::watchdog::cpu_over(c.cpu, process, now, next) {
+                // Stopped as at a deadline, with the CPU budget's text.
+                c.stopped_by = Stop::Cpu;
+                c.deadline = now;
+            }
+        }
         match r.current.as_mut() {
             Some(c) => match c.cancelled_at {
                 None if c.deadline <= now => {

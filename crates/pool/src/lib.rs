@@ -44,8 +44,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
-    ExecuteRequest, Failure, FailureCode, HostMsg, LogEntry, Outbound, ProviderDecl, RunOutcome,
-    WireRequest, WireResponse,
+    Budgets, ExecuteRequest, Failure, FailureCode, HostMsg, LogEntry, Outbound, ProviderDecl,
+    RunOutcome, WireRequest, WireResponse,
 };
 
 pub use codemode_protocol as protocol;
@@ -91,6 +91,8 @@ pub struct ExecSpec {
     pub retain_handles: bool,
     /// Hand each console entry to the host as it is written ([`Host::log`]).
     pub live_logs: bool,
+    /// CPU, tool calls and fetches the run may spend (the caller resolves its defaults).
+    pub budgets: Budgets,
 }
 
 /// A tool call from a running program, for the host to answer with
@@ -130,6 +132,16 @@ pub trait Host: Send + Sync + 'static {
 }
 
 /// Why a retained execution ended.
+/// The bound a cancelled run or invocation was stopped by, which names its failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Stop {
+    /// Its time bound, or its caller's abort (observe.rs turns that into `ABORTED`).
+    #[default]
+    Time,
+    /// Its CPU budget, by the host's backstop (deadlines.rs, `CpuWatch`).
+    Cpu,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloseReason {
     /// The host called `close_handles`.
@@ -144,7 +156,8 @@ pub enum CloseReason {
     WorkerLost,
     /// The pool shut down.
     PoolClosed,
-    /// Its timers spent more CPU between invocations than the bound allows
+    /// A CPU bound: an invocation spent its CPU budget (`Budgets::cpu_limit_ms`), or its
+    /// timers spent more CPU between invocations than the bound allows
     /// (`limits::IDLE_CPU_MS` per `limits::IDLE_CPU_WINDOW_MS`).
     Cpu,
 }
@@ -195,6 +208,7 @@ struct Job {
     /// The run's isolate limit; its worker's address-space ceiling follows it.
     memory_limit_mib: u32,
     timeout_ms: u64,
+    budgets: Budgets,
     host: Arc<dyn Host>,
     done: Completion,
 }
@@ -213,9 +227,15 @@ struct Running {
     timeout_ms: u64,
     started: Instant,
     deadline: Instant,
-    /// Set when the deadline passed and a Cancel was sent (or, for a run not yet `Started`,
-    /// is to be sent when it starts: a worker still preparing would not know the run).
+    budgets: Budgets,
+    /// The host's backstop of the CPU budget, from `Started` (deadlines.rs).
+    cpu: Option<deadlines::CpuWatch>,
+    /// Set when the deadline passed (or the CPU backstop fired) and a Cancel was sent (or, for
+    /// a run not yet `Started`, is to be sent when it starts: a worker still preparing would
+    /// not know the run).
     cancelled_at: Option<Instant>,
+    /// Why it was cancelled: its time bound (or an abort), or its CPU budget.
+    stopped_by: Stop,
     /// Handed to a worker still preparing: `started` and `deadline` count again from `Started`.
     /// Cleared by an abort, whose deadline stands.
     rebase: bool,
@@ -359,9 +379,7 @@ impl Pool {
             outbound: spec.outbound,
             retain_handles: spec.retain_handles,
             live_logs: spec.live_logs,
-            cpu_limit_ms: None,
-            tool_call_limit: None,
-            fetch_limit: None,
+            budgets: spec.budgets,
         });
         let frame = request
             .encode()
@@ -399,6 +417,7 @@ impl Pool {
             tools,
             memory_limit_mib,
             timeout_ms,
+            budgets: spec.budgets,
             host,
             done,
         });

@@ -13,7 +13,7 @@ use codemode_protocol::{Failure, FailureCode};
 use crate::conduct::Violation;
 use crate::handles;
 use crate::process::Process;
-use crate::schedule::{pump, timed_out};
+use crate::schedule::{pump, stopped};
 use crate::{Completion, Inner, Job};
 
 /// Why a worker's reader stopped.
@@ -154,6 +154,7 @@ fn settle_lost(
                     tools: run.tools,
                     memory_limit_mib: run.memory_limit_mib,
                     timeout_ms: run.timeout_ms,
+                    budgets: run.budgets,
                     host: run.host,
                     done: run.done,
                 });
@@ -174,7 +175,7 @@ fn settle_lost(
         let result = if violated {
             Err(failure)
         } else if run.cancelled_at.is_some() {
-            let mut outcome = timed_out(run.timeout_ms, Vec::new());
+            let mut outcome = stopped(&run, Vec::new());
             outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
             Ok(outcome)
         } else if run.unstarted.is_some() && run.requeues >= crate::REQUEUE_BOUND {

@@ -522,7 +522,7 @@ mod tests {
         let observe = Arc::new(Observe::default());
         let logs = Arc::new(Logs(Mutex::new(0)));
         let (_host, _done) = observe.track(1, logs.clone(), Box::new(|_, _| {}), true);
-        let mut binding = Binding::new(1, ToolList::of(&[]));
+        let mut binding = Binding::new(1, ToolList::of(&[]), Default::default());
         admit(Some(&mut binding), &WorkerMsg::Started { exec_id: 1 }).unwrap();
         let entry = LogEntry {
             level: LogLevel::Log,

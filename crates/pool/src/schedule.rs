@@ -40,7 +40,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         if let Err(e) = slot.process.set_address_ceiling(ceiling) {
             eprintln!("codemode-executor: could not set a worker's memory ceiling: {e}");
         }
-        slot.bound = Some(Binding::new(job.exec_id, job.tools.clone()));
+        slot.bound = Some(Binding::new(job.exec_id, job.tools.clone(), job.budgets));
         // A broken pipe means the worker is going; its reader reports it lost, and the
         // run, never acknowledged, goes back to the queue.
         slot.input.send(job.frame.clone());
@@ -61,9 +61,12 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 memory_limit_mib: job.memory_limit_mib,
                 done: job.done,
                 timeout_ms: job.timeout_ms,
+                budgets: job.budgets,
+                cpu: None,
                 started: now,
                 deadline,
                 cancelled_at: None,
+                stopped_by: crate::Stop::Time,
                 rebase: early,
             },
         );
@@ -144,19 +147,32 @@ fn answered(slot: &mut WorkerSlot, exec_id: u64, call_id: u32) {
     }
 }
 
-pub(crate) fn timed_out(timeout_ms: u64, logs: Vec<codemode_protocol::LogEntry>) -> RunOutcome {
-    let ms = timeout_ms.to_string();
+/// The outcome of a run the host stopped (`cancelled_at`): its time bound's text, or its CPU
+/// budget's when the backstop stopped it, whatever the worker said.
+pub(crate) fn stopped(run: &Running, logs: Vec<codemode_protocol::LogEntry>) -> RunOutcome {
+    let failure = match (run.stopped_by, run.cpu) {
+        (crate::Stop::Cpu, Some(watch)) => cpu_spent(watch.limit_ms),
+        _ => timed_out(run.timeout_ms),
+    };
     RunOutcome {
         result: None,
         error: Some(RunError {
-            code: FailureCode::Timeout.as_str().into(),
-            message: FailureCode::Timeout.render(&[("ms", &ms)]),
+            code: failure.code.as_str().into(),
+            message: failure.message,
             location: None,
         }),
         logs,
         stats: Default::default(),
         grant: None,
     }
+}
+
+pub(crate) fn timed_out(timeout_ms: u64) -> codemode_protocol::Failure {
+    FailureCode::Timeout.failure(&[("ms", &timeout_ms.to_string())])
+}
+
+pub(crate) fn cpu_spent(limit_ms: u32) -> codemode_protocol::Failure {
+    FailureCode::CpuLimit.failure(&[("ms", &limit_ms.to_string())])
 }
 
 /// Tells a worker to stop run `exec_id`: the control pipe terminates running JS; stdin wakes a

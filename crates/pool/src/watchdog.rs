@@ -2,6 +2,10 @@
 //! cancel (it terminates the isolate); if it has not answered within CANCEL_GRACE, the process
 //! is killed, its reader reaps it, and a replacement starts.
 //!
+//! A run or an invocation with a CPU budget is stopped the same way once its worker's process
+//! has spent past the budget's allowance (deadlines.rs, `CpuWatch`): the backstop behind the
+//! worker's own count.
+//!
 //! It also bounds the CPU a worker spends between runs (deadlines.rs, `IdleCpu`): on every look it reads the
 //! CPU clock of each worker that holds no run and no invocation in flight. A retained
 //! execution whose timers pass [`limits::IDLE_CPU_MS`] in a window of
@@ -14,10 +18,11 @@ use std::time::{Duration, Instant};
 use codemode_protocol::limits;
 
 use crate::deadlines::{look_at_idle_cpu, OverBudget};
+use crate::deadlines::{CpuLook, CpuWatch};
 use crate::handles;
 use crate::process::Process;
 use crate::schedule::send_cancel;
-use crate::{CloseReason, Inner, State, CANCEL_GRACE};
+use crate::{CloseReason, Inner, State, Stop, CANCEL_GRACE};
 
 pub(crate) fn start(inner: &Arc<Inner>) {
     let weak = Arc::downgrade(inner);
@@ -43,6 +48,14 @@ fn run(weak: Weak<Inner>) {
                 running, workers, ..
             } = &mut *st;
             for (exec_id, run) in running.iter_mut() {
+                if run.cancelled_at.is_none() && run.deadline > now {
+                    let process = workers.get(&run.worker).map(|w| &w.process);
+                    if cpu_over(run.cpu, process, now, &mut next) {
+                        // Stopped as at a deadline, with the CPU budget's text.
+                        run.stopped_by = Stop::Cpu;
+                        run.deadline = now;
+                    }
+                }
                 match run.cancelled_at {
                     None if run.deadline <= now => {
                         run.cancelled_at = Some(now);
@@ -103,6 +116,35 @@ fn run(weak: Weak<Inner>) {
             }
         }
         drop(inner);
+    }
+}
+
+/// The CPU backstop of a run or an invocation (deadlines.rs, `CpuWatch`): whether its worker
+/// spent past the allowance; if not yet, `next` comes no later than the earliest it could.
+pub(crate) fn cpu_over(
+    watch: Option<CpuWatch>,
+    process: Option<&Arc<Process>>,
+    now: Instant,
+    next: &mut Instant,
+) -> bool {
+    let (Some(watch), Some(process)) = (watch, process) else {
+        return false;
+    };
+    match watch.look(process) {
+        CpuLook::Over => {
+            eprintln!(
+                "codemode-executor: worker {} spent more than {} ms of CPU in a run (or invocation) whose CPU budget is {} ms without stopping it, and the host stopped it. A healthy worker stops its program at the budget: suspect a program that took control of its worker (an engine exploit).",
+                process.pid(),
+                CpuWatch::allowance(watch.limit_ms).as_millis(),
+                watch.limit_ms,
+            );
+            true
+        }
+        CpuLook::Within(left) => {
+            *next = (*next).min(now + left);
+            false
+        }
+        CpuLook::Unknown => false,
     }
 }
 

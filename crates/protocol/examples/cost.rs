@@ -45,9 +45,7 @@ fn main() {
         outbound: Outbound::Routed,
         retain_handles: false,
         live_logs: false,
-        cpu_limit_ms: None,
-        tool_call_limit: None,
-        fetch_limit: None,
+        budgets: Default::default(),
     });
     let call = WorkerMsg::ToolCall {
         exec_id: 123_456,

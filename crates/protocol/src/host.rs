@@ -64,6 +64,9 @@ pub struct RunUsage {
     pub buffers_peak_bytes: f64,
     pub tool_calls: u32,
     pub worker_pid: u32,
+    /// The CPU the run's budget counted (`cpuLimit`), in ms; 0 without one.
+    pub cpu_budget_ms: f64,
+    pub fetches: u32,
 }
 
 impl From<RunStats> for RunUsage {
@@ -75,6 +78,8 @@ impl From<RunStats> for RunUsage {
             buffers_peak_bytes: s.buffers_peak as f64,
             tool_calls: s.tool_calls,
             worker_pid: s.worker_pid,
+            cpu_budget_ms: s.cpu_budget_ms(),
+            fetches: s.fetches,
         }
     }
 }

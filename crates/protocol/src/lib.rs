@@ -19,8 +19,9 @@ pub mod messages;
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use frame::FrameTooLarge;
 pub use messages::{
-    DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl,
-    Redirect, RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg,
+    Budgets, DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound,
+    ProviderDecl, Redirect, RunError, RunOutcome, RunStats, SourceLocation, WireRequest,
+    WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;

@@ -140,16 +140,25 @@ pub struct ExecuteRequest {
     /// Send each console entry as it is written ([`WorkerMsg::Log`]), besides the outcome's
     /// logs. Off, a run sends no extra frame.
     pub live_logs: bool,
-    /// CPU time the program's thread may spend, in milliseconds (`None`: no budget): counted
-    /// from the run's start to its end, and afresh for each invocation of a retained execution.
-    /// Waiting for the host (a tool call's or a fetch's answer, a timer) costs the thread none.
-    /// Past it the run ends with `CPU_LIMIT`.
+    /// The run's budgets (all `None`: none but the time bound).
+    pub budgets: Budgets,
+}
+
+/// What one run may spend besides wall time (docs/bounds.md, "Budgets"), each `None` for no
+/// limit. A retained execution's invocations start all three afresh. Encoded in
+/// [`ExecuteRequest`] as its last three fields (postcard writes a nested struct as its fields).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budgets {
+    /// CPU time the program's thread may spend, in milliseconds: counted from the run's start
+    /// to its end, and afresh for each invocation of a retained execution. Waiting for the host
+    /// (a tool call's or a fetch's answer, a timer) costs the thread none. Past it the run ends
+    /// with `CPU_LIMIT`.
     pub cpu_limit_ms: Option<u32>,
-    /// Tool calls the run may make (`None`: no limit); the call past it rejects inside the
-    /// sandbox with `TOOL_CALL_LIMIT`.
+    /// Tool calls the run may make; the call past it rejects inside the sandbox with
+    /// `TOOL_CALL_LIMIT`.
     pub tool_call_limit: Option<u32>,
-    /// Fetches the run, and each invocation of a retained execution, may make (`None`: no
-    /// limit); the fetch past it rejects inside the sandbox with `FETCH_LIMIT`.
+    /// Fetches the run, and each invocation of a retained execution, may make; the fetch past
+    /// it rejects inside the sandbox with `FETCH_LIMIT`.
     pub fetch_limit: Option<u32>,
 }
 

@@ -5,8 +5,9 @@
 use codemode_protocol::frame::read_frame;
 use codemode_protocol::messages::HELLO_TAG;
 use codemode_protocol::{
-    ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect, RunError,
-    RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg, PROTOCOL_VERSION,
+    Budgets, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect,
+    RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg,
+    PROTOCOL_VERSION,
 };
 use proptest::prelude::*;
 
@@ -135,9 +136,11 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                     outbound,
                     retain_handles,
                     live_logs,
-                    cpu_limit_ms,
-                    tool_call_limit,
-                    fetch_limit,
+                    budgets: Budgets {
+                        cpu_limit_ms,
+                        tool_call_limit,
+                        fetch_limit,
+                    },
                 })
             },
         );
@@ -360,9 +363,11 @@ fn hand_picked_messages_roundtrip() {
         outbound: Outbound::Routed,
         retain_handles: true,
         live_logs: true,
-        cpu_limit_ms: Some(50),
-        tool_call_limit: Some(0),
-        fetch_limit: Some(u32::MAX),
+        budgets: Budgets {
+            cpu_limit_ms: Some(50),
+            tool_call_limit: Some(0),
+            fetch_limit: Some(u32::MAX),
+        },
     }));
     roundtrip_host(&HostMsg::ToolResult {
         exec_id: 7,
@@ -427,9 +432,7 @@ fn malformed_bodies_are_refused() {
             outbound: Outbound::Native,
             retain_handles: false,
             live_logs: false,
-            cpu_limit_ms: None,
-            tool_call_limit: None,
-            fetch_limit: None,
+            budgets: Default::default(),
         })
         .encode()
         .unwrap(),
@@ -489,9 +492,7 @@ fn the_encoder_refuses_a_body_over_the_frame_bound() {
             outbound: Outbound::Native,
             retain_handles: false,
             live_logs: false,
-            cpu_limit_ms: None,
-            tool_call_limit: None,
-            fetch_limit: None,
+            budgets: Default::default(),
         })
     };
     let many_tools = || ProviderDecl {

@@ -29,9 +29,7 @@ pub fn host_messages() -> Vec<HostMsg> {
             outbound: Outbound::Routed,
             retain_handles: false,
             live_logs: false,
-            cpu_limit_ms: None,
-            tool_call_limit: None,
-            fetch_limit: None,
+            budgets: Default::default(),
         }),
         HostMsg::ToolResult {
             exec_id: 1,

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use codemode_protocol::{
-    limits, FailureCode, Outbound, Redirect, WireRequest, WireResponse, WorkerMsg,
+    limits, Budgets, FailureCode, Outbound, Redirect, WireRequest, WireResponse, WorkerMsg,
 };
 
 use crate::natives::clone;
@@ -23,18 +23,12 @@ pub struct Calls {
     tool_calls: u32,
     /// Fetches sent to the host, by the run (or, retained, by the invocation in progress).
     fetches: u32,
+    /// The counts its requests are held to (`tool_call_limit`, `fetch_limit`).
     budgets: Budgets,
     outbound: Outbound,
     /// The run ended and its isolate is retained (docs/handles.md): the dispatch ended with the
     /// run, so tool calls reject inside the isolate.
     completed: bool,
-}
-
-/// The counts an execution's requests are held to (`None`: no limit).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Budgets {
-    pub tool_calls: Option<u32>,
-    pub fetches: Option<u32>,
 }
 
 impl Calls {
@@ -132,7 +126,9 @@ pub fn call_tool(
     }
     let provider = args.get(0).to_rust_string_lossy(scope);
     let tool = args.get(1).to_rust_string_lossy(scope);
-    if let Some(limit) = spent(scope, |calls| (calls.tool_calls, calls.budgets.tool_calls)) {
+    if let Some(limit) = spent(scope, |calls| {
+        (calls.tool_calls, calls.budgets.tool_call_limit)
+    }) {
         let text = FailureCode::ToolCallLimit.render(&[
             ("provider", &provider),
             ("tool", &tool),
@@ -287,7 +283,7 @@ pub fn fetch(
             FailureCode::NetworkClosed.template(),
         );
     }
-    if let Some(limit) = spent(scope, |calls| (calls.fetches, calls.budgets.fetches)) {
+    if let Some(limit) = spent(scope, |calls| (calls.fetches, calls.budgets.fetch_limit)) {
         let text = FailureCode::FetchLimit.render(&[("url", &url), ("limit", &limit.to_string())]);
         return reject(scope, resolver, Class::TypeError, &text);
     }

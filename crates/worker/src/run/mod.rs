@@ -19,7 +19,7 @@ use crate::engine::memory::METER;
 use crate::engine::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::natives::clone;
 use crate::natives::console::Console;
-use crate::natives::host::{Budgets, Calls};
+use crate::natives::host::Calls;
 use crate::process::budget::{self, Counted};
 use crate::process::io::CurrentRun;
 use crate::process::link::{HostInput, Outbox};
@@ -66,18 +66,13 @@ pub fn run(
         outbound,
         retain_handles,
         live_logs,
-        cpu_limit_ms,
-        tool_call_limit,
-        fetch_limit,
+        budgets,
     } = req;
+    let cpu_limit_ms = budgets.cpu_limit_ms;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
     let cpu_start = thread_cpu_us();
     let isolate = &mut prepared.isolate;
-    let budgets = Budgets {
-        tool_calls: tool_call_limit,
-        fetches: fetch_limit,
-    };
     isolate.set_slot(Calls::new(exec_id, outbound, budgets, send));
     isolate.set_slot(Console::new(live_logs.then_some((exec_id, send))));
     isolate.set_slot(ModuleMap::new(modules));

@@ -17,7 +17,7 @@ const OVERSHOOT_BOUND_US: u64 = 50_000;
 
 fn budgeted(code: &str) -> Ran {
     let mut req = request(code);
-    req.cpu_limit_ms = Some(BUDGET_MS);
+    req.budgets.cpu_limit_ms = Some(BUDGET_MS);
     execute(req, no_host)
 }
 
@@ -47,12 +47,12 @@ fn a_busy_loop_ends_with_the_cpu_text() {
 #[test]
 fn the_next_run_after_a_spent_budget_is_unaffected() {
     let mut spent = request("async () => { for (;;) {} }");
-    spent.cpu_limit_ms = Some(BUDGET_MS);
+    spent.budgets.cpu_limit_ms = Some(BUDGET_MS);
     // The same budget again, for a run that needs a little of it, and a run without one that
     // needs more than it.
     let mut modest =
         request("async () => { let x = 0; for (let i = 0; i < 1e5; i++) x += i; return x }");
-    modest.cpu_limit_ms = Some(BUDGET_MS);
+    modest.budgets.cpu_limit_ms = Some(BUDGET_MS);
     let long = request("async () => { const end = performance.now() + 120; while (performance.now() < end); return 'done' }");
     let ran = execute_in_turn(vec![spent, modest, long], no_host);
     stopped_by_the_budget(&ran[0]);
@@ -80,7 +80,7 @@ fn a_timer_loop_is_counted() {
 #[test]
 fn awaiting_a_slow_tool_costs_no_budget() {
     let mut req = request("async () => { const [a] = await t.slow(1); return a + 1 }");
-    req.cpu_limit_ms = Some(BUDGET_MS);
+    req.budgets.cpu_limit_ms = Some(BUDGET_MS);
     req.providers = vec![ProviderDecl {
         name: "t".into(),
         tools: None,
@@ -124,7 +124,7 @@ fn a_busy_loop_overshoots_its_budget_by_little() {
 fn the_tool_call_past_the_limit_rejects_and_is_caught() {
     let code = "async () => { const out = []; for (let i = 0; i < 7; i++) { try { out.push((await t.echo(i))[0]) } catch (e) { out.push(e.message) } } return out }";
     let mut req = request(code);
-    req.tool_call_limit = Some(5);
+    req.budgets.tool_call_limit = Some(5);
     req.providers = vec![ProviderDecl {
         name: "t".into(),
         tools: None,
@@ -147,7 +147,7 @@ fn the_tool_call_past_the_limit_rejects_and_is_caught() {
 #[test]
 fn a_tool_call_limit_of_zero_refuses_every_call() {
     let mut req = request("async () => { try { await t.echo() } catch (e) { return e.message } }");
-    req.tool_call_limit = Some(0);
+    req.budgets.tool_call_limit = Some(0);
     req.providers = vec![ProviderDecl {
         name: "t".into(),
         tools: None,
@@ -164,7 +164,7 @@ fn the_fetch_past_the_limit_rejects_and_is_caught() {
     let code = "async () => { const out = []; for (const p of ['a', 'b', 'c']) { try { out.push(await (await fetch('https://example.test/' + p)).text()) } catch (e) { out.push(e.name + ': ' + e.message) } } return out }";
     let mut req = request(code);
     req.outbound = Outbound::Routed;
-    req.fetch_limit = Some(2);
+    req.budgets.fetch_limit = Some(2);
     let ran = execute(req, echo);
     assert_eq!(ran.outcome.error, None);
     let text = FailureCode::FetchLimit.render(&[("url", "https://example.test/c"), ("limit", "2")]);
@@ -194,8 +194,8 @@ fn each_invocation_gets_fresh_budgets() {
     let mut req = request(code);
     req.retain_handles = true;
     req.outbound = Outbound::Routed;
-    req.cpu_limit_ms = Some(BUDGET_MS);
-    req.fetch_limit = Some(1);
+    req.budgets.cpu_limit_ms = Some(BUDGET_MS);
+    req.budgets.fetch_limit = Some(1);
     let ran = execute(req, |msg| match msg {
         WorkerMsg::Done { outcome, .. } if outcome.grant.is_some() => {
             vec![invoke(1, "https://x/1")]

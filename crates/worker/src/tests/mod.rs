@@ -114,9 +114,7 @@ pub fn request(code: &str) -> ExecuteRequest {
         outbound: Outbound::Blocked,
         retain_handles: false,
         live_logs: false,
-        cpu_limit_ms: None,
-        tool_call_limit: None,
-        fetch_limit: None,
+        budgets: Default::default(),
     }
 }
 
