@@ -4,7 +4,7 @@
 // whole pool busy and one tool-call round trip; then this executor's own figures against their
 // targets: the throughput ceiling its per-run cost allows, isolate preparation (inside the
 // worker), code at JIT speed (cpu.js, beside isolated-vm and plain Node), memory at rest
-// (memory.js) and the time bound's overshoot. Writes docs/benchmarks.md (report.js).
+// (memory.js) and the overshoot of the time bound and of the CPU budget. Writes docs/benchmarks.md (report.js).
 //
 // Usage: npm run bench [-- --quick]
 
@@ -199,21 +199,26 @@ peers.nodevm = {
   async teardown() {},
 };
 
-// How far past its time bound a synchronous loop runs before the outcome reaches the host.
-async function overshoot() {
+// How far past its bound a synchronous loop runs before the outcome reaches the host: the time
+// bound (`timeout`), and the CPU budget (`cpuLimit`), where the CPU the budget counted past it
+// (the worker's clock, `stats.cpuBudgetMs`) is measured too.
+async function overshoot(kind) {
   const BOUND = 50;
-  const ex = new IsolateExecutor({ workers: 1, timeout: BOUND });
+  const ex = new IsolateExecutor(kind === 'cpu' ? { workers: 1, cpuLimit: BOUND } : { workers: 1, timeout: BOUND });
+  const expected = kind === 'cpu' ? 'CPU_LIMIT' : 'TIMEOUT';
   await ex.execute({ code: 'async () => { for (;;) {} }' }); // warm-up: the worker's first start
   const samples = [];
+  const counted = [];
   for (let i = 0; i < (QUICK ? 10 : 40); i++) {
     const t0 = now();
     const out = await ex.execute({ code: 'async () => { for (;;) {} }' });
-    if (out.error?.code !== 'TIMEOUT') throw new Error(`expected TIMEOUT, got ${JSON.stringify(out.error)}`);
+    if (out.error?.code !== expected) throw new Error(`expected ${expected}, got ${JSON.stringify(out.error)}`);
     samples.push(toMs(now() - t0) - BOUND);
+    counted.push(out.stats.cpuBudgetMs - BOUND);
     await pause(10);
   }
   await ex.close();
-  return { bound: BOUND, ...stats(samples) };
+  return { bound: BOUND, ...stats(samples), ...(kind === 'cpu' ? { counted: stats(counted) } : {}) };
 }
 
 /** `codemode-worker --bench-prepare`: p50s (ms) of preparing and disposing isolates in the worker. */
@@ -321,8 +326,10 @@ async function main() {
   const mem = memory.run();
   for (const m of mem) console.log(`memory, ${m.workers} workers: worker idle RSS ${fmt(m.workerRssMedian, 1)} MiB, host RSS ${fmt(m.host, 1)} MiB`);
 
-  const over = await overshoot();
+  const over = await overshoot('time');
   console.log(`time bound overshoot (sync loop, ${over.bound} ms bound): p50 ${fmt(over.p50, 2)} ms, p99 ${fmt(over.p99, 2)} ms`);
+  const cpuOver = await overshoot('cpu');
+  console.log(`CPU budget overshoot (sync loop, ${cpuOver.bound} ms budget): host p50 ${fmt(cpuOver.p50, 2)} ms, p99 ${fmt(cpuOver.p99, 2)} ms; counted CPU p50 ${fmt(cpuOver.counted.p50, 2)} ms, p99 ${fmt(cpuOver.counted.p99, 2)} ms`);
 
   const file = writeReport({
     settings: { quick: QUICK, program: PROGRAM, gapMs: GAP_MS, nLat: N_LAT, inFlight: WORKERS * 4, throughputMs: THROUGHPUT_MS, ceilingMs: CEILING_MS, nCalls: N_CALLS, workers: WORKERS, cores: CORES },
@@ -334,6 +341,7 @@ async function main() {
     jit,
     memory: mem,
     overshoot: over,
+    cpuOvershoot: cpuOver,
   });
   console.log(`\nwrote ${path.relative(path.join(__dirname, '..'), file)} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }

@@ -449,6 +449,7 @@ fn live_log_bounded(count: usize, entry: &LogEntry, total: usize) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codemode_protocol::Grant;
 
     fn tools() -> Arc<ToolList> {
         ToolList::of(&[
@@ -515,6 +516,47 @@ mod tests {
         assert!(admit(Some(&mut b), &tool_call(1, 5, "kv", "get")).is_err());
     }
 
+    /// A retained execution's fetches: exact for the run; past the first Invoke the host allows
+    /// twice the limit, since fetches its timers sent before the worker read the Invoke land
+    /// in the host's count of the next invocation (the worker counts them in the last).
+    #[test]
+    fn fetch_counts_per_run_and_per_invocation() {
+        let limit = Budgets {
+            fetch_limit: Some(2),
+            ..Budgets::default()
+        };
+        let mut b = Binding::new(1, tools(), limit);
+        started(&mut b);
+        let fetch = |call_id| WorkerMsg::Fetch {
+            exec_id: 1,
+            call_id,
+            request: WireRequest::default(),
+        };
+        assert!(admit(Some(&mut b), &fetch(1)).is_ok());
+        assert!(admit(Some(&mut b), &fetch(2)).is_ok());
+        assert!(admit(Some(&mut b), &fetch(3)).is_err());
+        let granted = WorkerMsg::Done {
+            exec_id: 1,
+            outcome: RunOutcome {
+                grant: Some(Grant {
+                    execution_id: uuid::Uuid::new_v4().to_string(),
+                    handles: vec!["fetch".into()],
+                }),
+                ..RunOutcome::default()
+            },
+        };
+        assert!(admit(Some(&mut b), &granted).is_ok());
+        for round in 0..2 {
+            b.invocation_sent();
+            for call_id in 0..4 {
+                let id = 10 * (round + 1) + call_id;
+                assert!(admit(Some(&mut b), &fetch(id)).is_ok(), "{round}/{call_id}");
+                b.answered(id);
+            }
+            assert!(admit(Some(&mut b), &fetch(99)).is_err(), "{round}");
+        }
+    }
+
     fn ended(code: &str) -> RunError {
         RunError {
             code: code.into(),
@@ -546,6 +588,7 @@ mod tests {
             "HANDLE_NOT_RESPONSE",
             "TIMEOUT",
             "MEMORY_LIMIT",
+            "CPU_LIMIT",
         ] {
             assert!(invocation_code(&ended(ok)).is_ok(), "{ok}");
         }

@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use codemode_pool::protocol::{limits, Failure, FailureCode, Outbound, ProviderDecl};
+use codemode_pool::protocol::{limits, Budgets, Failure, FailureCode, Outbound, ProviderDecl};
 use codemode_pool::{ExecSpec, FetchCall, Host, Pool, ToolCall};
 use harness::{Done, Reader, TestPool};
 
@@ -545,5 +545,127 @@ fn a_worker_cannot_signal_the_host_through_its_stdin() {
     // Still here, and the worker too: nothing was signalled.
     assert_eq!(pool.worker_pids(), [pid]);
     assert_eq!(uid, "Uid:\t65534\t65534\t65534\t65534");
+    pool.shutdown(Duration::from_secs(2));
+}
+
+fn budgeted(code: &str, outbound: Outbound, budgets: Budgets) -> ExecSpec {
+    ExecSpec {
+        budgets,
+        ..spec(code, outbound)
+    }
+}
+
+const CPU_50: Budgets = Budgets {
+    cpu_limit_ms: Some(50),
+    tool_call_limit: None,
+    fetch_limit: None,
+};
+
+/// The CPU budget's backstop: a worker that keeps computing past its run's budget (its own
+/// count broken, or its isolate taken over) is stopped by the host once its process has spent
+/// twice the budget and 100 ms more, long before the time bound; the run fails with the budget's
+/// text, and the worker serves the next run. The same for an invocation of a retained
+/// execution, which ends with reason `cpu`.
+#[test]
+fn a_worker_that_computes_past_its_cpu_budget_is_stopped_by_the_host() {
+    let pool = workers(1);
+    wait_for("an idle worker", || pool.stats().idle == 1);
+    let a = Tenant::new(&pool, true);
+    let budget_text = FailureCode::CpuLimit.render(&[("ms", "50")]);
+    let (_, done) = submit(
+        &pool,
+        &a,
+        budgeted("spin 15000; return late", Outbound::Blocked, CPU_50),
+    );
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    let error = out.error.expect("stopped");
+    assert_eq!(
+        (error.code.as_str(), error.message.as_str()),
+        ("CPU_LIMIT", budget_text.as_str())
+    );
+    assert!(
+        out.stats.wall_us < 10_000_000,
+        "stopped by the CPU backstop, not the 10 s time bound: {} us",
+        out.stats.wall_us
+    );
+    let (_, done) = submit(&pool, &a, spec("return next", Outbound::Blocked));
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.result.as_deref(), Some(b"next".as_slice()));
+
+    let script = format!("invoke-spin 15000; grant {GRANTED}");
+    let (_, done) = submit(
+        &pool,
+        &a,
+        ExecSpec {
+            retain_handles: true,
+            ..budgeted(&script, Outbound::Blocked, CPU_50)
+        },
+    );
+    assert!(done.recv_timeout(BOUND).unwrap().unwrap().grant.is_some());
+    let failure = invoke(&pool, GRANTED).expect_err("stopped");
+    assert_eq!(
+        (failure.code, failure.message),
+        (FailureCode::CpuLimit, budget_text)
+    );
+    assert_eq!(pool.stats().retained, 0);
+    pool.shutdown(Duration::from_secs(2));
+}
+
+/// A worker refuses the tool call and the fetch past its run's counts inside the sandbox; one
+/// that sends them anyway breaks a rule, and the host has seen no more than the counts allow.
+/// `CPU_LIMIT` is a run's ending only when the run had a CPU budget.
+#[test]
+fn calls_past_the_counts_and_a_cpu_limit_without_a_budget_are_violations() {
+    let pool = workers(1);
+    wait_for("an idle worker", || pool.stats().idle == 1);
+    let counts = Budgets {
+        cpu_limit_ms: None,
+        tool_call_limit: Some(2),
+        fetch_limit: Some(1),
+    };
+    let a = Tenant::new(&pool, true);
+    let calls = "call kv get 1; call kv get 2; call kv get 3; return x";
+    let (id, done) = submit(&pool, &a, budgeted(calls, Outbound::Routed, counts));
+    let failure = done.recv_timeout(BOUND).unwrap().expect_err("violation");
+    violation(
+        "tool calls",
+        failure,
+        "tool calls past the request's limit of 2",
+    );
+    assert_eq!(
+        a.calls(),
+        [format!("{id}:kv.get(1)"), format!("{id}:kv.get(2)")]
+    );
+
+    wait_for("a replacement", || pool.stats().idle == 1);
+    let b = Tenant::new(&pool, true);
+    let fetches = "fetch http://127.0.0.1:9/a; fetch http://127.0.0.1:9/b; return x";
+    let (id, done) = submit(&pool, &b, budgeted(fetches, Outbound::Routed, counts));
+    let failure = done.recv_timeout(BOUND).unwrap().expect_err("violation");
+    violation("fetches", failure, "fetches past the request's limit of 1");
+    assert_eq!(b.calls(), [format!("{id}:GET http://127.0.0.1:9/a")]);
+
+    wait_for("a replacement", || pool.stats().idle == 1);
+    let forged = "error CPU_LIMIT The program used up its CPU budget";
+    let (_, done) = submit(&pool, &b, spec(forged, Outbound::Blocked));
+    let failure = done.recv_timeout(BOUND).unwrap().expect_err("violation");
+    violation(
+        "cpu",
+        failure,
+        "CPU_LIMIT failure for a run without a CPU budget",
+    );
+
+    // Within the counts, and CPU_LIMIT under a budget, a run ends as its worker says.
+    wait_for("a replacement", || pool.stats().idle == 1);
+    let within = "call kv get 1; call kv get 2; fetch http://127.0.0.1:9/a; return-answer";
+    let (_, done) = submit(&pool, &b, budgeted(within, Outbound::Routed, counts));
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(
+        out.result.as_deref(),
+        Some(b"201 fetched http://127.0.0.1:9/a".as_slice())
+    );
+    let (_, done) = submit(&pool, &b, budgeted(forged, Outbound::Blocked, CPU_50));
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.error.map(|e| e.code).as_deref(), Some("CPU_LIMIT"));
     pool.shutdown(Duration::from_secs(2));
 }

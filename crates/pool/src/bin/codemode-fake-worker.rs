@@ -25,6 +25,8 @@
 //!   run stopped before it settled).
 //! - `grant ID`: finish by retaining the run under execution id ID, with one handle, `fetch`.
 //!   Each `Invoke` is answered `200 invoked EXEC_ID`; `CloseHandles` ends it (then `Ready`).
+//! - `spin MS`: keep the CPU busy for MS ms of wall time, whatever the run's CPU budget (as a
+//!   worker whose count is broken, or taken over, would); a Cancel ends the run as in `sleep`.
 //! - `ignore-cancel`: from here on this run ignores Cancel.
 //! - `exit CODE`: exit the process at once.
 //! - `garbage`: write a frame whose body is no message.
@@ -70,6 +72,8 @@
 //! - `no-ready`: send no `Ready` after this run's `Done` (the next run must come anyway).
 //! - `spin-when-idle`: after this run's `Ready`, keep a core busy on a thread of its own while
 //!   waiting for the next run, as a worker taken over by its program might (hostile).
+//! - `invoke-spin MS`: retained, keep the CPU busy for MS ms before answering each Invoke; a
+//!   Cancel ends the execution (the invocation is answered `INTERNAL`, then `Ready`).
 
 use std::fs::File;
 use std::io::{BufReader, Write};
@@ -105,6 +109,8 @@ struct Around {
     no_ready: bool,
     /// `spin-when-idle`.
     spin_when_idle: bool,
+    /// `invoke-spin MS`.
+    invoke_spin: Option<Duration>,
 }
 
 fn around_run(code: &str) -> Around {
@@ -116,6 +122,10 @@ fn around_run(code: &str) -> Around {
             .map(Duration::from_millis),
         no_ready: lines().any(|l| l == "no-ready"),
         spin_when_idle: lines().any(|l| l == "spin-when-idle"),
+        invoke_spin: lines()
+            .find_map(|l| l.strip_prefix("invoke-spin "))
+            .and_then(|ms| ms.parse().ok())
+            .map(Duration::from_millis),
     }
 }
 
@@ -127,6 +137,22 @@ fn spin_forever() {
             n = std::hint::black_box(n.wrapping_add(1));
         }
     });
+}
+
+/// Keeps this thread's core busy for `wall` (checked in slices of about a millisecond), or until
+/// `stop` says so; whether it was stopped.
+fn spin_for(wall: Duration, stop: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + wall;
+    while Instant::now() < until {
+        if stop() {
+            return true;
+        }
+        let mut n = 0u64;
+        for _ in 0..100_000 {
+            n = std::hint::black_box(n.wrapping_add(1));
+        }
+    }
+    false
 }
 
 /// Whether the script's first line asks the worker to exit without acknowledging the run.
@@ -336,11 +362,19 @@ impl Run<'_> {
                 }
                 Step::Next
             }
+            "spin" => {
+                let wall = Duration::from_millis(rest.parse().unwrap_or(0));
+                if spin_for(wall, || self.cancelled()) {
+                    return terminated();
+                }
+                Step::Next
+            }
             "unstarted-exit"
             | "unstarted-exit-once"
             | "start-after"
             | "no-ready"
-            | "spin-when-idle" => Step::Next,
+            | "spin-when-idle"
+            | "invoke-spin" => Step::Next,
             "ignore-cancel" => {
                 self.ignore_cancel = true;
                 Step::Next
@@ -517,10 +551,30 @@ fn hostile(run: &mut Run, cmd: &str, rest: &str) -> bool {
     true
 }
 
-/// A retained execution: answers its invocations until the host closes it.
-fn serve_retained(input: &mut Input, exec_id: u64) {
+/// A retained execution: answers its invocations until the host closes it (or cancels one
+/// while `spin` keeps it busy).
+fn serve_retained(input: &mut Input, exec_id: u64, spin: Option<Duration>, cancelled: &AtomicU64) {
     loop {
         match input.next() {
+            HostMsg::Invoke {
+                exec_id: e,
+                invoke_id,
+                ..
+            } if e == exec_id
+                && spin.is_some_and(|wall| {
+                    spin_for(wall, || cancelled.load(Ordering::SeqCst) == exec_id)
+                }) =>
+            {
+                send(&WorkerMsg::Invoked {
+                    exec_id,
+                    invoke_id,
+                    result: match terminated() {
+                        Step::Finish(RunOutcome { error: Some(e), .. }) => Err(e),
+                        _ => return,
+                    },
+                });
+                return;
+            }
             HostMsg::Invoke {
                 exec_id: e,
                 invoke_id,
@@ -611,7 +665,7 @@ fn main() {
             outcome,
         });
         if retained {
-            serve_retained(&mut input, req.exec_id);
+            serve_retained(&mut input, req.exec_id, around.invoke_spin, &cancelled);
         }
         if !around.no_ready {
             send(&WorkerMsg::Ready);
