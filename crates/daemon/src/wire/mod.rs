@@ -6,6 +6,10 @@
 //! grant, the counts, the outbound and redirect modes) are `codemode_protocol`'s (`host`,
 //! `messages`): one definition serves this JSON and the addon's JS. The tests are in
 //! `tests.rs`.
+//!
+//! One file for the protocol's vocabulary: every message either side sends, the checks a
+//! request's fields get before anything acts on them, and the frames they travel in, as
+//! docs/protocol.md lists them in one place; what a connection does with them is conn.rs.
 
 use codemode_pool::protocol::host::{DaemonCounts, FailureReport, RunUsage};
 pub use codemode_pool::protocol::Outbound;
