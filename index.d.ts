@@ -398,8 +398,14 @@ export declare class IsolateExecutor {
 /** The failure grammar: every code the executor reports, with its kind, retryability and text. */
 export declare function failureCatalog(): FailureEntry[]
 
-/** `connect()`'s options. */
-export interface ConnectOptions {
+/**
+ * `connect()`'s options. Its {@link Budgets} are the defaults of requests without their own, as
+ * `IsolateExecutor`'s are (an `undefined` budget is the field left out); a budget named by
+ * neither is left out of the request, so the daemon's ceiling applies (`serve({ cpuLimit })`,
+ * none unless its operator set one). A budget above the daemon's ceiling is refused with
+ * `INVALID_OPTION` when the request reaches it.
+ */
+export interface ConnectOptions extends Budgets {
   /**
    * The WebSocket class to open the connection with: the runtime's global `WebSocket` when
    * omitted. Node 20 has none: pass the `ws` package's class (or any implementation, e.g. one
@@ -424,6 +430,26 @@ export interface ConnectOptions {
   connectTimeout?: number
 }
 
+/**
+ * What a daemon lets a request ask for at most (`RemoteExecutor.ceilings`), as its welcome said:
+ * each is also what a request without that field gets. A request above one is refused with
+ * `INVALID_OPTION` naming the field and the `serve` flag that set it.
+ */
+export interface RemoteCeilings {
+  /** ms: `serve --timeout` (`ServeOptions.timeout`). */
+  timeout: number
+  /** MiB: `serve --memory-limit`. */
+  memoryLimit: number
+  /** The most network: `serve --outbound` (`'blocked'` is `null` there). */
+  outbound: 'blocked' | 'routed' | 'public' | 'native'
+  /** ms of CPU ({@link Budgets.cpuLimit}): `serve --cpu-limit`; `null`: none set, a request without one has no CPU budget. */
+  cpuLimit: number | null
+  /** Tool calls per run ({@link Budgets.toolCallLimit}): `serve --tool-call-limit`; `null`: none set. */
+  toolCallLimit: number | null
+  /** Fetches per run ({@link Budgets.fetchLimit}): `serve --fetch-limit`; `null`: none set. */
+  fetchLimit: number | null
+}
+
 /** A daemon's counts: its pool's, and its open connections. */
 export interface RemoteStats extends ExecutorStats {
   connections: number
@@ -445,12 +471,12 @@ export declare class RemoteExecutor {
   /** The name the daemon's `onConnection` hook gave this connection. */
   readonly name: string
   /**
-   * The most time (ms) and memory (MiB) a request may ask of this daemon (`serve --timeout`,
-   * `--memory-limit`), which is also what a request without them gets. A request above either
-   * is refused with `INVALID_OPTION` naming the ceiling. `CodemodeExecutor`'s own 60 s default
-   * is lowered to the daemon's timeout when the host set none.
+   * The most time, memory, network, CPU, tool calls and fetches a request may ask of this daemon
+   * ({@link RemoteCeilings}), which is also what a request without them gets. A request above
+   * one is refused with `INVALID_OPTION` naming the ceiling. `CodemodeExecutor`'s own 60 s
+   * default is lowered to the daemon's timeout when the host set none.
    */
-  readonly ceilings: { timeout: number; memoryLimit: number; outbound: 'blocked' | 'routed' | 'public' | 'native' }
+  readonly ceilings: RemoteCeilings
   /**
    * Runs one program on the daemon, as `IsolateExecutor.execute`. Also rejects with `DRAINING`
    * (retryable: the daemon is shutting down), `IN_FLIGHT_LIMIT` (retryable) and
@@ -491,8 +517,14 @@ export interface ConnectionInfo {
   headers: [string, string][]
 }
 
-/** `serve()`'s options: the pool's (as `IsolateExecutor` takes them) and the server's. */
-export interface ServeOptions {
+/**
+ * `serve()`'s options: the pool's (as `IsolateExecutor` takes them) and the server's. Its
+ * {@link Budgets} are ceilings (`--cpu-limit`, `--tool-call-limit`, `--fetch-limit`): each given
+ * is what a request without that budget gets and the most one may ask for (above it:
+ * `INVALID_OPTION` naming the flag); each omitted, the daemon sets none, and a request without
+ * that budget has none. The welcome reports them (`RemoteExecutor.ceilings`, `null` when none).
+ */
+export interface ServeOptions extends Budgets {
   /**
    * Address to listen on. Default `127.0.0.1`. Any address other than loopback (`0.0.0.0`, a
    * LAN address, a name that resolves off loopback) needs a `token`: without one `serve`
@@ -612,8 +644,14 @@ export interface ConnectorBinding {
   binding: { callTool(method: string, args: unknown): unknown }
 }
 
-/** @cloudflare/codemode's `ExecuteOptions`, plus what the dialect has no field for. */
-export interface ExtendedExecuteOptions {
+/**
+ * @cloudflare/codemode's `ExecuteOptions`, plus what the dialect has no field for. Its
+ * {@link Budgets} win over the constructor's (`undefined` is the field left out); a run past
+ * its `cpuLimit` answers `{ result: undefined, error: <the CPU_LIMIT text>, logs }`, and a call
+ * past `toolCallLimit` or `fetchLimit` rejects inside the sandbox (docs/dialect-deviations.md,
+ * D10 and D19).
+ */
+export interface ExtendedExecuteOptions extends Budgets {
   connectors?: ConnectorBinding[]
   /** The module map for this call, in place of the constructor's `modules` (not merged with it). */
   modules?: Record<string, string>
@@ -637,10 +675,12 @@ export interface Fetcher {
 
 /**
  * `DynamicWorkerExecutorOptions` without `loader`: defaults for every call of a
- * {@link CodemodeExecutor}, each overridden by the same field of {@link ExtendedExecuteOptions}.
+ * {@link CodemodeExecutor}, each overridden by the same field of {@link ExtendedExecuteOptions},
+ * and the native executor's {@link Budgets} (checked against their ranges here, else
+ * `INVALID_OPTION`): left out in both, the native executor's own apply.
  * Any other key (`loader`, `bindings`, ...) is refused with `INVALID_OPTION`.
  */
-export interface CodemodeExecutorOptions {
+export interface CodemodeExecutorOptions extends Budgets {
   /** Specifier -> source text, importable (statically or with `import()`) by every call's code. */
   modules?: Record<string, string>
   /** ms, a whole number of 1 or more; default 60,000, as the reference. */

@@ -79,6 +79,6 @@ describe('CodemodeExecutor constructor options', () => {
       expect(e.message.startsWith(`Invalid option \`${field}\`: `)).toBe(true);
     }
     const unknown = thrown(() => new CodemodeExecutor(native, { bindings: {} }));
-    expect(unknown.message).toBe('Invalid option `bindings`: CodemodeExecutor options has no such field. Allowed: modules, timeout, globalOutbound.');
+    expect(unknown.message).toBe('Invalid option `bindings`: CodemodeExecutor options has no such field. Allowed: modules, timeout, globalOutbound, cpuLimit, toolCallLimit, fetchLimit.');
   });
 });

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { connect, ExecutorError } from './daemon-helpers.mjs';
 
 const OPEN = 1;
-const stats = { wallMs: 1, cpuMs: 1, heapPeakBytes: 1, buffersPeakBytes: 0, toolCalls: 0, workerPid: 1 };
-const welcome = { type: 'welcome', protocol: 1, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
+const stats = { wallMs: 1, cpuMs: 1, heapPeakBytes: 1, buffersPeakBytes: 0, toolCalls: 0, workerPid: 1, cpuBudgetMs: 0, fetches: 0 };
+const welcome = { type: 'welcome', protocol: 1, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
 
 /**
  * A WebSocket class whose daemon side is `script(message, reply)`: each client message (its JSON
@@ -161,6 +161,32 @@ describe("connect() checks each of the daemon's messages", () => {
     expect(outcome.logs).toEqual([]);
     expect(outcome.stats.wallMs).toBe(1);
     await remote.close();
+  });
+
+  it('reads the budget ceilings of the welcome (null: none), and refuses one that is not a count or null', async () => {
+    const { FakeSocket } = scripted(() => {});
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    expect(remote.ceilings).toEqual({ timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null });
+    await remote.close();
+    for (const [field, value, problem] of [['cpuLimit', '50', 'is not a count or null'], ['fetchLimit', -1, 'is not a count or null'], ['toolCallLimit', undefined, 'missing']]) {
+      const limits = { ...welcome.limits, [field]: value };
+      const { FakeSocket: Bad } = scripted(() => {}, { hello: (reply) => reply(JSON.stringify({ ...welcome, limits })) });
+      const e = await protocolError(connect('ws://127.0.0.1:1', { websocket: Bad }));
+      expect(e.message).toContain(`a \`welcome\` message whose \`limits.${field}\` ${problem}`);
+    }
+  });
+
+  it("refuses a done whose stats lack the budget's counts", async () => {
+    for (const field of ['cpuBudgetMs', 'fetches']) {
+      const { [field]: _left, ...partial } = stats;
+      const { FakeSocket } = scripted((msg, reply) => {
+        if (msg.type === 'execute') reply(done(msg.id, { stats: partial }));
+      });
+      const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+      const e = await protocolError(remote.execute({ code: 'async () => 1' }));
+      expect(e.message).toContain(`\`stats.${field}\` missing`);
+      await remote.close();
+    }
   });
 
   it('refuses a welcome without its daemon id', async () => {

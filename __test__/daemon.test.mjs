@@ -40,6 +40,16 @@ describe('the CLI', () => {
       const next = rest.search(/\n  --/);
       expect(rest.slice(0, next), flag).toContain(`(default ${serveDefaults[key]})`);
     }
+    // The daemon's options without a default are the budget ceilings: none unless given.
+    const ceilings = { cpuLimit: '--cpu-limit MS', toolCallLimit: '--tool-call-limit N', fetchLimit: '--fetch-limit N' };
+    const { serveOptions } = native.limits();
+    expect(Object.keys(serveOptions).filter((k) => !(k in serveDefaults)).sort()).toEqual(Object.keys(ceilings).sort());
+    for (const flag of Object.values(ceilings)) {
+      const at = help.stdout.search(new RegExp(`\\n  ${flag}\\s`));
+      expect(at, flag).toBeGreaterThan(-1);
+      const rest = help.stdout.slice(at + flag.length + 3);
+      expect(rest.slice(0, rest.search(/\n  --/)), flag).toContain('(default: none');
+    }
     const badPort = spawnSync(process.execPath, [BIN, 'serve', '--port', 'eighty'], { encoding: 'utf8' });
     expect(badPort.status).toBe(2);
     expect(badPort.stderr).toContain('--port takes a non-negative integer, got "eighty"');

@@ -163,7 +163,7 @@ describe('docs/protocol.md states the JSON as the shared definitions serialize i
 describe('limits() reads the protocol crate', () => {
   it('has every option with its range, and a default inside each range', () => {
     const { options, defaults, responseStatus, runtimeGlobals } = binding.limits();
-    expect(Object.keys(options).sort()).toEqual(['handlesIdleTimeout', 'memoryLimit', 'queueBound', 'timeout', 'workers']);
+    expect(Object.keys(options).sort()).toEqual(['cpuLimit', 'fetchLimit', 'handlesIdleTimeout', 'memoryLimit', 'queueBound', 'timeout', 'toolCallLimit', 'workers']);
     expect(Object.keys(defaults).sort()).toEqual(['handlesIdleTimeout', 'memoryLimit', 'queueBound', 'timeout']);
     for (const [name, value] of Object.entries(defaults)) {
       const [min, max] = options[name];

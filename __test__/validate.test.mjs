@@ -39,9 +39,11 @@ describe('option ranges and defaults', () => {
     const o = validate.options({}, '/nonexistent/codemode-worker');
     expect({ queueBound: o.queueBound, timeout: o.timeout, memoryLimit: o.memoryLimit, handlesIdleTimeout: o.handlesIdleTimeout }).toEqual(defaults);
     expect(o.workers).toBeLessThanOrEqual(options.workers[1]);
+    // A budget option is kept with the others (`budgets`), the default of each request.
+    const read = (o, key) => (validate.BUDGETS.includes(key) ? o.budgets[key] : o[key]);
     for (const [key, [min, max]] of Object.entries(options)) {
-      expect(validate.options({ [key]: min }, '/w')[key]).toBe(min);
-      expect(validate.options({ [key]: max }, '/w')[key]).toBe(max);
+      expect(read(validate.options({ [key]: min }, '/w'), key)).toBe(min);
+      expect(read(validate.options({ [key]: max }, '/w'), key)).toBe(max);
       for (const bad of [min - 1, max + 1]) {
         const e = thrown(() => validate.options({ [key]: bad }, '/w'));
         expect(e.code).toBe('INVALID_OPTION');

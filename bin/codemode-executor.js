@@ -41,6 +41,13 @@ Options:
                                ask for (default ${defaults.memoryLimit})
   --timeout MS                 time bound of a run: the default and the most a request may ask
                                for (default ${defaults.timeout})
+  --cpu-limit MS               CPU a run's program may spend (its thread; waiting for tools,
+                               fetches and timers costs none): the default and the most a
+                               request may ask for (default: none, only --timeout holds)
+  --tool-call-limit N          tool calls a run may make: the default and the most a request
+                               may ask for (default: none)
+  --fetch-limit N              fetches a run (and each invocation of its handles) may make:
+                               the default and the most a request may ask for (default: none)
   --queue-bound N              executions that may wait for a worker, and invocations for a
                                retained execution (default ${defaults.queueBound})
   --handles-idle-timeout MS    how long a retained execution lives unused (default ${defaults.handlesIdleTimeout})
@@ -65,6 +72,9 @@ const INTEGER_FLAGS = {
   workers: 'workers',
   'memory-limit': 'memoryLimit',
   timeout: 'timeout',
+  'cpu-limit': 'cpuLimit',
+  'tool-call-limit': 'toolCallLimit',
+  'fetch-limit': 'fetchLimit',
   'queue-bound': 'queueBound',
   'handles-idle-timeout': 'handlesIdleTimeout',
   'max-in-flight': 'maxInFlight',

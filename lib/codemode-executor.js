@@ -10,6 +10,7 @@ const { sanitizeToolName, validateNames } = require('./codemode/names');
 const codec = require('./codemode/json-codec');
 const { constructorDefaults } = require('./codemode/options');
 const { callArguments } = require('./codemode/call');
+const { BUDGETS } = require('./validate');
 const { fault } = require('./errors');
 const { reading } = require('./validate/fields');
 
@@ -89,9 +90,9 @@ class CodemodeExecutor {
   /**
    * @param {{ execute(request: import('../index').ExecuteRequest): Promise<import('../index').Outcome> }} native an IsolateExecutor, or any
    *   executor with the native contract.
-   * @param {{ modules?: Record<string, string>, timeout?: number, globalOutbound?: { fetch(request: Request): Response | Promise<Response> } | Function | 'public' | 'native' | null }} [options]
-   *   DynamicWorkerExecutor's options besides `loader`, as defaults for every call; anything
-   *   else is refused with INVALID_OPTION.
+   * @param {{ modules?: Record<string, string>, timeout?: number, globalOutbound?: { fetch(request: Request): Response | Promise<Response> } | Function | 'public' | 'native' | null, cpuLimit?: number, toolCallLimit?: number, fetchLimit?: number }} [options]
+   *   DynamicWorkerExecutor's options besides `loader`, and the native executor's budgets, as
+   *   defaults for every call; anything else is refused with INVALID_OPTION.
    */
   constructor(native, options = {}) {
     if (native === null || typeof native !== 'object' || reading('INVALID_OPTION', 'native', () => typeof native.execute !== 'function')) {
@@ -104,7 +105,7 @@ class CodemodeExecutor {
   /**
    * @param {string} code
    * @param {Array<{ name: string, fns: Record<string, Function>, prelude?: string }> | Record<string, Function>} providersOrFns
-   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | 'public' | 'native' | null, signal?: AbortSignal }} [options]
+   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | 'public' | 'native' | null, signal?: AbortSignal, cpuLimit?: number, toolCallLimit?: number, fetchLimit?: number }} [options]
    */
   async execute(code, providersOrFns, options = {}) {
     const call = callArguments(code, providersOrFns, options);
@@ -195,6 +196,12 @@ async () => {
     if (modules !== undefined) request.modules = modules;
     // The native executor validates it, and rejects with ABORTED when it fires.
     if (options.signal !== undefined) request.signal = options.signal;
+    // A budget per call wins over the constructor's; left out (or undefined) in both, the
+    // native executor's own applies. The native executor checks a per-call one's range.
+    for (const key of BUDGETS) {
+      const budget = options[key] !== undefined ? options[key] : this.#defaults.budgets[key];
+      if (budget !== undefined) request[key] = /** @type {number} */ (budget);
+    }
     // undefined is the option left out: it inherits (globalOutbound, else the native executor's).
     if (options.outbound !== undefined) request.outbound = /** @type {import('../index').Outbound} */ (options.outbound);
     else if ('outbound' in this.#defaults) request.outbound = /** @type {import('../index').Outbound} */ (this.#defaults.outbound);
@@ -212,6 +219,10 @@ async () => {
       // console.info and console.debug are not captured by the reference: they reach the host.
       else console[l.level === 'debug' ? 'debug' : 'info'](l.message);
     }
+    // A run that ended early answers { result: undefined, error, logs }: a timeout with the
+    // reference's text; a spent CPU budget (CPU_LIMIT, which the reference has no bound for),
+    // like every other failure, with its declared text (dialect deviation D19). A tool call or
+    // fetch past its count rejects inside the sandbox, where the program may catch it.
     if (outcome.error) {
       const error = outcome.error.code === 'TIMEOUT' ? TIMED_OUT : syntaxAtModelLine(outcome.error, head, normalized);
       return { result: undefined, error, logs };

@@ -81,10 +81,11 @@ class RemoteExecutor {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
           const providers = request.providers.map((p) => ({ name: p.name, tools: p.tools ?? null }));
-          const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs } = request;
+          const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs, cpuLimit, toolCallLimit, fetchLimit } = request;
           // Named by neither the request nor connect(), outbound is left out: the daemon's
-          // ceiling applies (public unless its operator chose otherwise).
-          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined });
+          // ceiling applies (public unless its operator chose otherwise). So is a budget: the
+          // daemon's ceiling applies, or none.
+          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, cpuLimit, toolCallLimit, fetchLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined });
           this.#runChannels.set(id, primary);
           return id;
         },
@@ -129,13 +130,15 @@ class RemoteExecutor {
   }
 
   /**
-   * The most time (ms) and memory (MiB) a request may ask of this daemon (its `--timeout` and
-   * `--memory-limit`), as its welcome said: a request above either is refused `INVALID_OPTION`.
-   * @returns {{ timeout: number, memoryLimit: number, outbound: 'blocked' | 'routed' | 'public' | 'native' }}
+   * The most time (ms), memory (MiB), network, CPU (ms), tool calls and fetches a request may
+   * ask of this daemon (its `--timeout`, `--memory-limit`, `--outbound`, `--cpu-limit`,
+   * `--tool-call-limit`, `--fetch-limit`), as its welcome said: a request above one is refused
+   * `INVALID_OPTION`. A budget ceiling is `null` when the daemon sets none.
+   * @returns {import('../index').RemoteCeilings}
    */
   get ceilings() {
-    const { timeout, memoryLimit, outbound } = this.#primary.limits;
-    return { timeout, memoryLimit, outbound };
+    const { timeout, memoryLimit, outbound, cpuLimit, toolCallLimit, fetchLimit } = this.#primary.limits;
+    return { timeout, memoryLimit, outbound, cpuLimit, toolCallLimit, fetchLimit };
   }
 
   /**
@@ -144,7 +147,7 @@ class RemoteExecutor {
    */
   async execute(request) {
     if (this.#closed) throw fault('CLOSED');
-    const checked = validate.request(request, this.#opts.outbound);
+    const checked = validate.request(request, this.#opts.outbound, this.#opts.budgets);
     await this.#ensurePrimary();
     return this.#core.execute(checked);
   }

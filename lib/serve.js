@@ -81,6 +81,7 @@ async function serve(options) {
         allowHosts: opts.allowHosts,
         outbound: opts.outbound,
         ...opts.bounds,
+        ...opts.budgets,
       },
       onEvent,
     );

@@ -348,4 +348,4 @@ function bodyBytes(body) {
   return false;
 }
 
-module.exports = { options, request, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
+module.exports = { options, request, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };

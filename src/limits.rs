@@ -29,9 +29,11 @@ pub struct NativeOptionLimits {
     pub runtime_globals: Vec<String>,
     /// `[min, max]` of each of the daemon's own options (`serve()`: `port`, `maxInFlight`,
     /// `maxConnections`, `maxConnectionsPerAddress`, `helloTimeout` and `idleTimeout` in ms,
-    /// `maxMessageBytes`), from `codemode_daemon::options`.
+    /// `maxMessageBytes`, and the budget ceilings `cpuLimit` in ms, `toolCallLimit`,
+    /// `fetchLimit`), from `codemode_daemon::options`.
     pub serve_options: BTreeMap<String, (f64, f64)>,
-    /// What an omitted daemon option gets (the same names).
+    /// What an omitted daemon option gets (the same names but the budget ceilings, which have
+    /// no default: omitted, there is none).
     pub serve_defaults: BTreeMap<String, f64>,
 }
 
@@ -82,7 +84,7 @@ pub fn limits() -> NativeOptionLimits {
             .collect(),
         serve_defaults: serve::TABLE
             .iter()
-            .map(|o| (o.name.to_string(), num(o.default)))
+            .filter_map(|o| Some((o.name.to_string(), num(o.default?))))
             .collect(),
     }
 }

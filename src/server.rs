@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use codemode_daemon::codemode_pool::protocol::host::DaemonCounts;
-use codemode_daemon::codemode_pool::protocol::FailureCode;
+use codemode_daemon::codemode_pool::protocol::{Budgets, FailureCode};
 use codemode_daemon::wire::{outbound_flag, Outbound};
 use codemode_daemon::{Bounds, Event, Server, ServerOptions};
 use napi::threadsafe_function::{
@@ -47,6 +47,11 @@ pub struct NativeServeOptions {
     /// The outbound ceiling: `null`, `routed`, `public` or `native` (validated by `lib/`);
     /// absent: `public`.
     pub outbound: Option<String>,
+    /// The budget ceilings (validated by `lib/`): the most CPU (ms), tool calls and fetches a
+    /// request may ask for, and what one without them gets; absent: none.
+    pub cpu_limit: Option<u32>,
+    pub tool_call_limit: Option<u32>,
+    pub fetch_limit: Option<u32>,
 }
 
 impl NativeServeOptions {
@@ -165,6 +170,11 @@ impl NativeServer {
                 allow_hosts: options.allow_hosts,
                 bounds,
                 outbound,
+                budgets: Budgets {
+                    cpu_limit_ms: options.cpu_limit,
+                    tool_call_limit: options.tool_call_limit,
+                    fetch_limit: options.fetch_limit,
+                },
             },
             Box::new(move |e: Event| {
                 on_event.call(e.into(), ThreadsafeFunctionCallMode::NonBlocking);

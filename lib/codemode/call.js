@@ -7,6 +7,7 @@
 
 const { fault } = require('../errors');
 const { reading, describe } = require('../validate/fields');
+const { BUDGETS } = require('../validate');
 
 const KIND = 'INVALID_REQUEST';
 
@@ -45,12 +46,12 @@ function callArguments(code, providersOrFns, options) {
         return { name: nameOf(`${field}.name`, name), fns: reading(KIND, `${field}.fns`, () => Object.entries(/** @type {object} */ (fns ?? {}))), prelude };
       });
   if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
-    throw fault(KIND, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { connectors?, modules?, timeout?, outbound?, signal? } or nothing' });
+    throw fault(KIND, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { connectors?, modules?, timeout?, outbound?, signal?, cpuLimit?, toolCallLimit?, fetchLimit? } or nothing' });
   }
   // Other keys are left alone, as the reference leaves them.
   const opts = Object.create(null);
   if (options != null) {
-    for (const key of ['connectors', 'modules', 'timeout', 'outbound', 'signal']) {
+    for (const key of ['connectors', 'modules', 'timeout', 'outbound', 'signal', ...BUDGETS]) {
       if (reading(KIND, `options.${key}`, () => key in /** @type {object} */ (options))) opts[key] = reading(KIND, `options.${key}`, () => /** @type {Record<string, unknown>} */ (options)[key]);
     }
   }

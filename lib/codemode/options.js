@@ -1,13 +1,15 @@
 // @ts-check
 'use strict';
 // CodemodeExecutor's constructor options: DynamicWorkerExecutor's (`modules`, `timeout`,
-// `globalOutbound`; `loader` has no meaning here) as defaults for every call. A Fetcher as
+// `globalOutbound`; `loader` has no meaning here) and the native executor's budgets
+// (`cpuLimit`, `toolCallLimit`, `fetchLimit`) as defaults for every call. A Fetcher as
 // `globalOutbound` becomes a routed outbound policy that calls its `fetch`.
 
 const { fault } = require('../errors');
 const { reading, snapshot, describe, objectArgument } = require('../validate/fields');
+const { budgets, BUDGETS } = require('../validate');
 
-const KEYS = ['modules', 'timeout', 'globalOutbound'];
+const KEYS = ['modules', 'timeout', 'globalOutbound', ...BUDGETS];
 const DEFAULT_TIMEOUT = 60_000;
 
 /**
@@ -47,14 +49,16 @@ function fromFetcher(fetcher) {
 }
 
 /**
- * The defaults every call starts from: `{ timeout, modules?, outbound? }`, `outbound` present
- * only when `globalOutbound` was given (as the reference reads it, `undefined` given is `null`).
+ * The defaults every call starts from: `{ timeout, budgets, modules?, outbound? }`, `outbound`
+ * present only when `globalOutbound` was given (as the reference reads it, `undefined` given is
+ * `null`); `budgets` holds the budgets given (checked against their ranges, as the native
+ * executor's options are).
  * @param {unknown} given
  */
 function constructorDefaults(given) {
-  const input = snapshot('INVALID_OPTION', 'options', objectArgument('INVALID_OPTION', 'options', given, 'an object { modules?, timeout?, globalOutbound? } or nothing'), KEYS, 'CodemodeExecutor options');
-  /** @type {{ timeout: number, timeoutGiven?: boolean, modules?: Record<string, string>, outbound?: unknown }} */
-  const defaults = { timeout: DEFAULT_TIMEOUT };
+  const input = snapshot('INVALID_OPTION', 'options', objectArgument('INVALID_OPTION', 'options', given, 'an object { modules?, timeout?, globalOutbound?, cpuLimit?, toolCallLimit?, fetchLimit? } or nothing'), KEYS, 'CodemodeExecutor options');
+  /** @type {{ timeout: number, timeoutGiven?: boolean, budgets: import('../validate').Budgets, modules?: Record<string, string>, outbound?: unknown }} */
+  const defaults = { timeout: DEFAULT_TIMEOUT, budgets: budgets('INVALID_OPTION', input) };
   if (input.timeout !== undefined) {
     defaults.timeoutGiven = true;
     const t = input.timeout;

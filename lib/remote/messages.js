@@ -17,9 +17,9 @@ const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
 /**
  * @typedef {{ code: string, message: string, line?: number, column?: number, module?: string }} CodeText
  * @typedef {{ level: string, message: string }} LogLine
- * @typedef {{ wallMs: number, cpuMs: number, heapPeakBytes: number, buffersPeakBytes: number, toolCalls: number, workerPid: number }} RunStats
+ * @typedef {{ wallMs: number, cpuMs: number, heapPeakBytes: number, buffersPeakBytes: number, toolCalls: number, workerPid: number, cpuBudgetMs: number, fetches: number }} RunStats
  * @typedef {{ executionId: string, handles: string[] }} Grant
- * @typedef {{ timeout: number, memoryLimit: number, outbound: 'blocked' | 'routed' | 'public' | 'native', toolPayloadBytes: number, [key: string]: unknown }} WelcomeLimits
+ * @typedef {{ timeout: number, memoryLimit: number, outbound: 'blocked' | 'routed' | 'public' | 'native', cpuLimit: number | null, toolCallLimit: number | null, fetchLimit: number | null, toolPayloadBytes: number, [key: string]: unknown }} WelcomeLimits
  *
  * @typedef {{ type: 'welcome', protocol: number, daemon: string, name: string, limits: WelcomeLimits }} Welcome
  * @typedef {{ type: 'refused' | 'error', code: string, message: string, id?: number }} Refusal
@@ -45,6 +45,8 @@ const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
 const KINDS = {
   id: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffff_ffff,
   count: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0,
+  // A budget ceiling: a count, or null when the daemon sets none.
+  ceiling: (v) => v === null || (typeof v === 'number' && Number.isInteger(v) && v >= 0),
   number: (v) => typeof v === 'number' && Number.isFinite(v),
   string: (v) => typeof v === 'string',
   boolean: (v) => typeof v === 'boolean',
@@ -65,6 +67,7 @@ const KIND_NAMES = /** @type {Record<string, () => string>} */ ({
   id: () => 'a request id',
   executionId: () => 'an execution id',
   status: () => `a response status from ${limits().responseStatus.join(' to ')}`,
+  ceiling: () => 'a count or null',
 });
 
 /**
@@ -74,7 +77,7 @@ const KIND_NAMES = /** @type {Record<string, () => string>} */ ({
  * @type {Record<string, Shape>}
  */
 const SHAPES = {
-  welcome: { protocol: 'number', daemon: 'string', name: 'string', limits: { timeout: 'number', memoryLimit: 'number', outbound: 'outbound', toolPayloadBytes: 'count' } },
+  welcome: { protocol: 'number', daemon: 'string', name: 'string', limits: { timeout: 'number', memoryLimit: 'number', outbound: 'outbound', cpuLimit: 'ceiling', toolCallLimit: 'ceiling', fetchLimit: 'ceiling', toolPayloadBytes: 'count' } },
   refused: { code: 'string', message: 'string' },
   error: { code: 'string', message: 'string', id: 'id?' },
   toolCall: { id: 'id', callId: 'id', provider: 'string', tool: 'string' },
@@ -84,7 +87,7 @@ const SHAPES = {
     hasResult: 'boolean',
     error: { code: 'string', message: 'string', line: 'count?', column: 'count?', module: 'string?', '?': '' },
     logs: [{ level: 'string', message: 'string' }],
-    stats: { wallMs: 'number', cpuMs: 'number', heapPeakBytes: 'number', buffersPeakBytes: 'number', toolCalls: 'count', workerPid: 'count' },
+    stats: { wallMs: 'number', cpuMs: 'number', heapPeakBytes: 'number', buffersPeakBytes: 'number', toolCalls: 'count', workerPid: 'count', cpuBudgetMs: 'number', fetches: 'count' },
     grant: { executionId: 'executionId', handles: 'strings', '?': '' },
   },
   invoked: { id: 'id', status: 'status', statusText: 'string', headers: 'headers', hasBody: 'boolean' },

@@ -4,17 +4,18 @@
 // the executor's (lib/validate.js), plus the server's bounds and the client's socket.
 
 const { fault, describe, snapshot, integerIn, checkOutbound, objectArgument } = require('./fields');
-const { options } = require('../validate');
+const { options, budgets, BUDGETS } = require('../validate');
 const { limits } = require('../native');
 
 /**
  * @typedef {import('../../index').Outbound} Outbound
  * @typedef {import('../../native').NativeOptions} NativeOptions
+ * @typedef {import('../validate').Budgets} Budgets
  */
 
 const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
 const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes']);
-const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS];
+const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS, ...BUDGETS];
 /** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */
 const SERVE_OUTBOUND = [null, 'routed', 'public', 'native'];
 /**
@@ -44,6 +45,8 @@ const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', max
  * @property {string[]} allowHosts
  * @property {'null' | 'routed' | 'public' | 'native' | undefined} outbound the ceiling (absent: the daemon's, public)
  * @property {Partial<Record<typeof CONNECTION_BOUND_KEYS[number], number>>} bounds
+ * @property {Budgets} budgets the budget ceilings (each absent: none), in the ranges of the
+ *   budgets they cap
  * @property {NativeOptions} pool
  *
  * @param {unknown} given `serve`'s argument
@@ -56,7 +59,7 @@ function serveOptions(given, defaultWorkerPath) {
   /** @type {Record<string, unknown>} */
   const poolInput = {};
   for (const key of POOL_KEYS) if (input[key] !== undefined) poolInput[key] = input[key];
-  const { outbound: _outbound, onHandlesClosed: _hook, ...pool } = options(poolInput, defaultWorkerPath);
+  const { outbound: _outbound, onHandlesClosed: _hook, budgets: _budgets, ...pool } = options(poolInput, defaultWorkerPath);
   let host = '127.0.0.1';
   if (input.host !== undefined) {
     if (typeof input.host !== 'string' || input.host === '') {
@@ -109,11 +112,12 @@ function serveOptions(given, defaultWorkerPath) {
     allowHosts: lists.allowHosts,
     outbound: input.outbound === undefined ? undefined : /** @type {ValidServeOptions['outbound']} */ (String(input.outbound)),
     bounds,
+    budgets: budgets(kind, input),
     pool,
   };
 }
 
-const CONNECT_KEYS = ['websocket', 'token', 'outbound', 'onHandlesClosed', 'connectTimeout'];
+const CONNECT_KEYS = ['websocket', 'token', 'outbound', 'onHandlesClosed', 'connectTimeout', ...BUDGETS];
 
 /**
  * `connect`'s arguments.
@@ -122,6 +126,8 @@ const CONNECT_KEYS = ['websocket', 'token', 'outbound', 'onHandlesClosed', 'conn
  * @property {new (url: string, protocols: string[]) => any} WebSocketClass
  * @property {string | undefined} token
  * @property {Outbound | undefined} outbound the default of requests without one
+ * @property {Budgets} budgets the defaults of requests without their own (each absent: the
+ *   daemon's ceiling, or none)
  * @property {((event: import('../../index').HandlesClosed) => void) | undefined} onHandlesClosed
  * @property {number} connectTimeout
  *
@@ -134,7 +140,7 @@ function connectOptions(url, given) {
   if (typeof url !== 'string' || !/^wss?:\/\/[^/]/i.test(url)) {
     throw fault(kind, { field: 'url', problem: `got ${describe(url)}`, allowed: "a ws:// or wss:// URL, e.g. 'ws://127.0.0.1:8080'" });
   }
-  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object { websocket?, token?, outbound?, onHandlesClosed?, connectTimeout? } or nothing'), CONNECT_KEYS, 'connect options');
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object { websocket?, token?, outbound?, onHandlesClosed?, connectTimeout?, cpuLimit?, toolCallLimit?, fetchLimit? } or nothing'), CONNECT_KEYS, 'connect options');
   const WebSocketClass = input.websocket ?? /** @type {{ WebSocket?: unknown }} */ (globalThis).WebSocket;
   if (typeof WebSocketClass !== 'function') {
     const problem = input.websocket === undefined ? 'was not given, and this runtime has no global WebSocket' : `got ${describe(input.websocket)}`;
@@ -152,6 +158,7 @@ function connectOptions(url, given) {
     WebSocketClass: /** @type {ValidConnect['WebSocketClass']} */ (WebSocketClass),
     token: /** @type {string | undefined} */ (input.token),
     outbound: checkOutbound(kind, 'outbound', input.outbound),
+    budgets: budgets(kind, input),
     onHandlesClosed: /** @type {ValidConnect['onHandlesClosed']} */ (input.onHandlesClosed),
     connectTimeout,
   };

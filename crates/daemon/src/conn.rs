@@ -28,7 +28,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::wire::{self, reach, ClientMsg, ExecuteMsg, FetchResultMsg, Outbound, ServerMsg};
+use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, ServerMsg};
 use crate::Shared;
 
 pub(crate) type Ws = WebSocketStream<TcpStream>;
@@ -591,9 +591,7 @@ impl Conn<'_> {
                     limits: wire::Limits::new(
                         self.shared.max_in_flight,
                         self.shared.bounds.max_message_bytes,
-                        self.shared.ceilings.timeout_ms,
-                        self.shared.ceilings.memory_limit_mib,
-                        self.shared.ceilings.outbound,
+                        &self.shared.ceilings,
                     ),
                 };
                 self.send(welcome, None);
@@ -636,71 +634,21 @@ impl Conn<'_> {
             return self.send(ServerMsg::failed(id, f), None);
         }
         // The daemon's own bounds are ceilings as well as defaults: whoever reaches the port
-        // gets no more time or memory than the operator gave it.
-        let above = |field: &str, got: u64, ceiling: u64, unit: &str, flag: &str| {
-            FailureCode::InvalidOption.failure(&[
-                ("field", field),
-                (
-                    "problem",
-                    &format!(
-                        "got {got}, above this daemon's ceiling of {ceiling} {unit} (serve {flag})"
-                    ),
-                ),
-                (
-                    "allowed",
-                    &format!("an integer up to {ceiling} ({unit}), or none for the ceiling"),
-                ),
-            ])
+        // gets no more time, memory, network, CPU, tool calls or fetches than the operator gave.
+        let admitted = match self.shared.ceilings.admit(&e) {
+            Ok(a) => a,
+            Err(f) => return self.send(ServerMsg::failed(id, f), None),
         };
-        let ceilings = self.shared.ceilings;
-        let outbound = e.outbound.unwrap_or(ceilings.outbound);
-        if reach(outbound) > reach(ceilings.outbound) {
-            let ceiling = ceilings.outbound;
-            let allowed = Outbound::BY_REACH
-                .into_iter()
-                .filter(|m| reach(*m) <= reach(ceiling))
-                .map(|m| format!("'{}'", m.as_str()))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let f = FailureCode::InvalidOption.failure(&[
-                ("field", "outbound"),
-                (
-                    "problem",
-                    &format!(
-                        "got '{}', above this daemon's outbound ceiling '{}' (serve --outbound)",
-                        outbound.as_str(),
-                        ceiling.as_str()
-                    ),
-                ),
-                (
-                    "allowed",
-                    &format!("{allowed} ('blocked' is null), or none for the ceiling"),
-                ),
-            ]);
-            return self.send(ServerMsg::failed(id, f), None);
-        }
-        if let Some(t) = e.timeout.filter(|t| *t > ceilings.timeout_ms) {
-            let f = above("timeout", t, ceilings.timeout_ms, "ms", "--timeout");
-            return self.send(ServerMsg::failed(id, f), None);
-        }
-        if let Some(m) = e
-            .memory_limit
-            .filter(|m| *m > u64::from(ceilings.memory_limit_mib))
-        {
-            let ceiling = u64::from(ceilings.memory_limit_mib);
-            let f = above("memoryLimit", m, ceiling, "MiB", "--memory-limit");
-            return self.send(ServerMsg::failed(id, f), None);
-        }
         let spec = ExecSpec {
             code: e.code,
             modules: e.modules,
             providers: e.providers,
             timeout_ms: e.timeout,
             memory_limit_mib: e.memory_limit.map(|m| m as u32),
-            outbound,
+            outbound: admitted.outbound,
             retain_handles: e.retain_handles,
             live_logs: e.live_logs,
-            budgets: Default::default(),
+            budgets: admitted.budgets,
         };
         let host = Arc::new(ExecHost {
             id,

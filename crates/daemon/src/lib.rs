@@ -12,6 +12,7 @@
 //! shares the registry of connections and the drain flag; a connection's own life is conn.rs,
 //! the messages wire/, the request head and the gate http.rs.
 
+mod ceilings;
 mod conn;
 pub mod http;
 pub mod options;
@@ -24,12 +25,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use codemode_pool::protocol::host::DaemonCounts;
-use codemode_pool::protocol::{Failure, FailureCode};
+use codemode_pool::protocol::{Budgets, Failure, FailureCode};
 use codemode_pool::{Pool, PoolOptions};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, Notify};
 
+pub use ceilings::Ceilings;
 pub use codemode_pool;
 
 /// How long `onConnection` may take to answer before the connection is refused.
@@ -67,6 +69,10 @@ pub struct ServerOptions {
     /// The most network a caller may get, and what one that names none gets (`serve
     /// --outbound`; default [`wire::Outbound::Public`]).
     pub outbound: wire::Outbound,
+    /// The most CPU, tool calls and fetches a request may ask for, and what one that names
+    /// none gets (`serve --cpu-limit`, `--tool-call-limit`, `--fetch-limit`); each `None`: no
+    /// ceiling, and a request without that budget has none.
+    pub budgets: Budgets,
 }
 
 /// What one client may hold of the daemon (docs/protocol.md, "Bounds").
@@ -94,10 +100,16 @@ impl Default for Bounds {
         // Each default is below its range's end, which fits u32 (the table's tests).
         let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
         Bounds {
-            max_connections: n(options::MAX_CONNECTIONS.default),
-            max_connections_per_address: n(options::MAX_CONNECTIONS_PER_ADDRESS.default),
-            hello_timeout: Duration::from_millis(options::HELLO_TIMEOUT_MS.default),
-            idle_timeout: Some(Duration::from_millis(options::IDLE_TIMEOUT_MS.default)),
+            max_connections: n(const { options::MAX_CONNECTIONS.fixed_default() }),
+            max_connections_per_address: n(const {
+                options::MAX_CONNECTIONS_PER_ADDRESS.fixed_default()
+            }),
+            hello_timeout: Duration::from_millis(
+                const { options::HELLO_TIMEOUT_MS.fixed_default() },
+            ),
+            idle_timeout: Some(Duration::from_millis(
+                const { options::IDLE_TIMEOUT_MS.fixed_default() },
+            )),
             max_message_bytes: wire::MAX_MESSAGE_BYTES,
             max_queued_bytes: 4 * wire::MAX_MESSAGE_BYTES,
         }
@@ -228,14 +240,6 @@ pub fn printable(line: &str) -> String {
         .collect()
 }
 
-/// The time and memory a request may ask for at most: the daemon's own defaults.
-#[derive(Debug, Clone, Copy)]
-pub struct Ceilings {
-    pub timeout_ms: u64,
-    pub memory_limit_mib: u32,
-    pub outbound: wire::Outbound,
-}
-
 /// The address a client is counted by: an IPv4 address (an IPv4-mapped IPv6 one too), or the
 /// /64 of an IPv6 address, which one host usually holds whole.
 fn client_key(address: std::net::IpAddr) -> std::net::IpAddr {
@@ -363,6 +367,7 @@ impl Server {
             timeout_ms: options.pool.timeout_ms,
             memory_limit_mib: options.pool.memory_limit_mib,
             outbound: options.outbound,
+            budgets: options.budgets,
         };
         let pool = Pool::start(options.pool)?;
         let shared = Arc::new(Shared {

@@ -1,23 +1,46 @@
 //! The daemon's own options beyond the pool's: the range each may take and the default an
 //! omitted one gets. [`Bounds::default`](crate::Bounds) is built from them, and the addon hands
 //! them to `serve()`'s validation and the CLI's usage text (`limits().serve`), so no layer holds
-//! a copy of a number. The pool's options are `codemode_protocol::limits::options`.
+//! a copy of a number. The pool's options are `codemode_protocol::limits::options`; the budget
+//! ceilings take the ranges of the budgets they cap from there.
 
 use std::ops::RangeInclusive;
 
+use codemode_pool::protocol::limits::options as run;
+
 /// One option: the name `serve()` gives it, the range it may take, the default an omitted one
-/// gets.
+/// gets (`None`: an omitted one is no setting at all, as a budget ceiling left out is none).
 pub struct Opt {
     pub name: &'static str,
     pub range: RangeInclusive<u64>,
-    pub default: u64,
+    pub default: Option<u64>,
+}
+
+impl Opt {
+    /// The default of an option that has one. Used in const context (`const { ... }`), so an
+    /// option without one is a build error, never a runtime one.
+    pub const fn fixed_default(&self) -> u64 {
+        match self.default {
+            Some(d) => d,
+            None => panic!("this option has no default"),
+        }
+    }
 }
 
 const fn opt(name: &'static str, range: RangeInclusive<u64>, default: u64) -> Opt {
     Opt {
         name,
         range,
-        default,
+        default: Some(default),
+    }
+}
+
+/// A ceiling on what a request may ask for, with no default: left out, there is no ceiling.
+const fn ceiling(name: &'static str, range: RangeInclusive<u64>) -> Opt {
+    Opt {
+        name,
+        range,
+        default: None,
     }
 }
 
@@ -41,6 +64,16 @@ pub const MAX_MESSAGE_BYTES: Opt = opt(
     crate::wire::MAX_MESSAGE_BYTES as u64,
 );
 
+/// The most CPU (ms) a request's `cpuLimit` may ask for, and what one without it gets
+/// (`serve --cpu-limit`). The range is the request's own.
+pub const CPU_LIMIT_MS: Opt = ceiling("cpuLimit", run::CPU_LIMIT_MS);
+/// The most tool calls a request's `toolCallLimit` may ask for, and what one without it gets
+/// (`serve --tool-call-limit`).
+pub const TOOL_CALL_LIMIT: Opt = ceiling("toolCallLimit", run::TOOL_CALL_LIMIT);
+/// The most fetches a request's `fetchLimit` may ask for, and what one without it gets
+/// (`serve --fetch-limit`).
+pub const FETCH_LIMIT: Opt = ceiling("fetchLimit", run::FETCH_LIMIT);
+
 /// Every option above.
 pub const TABLE: &[Opt] = &[
     PORT,
@@ -50,6 +83,9 @@ pub const TABLE: &[Opt] = &[
     HELLO_TIMEOUT_MS,
     IDLE_TIMEOUT_MS,
     MAX_MESSAGE_BYTES,
+    CPU_LIMIT_MS,
+    TOOL_CALL_LIMIT,
+    FETCH_LIMIT,
 ];
 
 #[cfg(test)]
@@ -59,23 +95,33 @@ mod tests {
     #[test]
     fn every_default_lies_in_its_range() {
         for o in TABLE {
-            assert!(
-                o.range.contains(&o.default),
-                "{}: outside its range",
-                o.name
-            );
+            if let Some(default) = o.default {
+                assert!(o.range.contains(&default), "{}: outside its range", o.name);
+            }
         }
     }
 
     #[test]
     fn the_default_bounds_are_the_table_s() {
         let b = crate::Bounds::default();
-        let ms = |o: &Opt| Some(u128::from(o.default));
-        assert_eq!(u64::from(b.max_connections), MAX_CONNECTIONS.default);
+        let ms = |o: &Opt| o.default.map(u128::from);
+        assert_eq!(Some(u64::from(b.max_connections)), MAX_CONNECTIONS.default);
         let per_address = u64::from(b.max_connections_per_address);
-        assert_eq!(per_address, MAX_CONNECTIONS_PER_ADDRESS.default);
+        assert_eq!(Some(per_address), MAX_CONNECTIONS_PER_ADDRESS.default);
         assert_eq!(Some(b.hello_timeout.as_millis()), ms(&HELLO_TIMEOUT_MS));
         assert_eq!(b.idle_timeout.map(|t| t.as_millis()), ms(&IDLE_TIMEOUT_MS));
-        assert_eq!(b.max_message_bytes as u64, MAX_MESSAGE_BYTES.default);
+        assert_eq!(Some(b.max_message_bytes as u64), MAX_MESSAGE_BYTES.default);
+    }
+
+    #[test]
+    fn a_budget_ceiling_takes_the_budget_s_range_and_has_no_default() {
+        for (o, range) in [
+            (CPU_LIMIT_MS, run::CPU_LIMIT_MS),
+            (TOOL_CALL_LIMIT, run::TOOL_CALL_LIMIT),
+            (FETCH_LIMIT, run::FETCH_LIMIT),
+        ] {
+            assert_eq!(o.range, range, "{}", o.name);
+            assert_eq!(o.default, None, "{}", o.name);
+        }
     }
 }

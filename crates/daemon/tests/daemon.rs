@@ -64,6 +64,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
             allow_hosts: Vec::new(),
             bounds: Default::default(),
             outbound: codemode_daemon::wire::Outbound::Public,
+            budgets: Default::default(),
         },
         Box::new(move |e| seen.lock().unwrap().push(e)),
     )

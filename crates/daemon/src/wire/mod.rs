@@ -6,6 +6,10 @@
 //! grant, the counts, the outbound and redirect modes) are `codemode_protocol`'s (`host`,
 //! `messages`): one definition serves this JSON and the addon's JS. The tests are in
 //! `tests.rs`.
+//!
+//! One file for the protocol's vocabulary: every message either side sends, the checks a
+//! request's fields get before anything acts on them, and the frames they travel in, as
+//! docs/protocol.md lists them in one place; what a connection does with them is conn.rs.
 
 use codemode_pool::protocol::host::{DaemonCounts, FailureReport, RunUsage};
 pub use codemode_pool::protocol::Outbound;
@@ -14,6 +18,8 @@ use codemode_pool::protocol::{
 };
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::tungstenite::Message;
+
+use crate::Ceilings;
 
 /// The executor protocol's version, carried by `hello` and `welcome`.
 pub const PROTOCOL: u32 = 1;
@@ -62,6 +68,17 @@ pub struct ExecuteMsg {
     /// Absent: the daemon's outbound ceiling.
     #[serde(default)]
     pub outbound: Option<Outbound>,
+    /// CPU milliseconds the program may spend; absent: the daemon's `--cpu-limit` (none
+    /// without one).
+    #[serde(default)]
+    pub cpu_limit: Option<u64>,
+    /// Tool calls the run may make; absent: the daemon's `--tool-call-limit` (none without one).
+    #[serde(default)]
+    pub tool_call_limit: Option<u64>,
+    /// Fetches the run (and each invocation of its handles) may make; absent: the daemon's
+    /// `--fetch-limit` (none without one).
+    #[serde(default)]
+    pub fetch_limit: Option<u64>,
     #[serde(default)]
     pub retain_handles: bool,
     /// Stream each console entry as a `log` message while the run goes.
@@ -70,13 +87,28 @@ pub struct ExecuteMsg {
 }
 
 impl ExecuteMsg {
-    /// The request's `timeout` and `memoryLimit` against the ranges every executor takes
-    /// (`limits::options`): `INVALID_REQUEST` naming the first one outside its range.
+    /// The request's `timeout`, `memoryLimit` and budgets against the ranges every executor
+    /// takes (`limits::options`): `INVALID_REQUEST` naming the first one outside its range.
     pub fn check_ranges(&self) -> Result<(), Failure> {
-        use limits::options::{MEMORY_LIMIT_MIB, TIMEOUT_MS};
+        use limits::options::{
+            CPU_LIMIT_MS, FETCH_LIMIT, MEMORY_LIMIT_MIB, TIMEOUT_MS, TOOL_CALL_LIMIT,
+        };
         let fields = [
             ("timeout", self.timeout, &TIMEOUT_MS, "ms"),
             ("memoryLimit", self.memory_limit, &MEMORY_LIMIT_MIB, "MiB"),
+            ("cpuLimit", self.cpu_limit, &CPU_LIMIT_MS, "ms of CPU"),
+            (
+                "toolCallLimit",
+                self.tool_call_limit,
+                &TOOL_CALL_LIMIT,
+                "tool calls per run",
+            ),
+            (
+                "fetchLimit",
+                self.fetch_limit,
+                &FETCH_LIMIT,
+                "fetches per run",
+            ),
         ];
         for (field, got, range, unit) in fields {
             if let Some(got) = got.filter(|v| !range.contains(v)) {
@@ -240,24 +272,28 @@ pub struct Limits {
     pub memory_limit: u32,
     /// The most network a request may ask for, and what one without `outbound` gets.
     pub outbound: Outbound,
+    /// The most CPU (ms) a request may ask for, and what one without `cpuLimit` gets; `null`:
+    /// no ceiling (a request without `cpuLimit` has no CPU budget).
+    pub cpu_limit: Option<u32>,
+    /// The same for `toolCallLimit`.
+    pub tool_call_limit: Option<u32>,
+    /// The same for `fetchLimit`.
+    pub fetch_limit: Option<u32>,
     pub tool_payload_bytes: u64,
     pub result_bytes: u64,
     pub fetch_body_bytes: u64,
 }
 
 impl Limits {
-    pub fn new(
-        max_in_flight: u32,
-        max_message_bytes: usize,
-        timeout: u64,
-        memory_limit: u32,
-        outbound: Outbound,
-    ) -> Self {
+    pub fn new(max_in_flight: u32, max_message_bytes: usize, ceilings: &Ceilings) -> Self {
         Limits {
             max_message_bytes: max_message_bytes as u64,
-            timeout,
-            memory_limit,
-            outbound,
+            timeout: ceilings.timeout_ms,
+            memory_limit: ceilings.memory_limit_mib,
+            outbound: ceilings.outbound,
+            cpu_limit: ceilings.budgets.cpu_limit_ms,
+            tool_call_limit: ceilings.budgets.tool_call_limit,
+            fetch_limit: ceilings.budgets.fetch_limit,
             max_in_flight,
             tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
             result_bytes: limits::RESULT_BYTES as u64,

@@ -77,6 +77,75 @@ fn a_request_s_ranges_are_the_executor_s() {
 }
 
 #[test]
+fn a_request_s_budgets_are_decoded_and_held_to_their_ranges() {
+    let execute = |fields: &str| {
+        let text = format!(r#"{{"type":"execute","id":1,"code":"",{fields}}}"#);
+        match decode_text(&text).unwrap() {
+            ClientMsg::Execute(e) => e,
+            other => panic!("{other:?}"),
+        }
+    };
+    let e = execute(r#""cpuLimit":50,"toolCallLimit":5,"fetchLimit":0"#);
+    assert_eq!(
+        (e.cpu_limit, e.tool_call_limit, e.fetch_limit),
+        (Some(50), Some(5), Some(0))
+    );
+    assert!(e.check_ranges().is_ok());
+    let e = execute(r#""cpuLimit":2147483647,"toolCallLimit":1000000,"fetchLimit":1000000"#);
+    assert!(e.check_ranges().is_ok());
+    for (fields, field, allowed) in [
+        (
+            r#""cpuLimit":0"#,
+            "cpuLimit",
+            "from 1 to 2147483647 (ms of CPU)",
+        ),
+        (r#""cpuLimit":2147483648"#, "cpuLimit", "(ms of CPU)"),
+        (
+            r#""toolCallLimit":1000001"#,
+            "toolCallLimit",
+            "from 0 to 1000000 (tool calls per run)",
+        ),
+        (
+            r#""fetchLimit":1000001"#,
+            "fetchLimit",
+            "from 0 to 1000000 (fetches per run)",
+        ),
+    ] {
+        let f = execute(fields).check_ranges().unwrap_err();
+        assert_eq!(f.code, FailureCode::InvalidRequest, "{fields}");
+        assert!(f.message.contains(field), "{}", f.message);
+        assert!(f.message.contains(allowed), "{}", f.message);
+    }
+    // Not an integer: the message does not fit its shape.
+    let bad = decode_text(r#"{"type":"execute","id":1,"code":"","fetchLimit":-1}"#).unwrap_err();
+    assert_eq!(bad.id, Some(1));
+}
+
+#[test]
+fn the_welcome_reports_the_budget_ceilings_null_when_none() {
+    let ceilings = |budgets| Ceilings {
+        timeout_ms: 30_000,
+        memory_limit_mib: 128,
+        outbound: Outbound::Public,
+        budgets,
+    };
+    let with = codemode_pool::protocol::Budgets {
+        cpu_limit_ms: Some(50),
+        tool_call_limit: Some(5),
+        fetch_limit: Some(0),
+    };
+    let json = serde_json::to_value(Limits::new(1, MAX_MESSAGE_BYTES, &ceilings(with))).unwrap();
+    assert_eq!(json["cpuLimit"], 50);
+    assert_eq!(json["toolCallLimit"], 5);
+    assert_eq!(json["fetchLimit"], 0);
+    let none = Limits::new(1, MAX_MESSAGE_BYTES, &ceilings(Default::default()));
+    let json = serde_json::to_value(none).unwrap();
+    for key in ["cpuLimit", "toolCallLimit", "fetchLimit"] {
+        assert!(json.get(key).is_some_and(|v| v.is_null()), "{key}: {json}");
+    }
+}
+
+#[test]
 fn a_routed_fetch_s_status_is_the_response_rule() {
     let answer = |status: u32| {
         let text =
@@ -169,8 +238,8 @@ fn daemon_messages_encode_in_both_forms() {
             buffers_peak: 0,
             tool_calls: 2,
             worker_pid: 7,
-            cpu_budget_us: 0,
-            fetches: 0,
+            cpu_budget_us: 200,
+            fetches: 3,
         },
         grant: Some(Grant {
             execution_id: "e1".into(),
@@ -191,7 +260,8 @@ fn daemon_messages_encode_in_both_forms() {
             "error": {"code": "PROGRAM_ERROR", "message": "Error: x"},
             "logs": [{"level": "warn", "message": "w"}],
             "stats": {"wallMs": 1.5, "cpuMs": 0.25, "heapPeakBytes": 10.0,
-                      "buffersPeakBytes": 0.0, "toolCalls": 2, "workerPid": 7},
+                      "buffersPeakBytes": 0.0, "toolCalls": 2, "workerPid": 7,
+                      "cpuBudgetMs": 0.2, "fetches": 3},
             "grant": {"executionId": "e1", "handles": ["fetch"]},
         })
     );
@@ -280,7 +350,20 @@ fn every_daemon_message_type_is_documented() {
             protocol: 1,
             daemon: "d".into(),
             name: "n".into(),
-            limits: Limits::new(1, MAX_MESSAGE_BYTES, 30_000, 128, Outbound::Public),
+            limits: Limits::new(
+                1,
+                MAX_MESSAGE_BYTES,
+                &Ceilings {
+                    timeout_ms: 30_000,
+                    memory_limit_mib: 128,
+                    outbound: Outbound::Public,
+                    budgets: codemode_pool::protocol::Budgets {
+                        cpu_limit_ms: Some(50),
+                        tool_call_limit: None,
+                        fetch_limit: Some(3),
+                    },
+                },
+            ),
         },
         M::Refused {
             code: "CONNECTION_REFUSED",

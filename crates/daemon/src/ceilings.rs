@@ -1,0 +1,244 @@
+//! The daemon's ceilings: the most time, memory, network, CPU, tool calls and fetches a request
+//! may ask for, which are also what a request that names none gets. Whoever reaches the port
+//! gets no more than the operator gave (`serve --timeout`, `--memory-limit`, `--outbound`,
+//! `--cpu-limit`, `--tool-call-limit`, `--fetch-limit`). conn.rs holds each `execute` to them
+//! ([`Ceilings::admit`]); the welcome reports them (`wire::Limits`).
+
+use codemode_pool::protocol::{Budgets, Failure, FailureCode};
+
+use crate::wire::{reach, ExecuteMsg, Outbound};
+
+/// What a request may ask for at most; the time, memory and network ones are also the
+/// daemon's own defaults. A budget ceiling of `None` is no ceiling: a request without that
+/// budget has none.
+#[derive(Debug, Clone, Copy)]
+pub struct Ceilings {
+    pub timeout_ms: u64,
+    pub memory_limit_mib: u32,
+    pub outbound: Outbound,
+    pub budgets: Budgets,
+}
+
+/// What a request may run with, once held to the ceilings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted {
+    pub outbound: Outbound,
+    pub budgets: Budgets,
+}
+
+impl Ceilings {
+    /// The request's outbound and budgets, each the request's own or (named by none) the
+    /// ceiling; `INVALID_OPTION` naming the first field above its ceiling and the flag that set
+    /// it. The ranges are checked before ([`ExecuteMsg::check_ranges`]).
+    pub fn admit(&self, e: &ExecuteMsg) -> Result<Admitted, Failure> {
+        let outbound = e.outbound.unwrap_or(self.outbound);
+        if reach(outbound) > reach(self.outbound) {
+            return Err(self.above_outbound(outbound));
+        }
+        let b = self.budgets;
+        let numbers = [
+            (
+                "timeout",
+                e.timeout,
+                Some(self.timeout_ms),
+                "ms",
+                "--timeout",
+            ),
+            (
+                "memoryLimit",
+                e.memory_limit,
+                Some(u64::from(self.memory_limit_mib)),
+                "MiB",
+                "--memory-limit",
+            ),
+            (
+                "cpuLimit",
+                e.cpu_limit,
+                b.cpu_limit_ms.map(u64::from),
+                "ms of CPU",
+                "--cpu-limit",
+            ),
+            (
+                "toolCallLimit",
+                e.tool_call_limit,
+                b.tool_call_limit.map(u64::from),
+                "tool calls per run",
+                "--tool-call-limit",
+            ),
+            (
+                "fetchLimit",
+                e.fetch_limit,
+                b.fetch_limit.map(u64::from),
+                "fetches per run",
+                "--fetch-limit",
+            ),
+        ];
+        for (field, got, ceiling, unit, flag) in numbers {
+            if let (Some(got), Some(ceiling)) = (got, ceiling) {
+                if got > ceiling {
+                    return Err(above(field, got, ceiling, unit, flag));
+                }
+            }
+        }
+        // Each within its range (check_ranges), whose end fits u32 (codemode_protocol's
+        // `budgets_fit_the_wire_fields`); a ceiling is a u32 already.
+        let budget = |got: Option<u64>, ceiling: Option<u32>| {
+            got.map(|v| u32::try_from(v).unwrap_or(u32::MAX))
+                .or(ceiling)
+        };
+        Ok(Admitted {
+            outbound,
+            budgets: Budgets {
+                cpu_limit_ms: budget(e.cpu_limit, b.cpu_limit_ms),
+                tool_call_limit: budget(e.tool_call_limit, b.tool_call_limit),
+                fetch_limit: budget(e.fetch_limit, b.fetch_limit),
+            },
+        })
+    }
+
+    fn above_outbound(&self, outbound: Outbound) -> Failure {
+        let ceiling = self.outbound;
+        let allowed = Outbound::BY_REACH
+            .into_iter()
+            .filter(|m| reach(*m) <= reach(ceiling))
+            .map(|m| format!("'{}'", m.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        FailureCode::InvalidOption.failure(&[
+            ("field", "outbound"),
+            (
+                "problem",
+                &format!(
+                    "got '{}', above this daemon's outbound ceiling '{}' (serve --outbound)",
+                    outbound.as_str(),
+                    ceiling.as_str()
+                ),
+            ),
+            (
+                "allowed",
+                &format!("{allowed} ('blocked' is null), or none for the ceiling"),
+            ),
+        ])
+    }
+}
+
+/// `INVALID_OPTION`: `field` asked for `got`, above the ceiling `flag` set.
+fn above(field: &str, got: u64, ceiling: u64, unit: &str, flag: &str) -> Failure {
+    FailureCode::InvalidOption.failure(&[
+        ("field", field),
+        (
+            "problem",
+            &format!("got {got}, above this daemon's ceiling of {ceiling} {unit} (serve {flag})"),
+        ),
+        (
+            "allowed",
+            &format!("an integer up to {ceiling} ({unit}), or none for the ceiling"),
+        ),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{decode_text, ClientMsg};
+
+    fn execute(fields: &str) -> ExecuteMsg {
+        let text = format!(r#"{{"type":"execute","id":1,"code":""{fields}}}"#);
+        match decode_text(&text) {
+            Ok(ClientMsg::Execute(e)) => e,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn ceilings(budgets: Budgets) -> Ceilings {
+        Ceilings {
+            timeout_ms: 30_000,
+            memory_limit_mib: 128,
+            outbound: Outbound::Public,
+            budgets,
+        }
+    }
+
+    const ALL: Budgets = Budgets {
+        cpu_limit_ms: Some(50),
+        tool_call_limit: Some(5),
+        fetch_limit: Some(3),
+    };
+
+    #[test]
+    fn a_request_without_a_budget_gets_the_ceiling() {
+        let got = ceilings(ALL).admit(&execute("")).unwrap();
+        assert_eq!(got.budgets, ALL);
+        assert_eq!(got.outbound, Outbound::Public);
+    }
+
+    #[test]
+    fn a_request_at_or_below_a_ceiling_keeps_its_own() {
+        let e = execute(r#","cpuLimit":50,"toolCallLimit":0,"fetchLimit":2"#);
+        let got = ceilings(ALL).admit(&e).unwrap();
+        let want = Budgets {
+            cpu_limit_ms: Some(50),
+            tool_call_limit: Some(0),
+            fetch_limit: Some(2),
+        };
+        assert_eq!(got.budgets, want);
+    }
+
+    #[test]
+    fn without_a_ceiling_a_request_keeps_its_budget_or_has_none() {
+        let none = ceilings(Budgets::default());
+        assert_eq!(
+            none.admit(&execute("")).unwrap().budgets,
+            Budgets::default()
+        );
+        let e = execute(r#","cpuLimit":2147483647,"toolCallLimit":1000000,"fetchLimit":7"#);
+        let want = Budgets {
+            cpu_limit_ms: Some(2_147_483_647),
+            tool_call_limit: Some(1_000_000),
+            fetch_limit: Some(7),
+        };
+        assert_eq!(none.admit(&e).unwrap().budgets, want);
+    }
+
+    #[test]
+    fn a_budget_above_its_ceiling_is_refused_naming_the_flag() {
+        for (fields, field, flag) in [
+            (r#","cpuLimit":51"#, "cpuLimit", "--cpu-limit"),
+            (
+                r#","toolCallLimit":6"#,
+                "toolCallLimit",
+                "--tool-call-limit",
+            ),
+            (r#","fetchLimit":4"#, "fetchLimit", "--fetch-limit"),
+            (r#","timeout":30001"#, "timeout", "--timeout"),
+            (r#","memoryLimit":129"#, "memoryLimit", "--memory-limit"),
+        ] {
+            let f = ceilings(ALL).admit(&execute(fields)).unwrap_err();
+            assert_eq!(f.code, FailureCode::InvalidOption, "{fields}");
+            assert!(f.message.contains(field), "{}", f.message);
+            assert!(
+                f.message.contains(&format!("(serve {flag})")),
+                "{}",
+                f.message
+            );
+        }
+        let f = ceilings(ALL)
+            .admit(&execute(r#","cpuLimit":51"#))
+            .unwrap_err();
+        assert!(
+            f.message
+                .contains("got 51, above this daemon's ceiling of 50 ms of CPU"),
+            "{}",
+            f.message
+        );
+    }
+
+    #[test]
+    fn an_outbound_above_the_ceiling_is_refused() {
+        let f = ceilings(ALL)
+            .admit(&execute(r#","outbound":"native""#))
+            .unwrap_err();
+        assert_eq!(f.code, FailureCode::InvalidOption);
+        assert!(f.message.contains("(serve --outbound)"), "{}", f.message);
+    }
+}
