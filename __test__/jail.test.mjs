@@ -69,19 +69,29 @@ describe('the worker jail (Linux)', () => {
   });
 
   it('closes descriptors the host leaked into the worker', async () => {
-    // fd 5 of the host is a pipe without close-on-exec, as hosts leak them: the worker must
-    // not keep it (nor any other descriptor beyond its own four).
+    // fd 5 of the host is a pipe (a socket pair, as Node makes them) without close-on-exec, as hosts leak them: the worker must
+    // not keep it, nor any descriptor beyond its own: stdin, stdout, stderr, the control pipe
+    // (3), and the two ends of the pipe that wakes its cancel thread (made after the others
+    // were closed).
     const child = spawn(process.execPath, ['-e', `
       const { IsolateExecutor } = require(${JSON.stringify(path.resolve('index.js'))});
+      const fs = require('fs');
+      const leaked = fs.readlinkSync('/proc/self/fd/5');
       const ex = new IsolateExecutor({ workers: 1 });
       setTimeout(() => {
-        const fs = require('fs');
-        const fds = fs.readdirSync('/proc/' + ex.workerPids()[0] + '/fd').map(Number).sort((a, b) => a - b);
-        console.log(JSON.stringify(fds));
+        const dir = '/proc/' + ex.workerPids()[0] + '/fd';
+        const fds = fs.readdirSync(dir).map(Number).sort((a, b) => a - b).map((fd) => [fd, fs.readlinkSync(dir + '/' + fd)]);
+        console.log(JSON.stringify({ leaked, fds }));
         ex.close();
       }, 500);`], { stdio: ['pipe', 'pipe', 'inherit', 'ignore', 'ignore', 'pipe'] });
     const line = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d))));
     child.kill();
-    expect(JSON.parse(line)).toEqual([0, 1, 2, 3]);
+    const { leaked, fds } = JSON.parse(line);
+    expect(leaked).toMatch(/^(pipe|socket):\[\d+\]$/);
+    expect(fds.map(([fd]) => fd)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(fds.map(([, target]) => target)).not.toContain(leaked);
+    // 4 and 5 are the two ends of one pipe, the worker's own.
+    expect(fds[4][1]).toMatch(/^pipe:\[\d+\]$/);
+    expect(fds[5][1]).toBe(fds[4][1]);
   });
 });
