@@ -264,6 +264,12 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
                 }
             }
         }
+        WorkerMsg::Idle { .. } => {
+            if b.done {
+                return violation("an Idle frame after the execution's Done".into());
+            }
+            Ok(())
+        }
         WorkerMsg::Log { entry, .. } => {
             if b.done {
                 return violation("a live log entry after the execution's Done".into());
@@ -284,6 +290,7 @@ fn exec_id_of(msg: &WorkerMsg) -> Option<u64> {
         | WorkerMsg::Fetch { exec_id, .. }
         | WorkerMsg::Invoked { exec_id, .. }
         | WorkerMsg::Log { exec_id, .. }
+        | WorkerMsg::Idle { exec_id }
         | WorkerMsg::Started { exec_id } => Some(*exec_id),
         WorkerMsg::Ready | WorkerMsg::Hello { .. } => None,
     }
@@ -299,6 +306,7 @@ fn name(msg: &WorkerMsg) -> &'static str {
         WorkerMsg::Started { .. } => "a Started",
         WorkerMsg::Hello { .. } => "a Hello",
         WorkerMsg::Log { .. } => "a Log",
+        WorkerMsg::Idle { .. } => "an Idle",
     }
 }
 

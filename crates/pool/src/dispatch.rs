@@ -52,6 +52,7 @@ pub(crate) fn on_frame(
         }
         WorkerMsg::Ready => mark_idle(inner, key),
         WorkerMsg::Log { exec_id, entry } => inner.observe.log(exec_id, entry),
+        WorkerMsg::Idle { exec_id } => crate::approvals::idle(inner, exec_id),
         WorkerMsg::Started { exec_id } => started(inner, exec_id),
         WorkerMsg::Fetch {
             exec_id,

@@ -21,6 +21,7 @@
 //! one state every module reads under one lock (`State`, `Inner`); each method here is a short
 //! entry point into the modules above.
 
+mod approvals;
 mod conduct;
 mod deadlines;
 mod diagnostics;
@@ -380,6 +381,7 @@ impl Pool {
             retain_handles: spec.retain_handles,
             live_logs: spec.live_logs,
             budgets: spec.budgets,
+            replayable: None,
         });
         let frame = request
             .encode()

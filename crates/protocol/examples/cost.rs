@@ -46,6 +46,7 @@ fn main() {
         retain_handles: false,
         live_logs: false,
         budgets: Default::default(),
+        replayable: None,
     });
     let call = WorkerMsg::ToolCall {
         exec_id: 123_456,

@@ -20,8 +20,8 @@ pub use failures::{Failure, FailureCode, FailureKind};
 pub use frame::FrameTooLarge;
 pub use messages::{
     Budgets, DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound,
-    ProviderDecl, Redirect, RunError, RunOutcome, RunStats, SourceLocation, WireRequest,
-    WireResponse, WorkerMsg,
+    ProviderDecl, Redirect, Replayable, RunError, RunOutcome, RunStats, SourceLocation,
+    WireRequest, WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;
@@ -30,8 +30,9 @@ pub use messages::{
 /// entries (Execute's `live_logs`, `Log`), the worker's pid in the stats, and the failure's
 /// `location` (RunError); 6: `Outbound::Public` and the request's `redirect` mode (WireRequest);
 /// 7: budgets (Execute's `cpu_limit_ms`, `tool_call_limit`, `fetch_limit`; the stats'
-/// `cpu_budget_us` and `fetches`).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// `cpu_budget_us` and `fetches`); 8: replayable runs for approvals (Execute's `replayable`,
+/// `Idle`).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The V8 value-serializer format the worker writes, and the newest it reads (the version after
 /// the 0xFF header tag). Values cross both ways (tool answers in, arguments and results out) and

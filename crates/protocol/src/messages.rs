@@ -142,6 +142,23 @@ pub struct ExecuteRequest {
     pub live_logs: bool,
     /// The run's budgets (all `None`: none but the time bound).
     pub budgets: Budgets,
+    /// A run whose tool calls may wait for a person's approval (docs/approvals.md): it must take
+    /// the same path when it is replayed, so what is not the program's own (randomness, the
+    /// clock) comes from here, and the worker says when it waits ([`WorkerMsg::Idle`]).
+    pub replayable: Option<Replayable>,
+}
+
+/// What makes a run replayable (docs/approvals.md, "Replay"): with the same program, the same
+/// answers from the host and this, a run takes the same path. `Math.random`,
+/// `crypto.getRandomValues` and `crypto.randomUUID` draw from a generator seeded with `seed`
+/// (not secret from whoever holds the token); `Date.now()`, `new Date()` and
+/// `performance.now()` read a logical clock that starts at `epoch_ms` (see the docs for how it
+/// advances).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replayable {
+    pub seed: u64,
+    /// Milliseconds since the Unix epoch: the first run's wall time, kept by every replay.
+    pub epoch_ms: u64,
 }
 
 /// What one run may spend besides wall time (docs/bounds.md, "Budgets"), each `None` for no
@@ -392,6 +409,14 @@ pub enum WorkerMsg {
     Log {
         exec_id: u64,
         entry: LogEntry,
+    },
+    /// A replayable run ([`ExecuteRequest::replayable`]) has nothing to do until the host
+    /// answers (or a timer is due): its microtasks ran out. Sent when the run is about to wait,
+    /// if it sent a tool call or fetch, or was handed an answer, since it last said so (so at
+    /// most twice per call). The host pauses a run whose calls wait for approval here: the
+    /// calls made in the same turn are pending together.
+    Idle {
+        exec_id: u64,
     },
     /// The worker's first frame. Its layout is frozen (see [`HELLO_TAG`]), so it is not part
     /// of the postcard layout: serde skips it (it stays the last variant, so skipping it moves

@@ -6,8 +6,8 @@ use codemode_protocol::frame::read_frame;
 use codemode_protocol::messages::HELLO_TAG;
 use codemode_protocol::{
     Budgets, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect,
-    RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg,
-    PROTOCOL_VERSION,
+    Replayable, RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse,
+    WorkerMsg, PROTOCOL_VERSION,
 };
 use proptest::prelude::*;
 
@@ -115,6 +115,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
         outbound(),
         any::<(bool, bool)>(),
         any::<(Option<u32>, Option<u32>, Option<u32>)>(),
+        any::<Option<(u64, u64)>>(),
     )
         .prop_map(
             |(
@@ -126,6 +127,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                 outbound,
                 (retain_handles, live_logs),
                 (cpu_limit_ms, tool_call_limit, fetch_limit),
+                replay,
             )| {
                 HostMsg::Execute(ExecuteRequest {
                     exec_id,
@@ -141,6 +143,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                         tool_call_limit,
                         fetch_limit,
                     },
+                    replayable: replay.map(|(seed, epoch_ms)| Replayable { seed, epoch_ms }),
                 })
             },
         );
@@ -251,6 +254,7 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         Just(WorkerMsg::Ready),
         any::<u64>().prop_map(|exec_id| WorkerMsg::Started { exec_id }),
         (any::<u64>(), log).prop_map(|(exec_id, entry)| WorkerMsg::Log { exec_id, entry }),
+        any::<u64>().prop_map(|exec_id| WorkerMsg::Idle { exec_id }),
         (any::<u64>(), any::<u32>(), request).prop_map(|(exec_id, call_id, request)| {
             WorkerMsg::Fetch {
                 exec_id,
@@ -368,6 +372,10 @@ fn hand_picked_messages_roundtrip() {
             tool_call_limit: Some(0),
             fetch_limit: Some(u32::MAX),
         },
+        replayable: Some(Replayable {
+            seed: u64::MAX,
+            epoch_ms: 1_796_000_000_000,
+        }),
     }));
     roundtrip_host(&HostMsg::ToolResult {
         exec_id: 7,
@@ -433,6 +441,7 @@ fn malformed_bodies_are_refused() {
             retain_handles: false,
             live_logs: false,
             budgets: Default::default(),
+            replayable: None,
         })
         .encode()
         .unwrap(),
@@ -493,6 +502,7 @@ fn the_encoder_refuses_a_body_over_the_frame_bound() {
             retain_handles: false,
             live_logs: false,
             budgets: Default::default(),
+            replayable: None,
         })
     };
     let many_tools = || ProviderDecl {

@@ -30,6 +30,7 @@ pub fn host_messages() -> Vec<HostMsg> {
             retain_handles: false,
             live_logs: false,
             budgets: Default::default(),
+            replayable: None,
         }),
         HostMsg::ToolResult {
             exec_id: 1,
@@ -66,7 +67,8 @@ pub fn worker_messages() -> Vec<WorkerMsg> {
             WorkerMsg::Invoked { .. } => 4,
             WorkerMsg::Started { .. } => 5,
             WorkerMsg::Log { .. } => 6,
-            WorkerMsg::Hello { .. } => 7,
+            WorkerMsg::Idle { .. } => 7,
+            WorkerMsg::Hello { .. } => 8,
         }
     }
     let all = vec![
@@ -100,6 +102,7 @@ pub fn worker_messages() -> Vec<WorkerMsg> {
                 message: "m".into(),
             },
         },
+        WorkerMsg::Idle { exec_id: 1 },
         WorkerMsg::Hello { version: 1, pid: 1 },
     ];
     assert!(all.iter().map(index).eq(0..all.len()));

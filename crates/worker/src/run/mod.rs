@@ -67,6 +67,7 @@ pub fn run(
         retain_handles,
         live_logs,
         budgets,
+        replayable: _,
     } = req;
     let cpu_limit_ms = budgets.cpu_limit_ms;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);

@@ -115,6 +115,7 @@ pub fn request(code: &str) -> ExecuteRequest {
         retain_handles: false,
         live_logs: false,
         budgets: Default::default(),
+        replayable: None,
     }
 }
 
