@@ -121,6 +121,12 @@ export interface IsolateExecutorOptions extends Budgets {
    * variable, else the binary next to the addon (as the platform package ships it).
    */
   workerPath?: string
+  /**
+   * The key approval tokens are signed with (docs/approvals.md): at least 32 bytes (a Buffer,
+   * Uint8Array or string), the same on every executor or daemon that is to resume them; keep it
+   * secret. Default: a random key of this process, so its tokens die with it.
+   */
+  approvalKey?: Buffer | Uint8Array | string
 }
 
 /** One provider: a global object in the sandbox whose tools are async functions. */
@@ -132,6 +138,95 @@ export interface ProviderDeclaration {
    * `Tool "<tool>" not found` without reaching dispatch; `'*'` lets every name reach dispatch.
    */
   tools: string[] | '*'
+  /**
+   * The tools whose calls wait for a person's approval (docs/approvals.md): some of `tools`
+   * (any names for `'*'`), or `true` for all. Such a call pauses the run (`approval.mode:
+   * 'interrupt'`, the default) or is put to `approval.decide` (`'callback'`). Not with
+   * `retainHandles`.
+   */
+  approve?: string[] | true
+}
+
+/** A tool call as `decide` receives it (callback mode): `args` are structured-clone copies. */
+export interface ApprovalCall {
+  provider: string
+  tool: string
+  args: unknown[]
+}
+
+/** A person's answer to a call that needs approval. A denial's `reason` reaches the program. */
+export interface Decision {
+  approved: boolean
+  reason?: string
+}
+
+/**
+ * Decides one call that needs approval (callback mode), while the run waits: its time bound
+ * does not run meanwhile. A throw, a rejection or an answer that is not a {@link Decision}
+ * denies the call, with what went wrong as the reason.
+ */
+export type Decide = (call: ApprovalCall) => Decision | Promise<Decision>
+
+/**
+ * How a request's calls that need approval wait (docs/approvals.md).
+ * - `interrupt`: the run stops at the first such call (with the calls of the same turn);
+ *   its outcome carries `paused` (a token and the pending calls) and no result; `resume` runs
+ *   it on with the decisions. `expiresIn`: milliseconds the token stays good, 1 to 30 days
+ *   (default a day).
+ * - `callback`: `decide` is awaited for each such call while the run waits, for at most
+ *   `timeout` milliseconds (default 300,000; past it the call is denied).
+ */
+export type Approval =
+  | { mode: 'interrupt'; expiresIn?: number }
+  | { mode: 'callback'; decide: Decide; timeout?: number }
+
+/** A call a paused run waits on; `resume`'s decisions name it by `id`. */
+export interface PendingCall {
+  id: string
+  provider: string
+  tool: string
+  args: unknown[]
+}
+
+/** A run paused for approval. */
+export interface Paused {
+  /**
+   * Signed with the executor's `approvalKey` and good for `expiresIn`: it holds the program,
+   * its modules and options, and every answer the run has had (docs/approvals.md, "The
+   * token"), so any executor or daemon with the same key resumes it, after a restart too.
+   * Keep it as you would the data it holds.
+   */
+  token: string
+  /** The calls waiting, in the order the program made them. */
+  pending: PendingCall[]
+}
+
+/** One tool call of a run, as `outcome.calls` lists it. */
+export interface CallRecord {
+  provider: string
+  tool: string
+  /**
+   * `ok`: answered; `error`: its dispatch failed (or the run ended first); `denied`: a decision
+   * (or its bound) said no, it was never dispatched; `pending`: the run paused on it;
+   * `replayed`: a resume answered it from the token, without dispatch.
+   */
+  status: 'ok' | 'error' | 'denied' | 'pending' | 'replayed'
+  /** Milliseconds from the call to its answer (0 when replayed, denied at once, or pending). */
+  ms: number
+}
+
+/** `resume`'s request. Unknown keys are refused with `INVALID_REQUEST`. */
+export interface ResumeRequest {
+  /** `outcome.paused.token`. */
+  token: string
+  /** One decision per pending call, keyed by its `id`. */
+  decisions: Record<string, Decision>
+  /** Answers the approved calls and every call after them (the token's are not asked again). */
+  dispatch: Dispatch
+  /** The routed policy, when the run's outbound was one (a function is not in the token). */
+  outbound?: Outbound
+  signal?: AbortSignal
+  onLog?: (entry: LogEntry) => void
 }
 
 /** A tool call as dispatch receives it. `args` are structured-clone copies of the sandbox's. */
@@ -185,6 +280,11 @@ export interface ExecuteRequest extends Budgets {
    * for `invokeHandle`. Any other result returns as usual and retains nothing. docs/handles.md.
    */
   retainHandles?: boolean
+  /**
+   * How calls of tools marked `approve` wait for a person (docs/approvals.md). Default, when a
+   * provider marks one: `{ mode: 'interrupt' }`. Given without any `approve`: `INVALID_REQUEST`.
+   */
+  approval?: Approval
   /**
    * Cancels the run: aborted while it waits in the queue, it leaves the queue and never starts;
    * aborted while it runs, its isolate is terminated as at its time bound and the worker is
@@ -294,6 +394,16 @@ export interface Outcome {
   executionId?: string
   /** The handle names `invokeHandle` accepts (`['fetch']`); present with `executionId`. */
   handles?: string[]
+  /**
+   * Present when the run paused at calls that need approval (`approval.mode: 'interrupt'`);
+   * `result` and `error` are absent then. Pass its token to `resume`.
+   */
+  paused?: Paused
+  /**
+   * The run's tool calls in the order the program made them (the audit trail), at most 1,000
+   * (`stats.toolCalls` counts them all).
+   */
+  calls: CallRecord[]
 }
 
 /** Why a retained execution ended. */
@@ -359,6 +469,15 @@ export declare class IsolateExecutor {
    * retryable).
    */
   execute(request: ExecuteRequest): Promise<Outcome>
+  /**
+   * Resumes a run that paused for approval (docs/approvals.md): the program runs again in a
+   * fresh isolate, every call the token holds answered from it (dispatch is not called for
+   * them), each pending call by its decision (approved: dispatched; denied: it rejects inside
+   * the sandbox with `APPROVAL_DENIED`), and on. Resolves with an ordinary outcome, which may
+   * pause again. Rejects with `TOKEN_TAMPERED`, `TOKEN_FOREIGN_KEY`, `TOKEN_EXPIRED`,
+   * `DECISIONS_INVALID`, `INVALID_REQUEST`, `CLOSED`, `QUEUE_FULL`.
+   */
+  resume(request: ResumeRequest): Promise<Outcome>
   /**
    * Calls handle `name` of a retained execution with `request`, one invocation at a time per
    * execution in arrival order, under the execution's own timeout and memory limit (each

@@ -112,6 +112,10 @@ class RemoteExecutor {
         resolveFetch: (call, r) =>
           answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: true, status: r.status, statusText: r.statusText, headers: r.headers, hasBody: Boolean(r.body) }, r.body),
         rejectFetch: (call, message) => answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: false, message }),
+        resume: () => {
+          throw fault('INVALID_REQUEST', { field: 'token', problem: 'resume over connect() is not available from this daemon', allowed: 'resume on an IsolateExecutor with the same approvalKey' });
+        },
+        decide: () => {},
       },
       Number(channel.limits.toolPayloadBytes),
       opts.onHandlesClosed,

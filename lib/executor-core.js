@@ -43,6 +43,13 @@ const validate = require('./validate');
  * @property {(call: NativeToolCall, message: string) => void} rejectToolCall
  * @property {(call: NativeFetchCall, response: NativeWireResponse) => void} resolveFetch
  * @property {(call: NativeFetchCall, message: string) => void} rejectFetch
+ * @property {(request: ResumeRequest) => number} resume submits the resumption of a paused run
+ *   (docs/approvals.md); returns its id
+ * @property {(id: number, callId: number, approved: boolean, reason: string | undefined) => void} decide
+ *   answers a call the run's `decide` was asked about (callback mode)
+ *
+ * `resume`'s request, validated (lib/validate/approvals.js).
+ * @typedef {ReturnType<typeof import('./validate/approvals').resumeRequest>} ResumeRequest
  *
  * An execution in flight.
  * @typedef {object} Run
@@ -56,6 +63,8 @@ const validate = require('./validate');
  * @property {() => void} unlisten stops listening to its signal
  * @property {import('./tracing').RunTrace | null} trace
  * @property {ToolCalls | null} calls its tool calls, from the first one on
+ * @property {import('../index').Decide | undefined} decide its approval's callback (callback mode)
+ * @property {number} decideTimeout how long one `decide` may take (ms)
  *
  * A retained execution (docs/handles.md): its run id, and the policy its handlers' routed
  * fetches go to.
@@ -169,19 +178,38 @@ class ExecutorCore {
    * @returns {Promise<Outcome>}
    */
   execute(checked) {
+    return this.#submit(checked, () => this.#transport.execute(checked));
+  }
+
+  /**
+   * Resumes a paused run (docs/approvals.md).
+   * @param {ResumeRequest} checked
+   * @returns {Promise<Outcome>}
+   */
+  resume(checked) {
+    return this.#submit({ ...checked, decide: undefined, approval: undefined }, () => this.#transport.resume(checked));
+  }
+
+  /**
+   * Submits a run through `submit` (which returns its id) and follows it to its end.
+   * @param {{ signal: AbortSignal | undefined, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, onLog: Run['onLog'], decide: Run['decide'], approval?: import('../native').NativeApproval | undefined }} checked
+   * @param {() => number} submit
+   * @returns {Promise<Outcome>}
+   */
+  #submit(checked, submit) {
     const { signal } = checked;
     const trace = tracing.startRun();
     if (signal?.aborted) return tracing.rejected(trace, abortError('execution', signal));
     let id;
     try {
-      id = this.#transport.execute(checked);
+      id = submit();
     } catch (e) {
       return tracing.rejected(trace, e);
     }
     /** @type {Deferred<Outcome>} */
     const { resolve, reject, promise } = deferred();
     /** @type {Run} */
-    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, calls: null };
+    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, calls: null, decide: checked.decide, decideTimeout: checked.approval?.timeout ?? 0 };
     if (signal) {
       abortOn(signal, 'execution', run, () => this.#runs.get(id) === run, () => this.#transport.abort(id), (e) => tracing.endRun(trace, undefined, e));
     }
@@ -376,6 +404,8 @@ class ExecutorCore {
       }
       case 'handlesClosed':
         return this.ended(done.executionId, done.reason);
+      case 'approve':
+        return this.#approve(done.call);
       case 'invoked':
       case 'invokeFailed':
         return this.#onInvoked(done);
@@ -402,8 +432,11 @@ class ExecutorCore {
     }
     const ended = done.outcome;
     /** @type {Outcome} */
-    const outcome = { result: undefined, logs: ended.logs, stats: ended.stats };
-    if (ended.grant) {
+    const outcome = { result: undefined, logs: ended.logs, stats: ended.stats, calls: ended.calls };
+    if (ended.paused) {
+      const { token, pending } = ended.paused;
+      outcome.paused = { token, pending: pending.map((c) => ({ id: c.id, provider: c.provider, tool: c.tool, args: /** @type {unknown[]} */ (deserialize(c.args)) })) };
+    } else if (ended.grant) {
       const { executionId, handles } = ended.grant;
       this.#retained.set(executionId, { id: done.id, route: run.route });
       this.#retainedIds.set(done.id, executionId);
@@ -423,6 +456,46 @@ class ExecutorCore {
     }
     tracing.endRun(run.trace, outcome, undefined);
     run.resolve(outcome);
+  }
+
+  /**
+   * A call of a callback-mode run that needs approval: the run's `decide` is awaited (for at
+   * most its approval's timeout) while the run waits, and its answer goes to the pool. A throw,
+   * or an answer that is not `{ approved }`, denies the call with what went wrong as the reason.
+   * @param {import('../native').NativeApprovalCall} call
+   */
+  #approve(call) {
+    const run = this.#runs.get(call.id);
+    if (!run || run.aborted) return;
+    const transport = this.#transport;
+    let settled = false;
+    /** @param {boolean} approved @param {string | undefined} reason */
+    const answer = (approved, reason) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      try {
+        transport.decide(call.id, call.callId, approved, reason);
+      } catch {
+        // The carrier is gone: the run ends with it.
+      }
+    };
+    const ms = run.decideTimeout;
+    const timer = setTimeout(() => answer(false, `no decision came within ${ms} ms`), ms);
+    const decide = /** @type {import('../index').Decide} */ (run.decide);
+    Promise.resolve()
+      .then(() => decide({ provider: call.provider, tool: call.tool, args: /** @type {unknown[]} */ (deserialize(call.args)) }))
+      .then(
+        (d) => {
+          try {
+            const { approved, reason } = validate.decision('INVALID_REQUEST', 'decide()', d);
+            answer(approved, reason);
+          } catch (e) {
+            answer(false, e instanceof Error ? e.message : String(e));
+          }
+        },
+        (e) => answer(false, e instanceof Error ? e.message : String(e)),
+      );
   }
 
   /** @param {Extract<NativeCompletion, { kind: 'invoked' | 'invokeFailed' }>} done */

@@ -72,6 +72,8 @@ class IsolateExecutor {
         rejectToolCall: (call, message) => pool.rejectToolCall(call.id, call.callId, message),
         resolveFetch: (call, response) => pool.resolveFetch(call.id, call.callId, response),
         rejectFetch: (call, message) => pool.rejectFetch(call.id, call.callId, message),
+        resume: (request) => native(() => pool.resume(request.token, request.decisions, request.route !== undefined, request.liveLogs)),
+        decide: (id, callId, approved, reason) => pool.decide(id, callId, approved, reason),
       },
       pool.limits().toolPayloadBytes,
       opts.onHandlesClosed,
@@ -91,6 +93,22 @@ class IsolateExecutor {
       return Promise.reject(e);
     }
     return this.#core.execute(checked);
+  }
+
+  /**
+   * Resumes a run paused for approval (docs/approvals.md) with a decision per pending call.
+   * @param {import('../index').ResumeRequest} request
+   * @returns {Promise<import('../index').Outcome>}
+   */
+  resume(request) {
+    if (this.#closed) return Promise.reject(fault('CLOSED'));
+    let checked;
+    try {
+      checked = validate.resume(request, this.#options.outbound);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#core.resume(checked);
   }
 
   /**

@@ -11,6 +11,7 @@
 const os = require('node:os');
 const { limits } = require('./native');
 const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
+const approvals = require('./validate/approvals');
 
 /**
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
@@ -33,7 +34,8 @@ const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSigna
  * NativeRequest fields only.
  * `outboundNamed`: the request or its executor named an outbound policy; when neither did,
  * `outbound` is `public`, and a daemon applies its own ceiling instead (connect() sends none).
- * @typedef {NativeRequest & { outboundNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined }} ValidRequest
+ * `decide`: the approval's callback (callback mode).
+ * @typedef {NativeRequest & { outboundNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined, decide: import('../index').Decide | undefined }} ValidRequest
  */
 
 /**
@@ -95,7 +97,7 @@ function budgets(kind, input, inherited = {}) {
   return out;
 }
 
-const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath', ...BUDGETS];
+const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath', 'approvalKey', ...BUDGETS];
 
 /**
  * @param {unknown} given the constructor's argument
@@ -136,10 +138,11 @@ function options(given, defaultWorkerPath) {
     }
     o.workerPath = input.workerPath;
   }
+  if (input.approvalKey !== undefined) o.approvalKey = approvals.approvalKey(input.approvalKey);
   return o;
 }
 
-const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog', ...BUDGETS];
+const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog', 'approval', ...BUDGETS];
 
 /**
  * @param {unknown} given `execute`'s argument
@@ -170,6 +173,8 @@ function request(given, executorOutbound, executorBudgets) {
   }
   /** @type {NativeProvider[]} */
   const providers = [];
+  /** @type {[string, string[] | null][]} the tools that need approval, by provider */
+  const approveList = [];
   if (input.providers !== undefined) {
     const declared = input.providers;
     if (!reading(kind, 'providers', () => Array.isArray(declared))) {
@@ -181,9 +186,9 @@ function request(given, executorOutbound, executorBudgets) {
       if (p === null || typeof p !== 'object') {
         throw fault(kind, { field, problem: `got ${describe(p)}`, allowed: "{ name, tools: string[] | '*' }" });
       }
-      const { name, list } = reading(kind, field, () => {
-        const { name, tools: list } = /** @type {{ name?: unknown, tools?: unknown }} */ (p);
-        return { name, list };
+      const { name, list, approve } = reading(kind, field, () => {
+        const { name, tools: list, approve } = /** @type {{ name?: unknown, tools?: unknown, approve?: unknown }} */ (p);
+        return { name, list, approve: Array.isArray(approve) ? Array.from(approve) : approve };
       });
       const listed = reading(kind, `${field}.tools`, () => (Array.isArray(list) ? Array.from(list) : list));
       if (typeof name !== 'string' || !IDENTIFIER.test(name) || reservedNames().has(name)) {
@@ -201,6 +206,7 @@ function request(given, executorOutbound, executorBudgets) {
         throw fault(kind, { field: `${field}.tools`, problem: `got ${describe(listed)}`, allowed: "an array of tool names, or '*' for an open list" });
       }
       providers.push({ name, tools });
+      if (approve !== undefined && approve !== false) approveList.push([name, approvals.providerApprove(`${field}.approve`, approve, tools)]);
     });
   }
   if (providers.length > 0 && typeof input.dispatch !== 'function') {
@@ -219,6 +225,7 @@ function request(given, executorOutbound, executorBudgets) {
     throw fault(kind, { field: 'retainHandles', problem: `got ${describe(input.retainHandles)}`, allowed: 'true, false or omitted' });
   }
   const retainHandles = input.retainHandles === true;
+  const { approval, decide } = approvals.approval(input.approval, approveList, retainHandles);
   /** @type {OutboundMode} */
   const outbound = policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed';
   const route = typeof policy === 'function' ? policy : undefined;
@@ -228,7 +235,7 @@ function request(given, executorOutbound, executorBudgets) {
   }
   const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
   const liveLogs = onLog !== undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog };
+  return { code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog, approval, decide };
 }
 
 /**
@@ -348,4 +355,4 @@ function bodyBytes(body) {
   return false;
 }
 
-module.exports = { options, request, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
+module.exports = { options, request, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };

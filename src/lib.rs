@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codemode_pool::protocol::{Failure, FailureCode, LogEntry, RunOutcome};
-use codemode_pool::{CloseReason, FetchCall, Host, Pool, ToolCall};
+use codemode_pool::{ApprovalRequest, CloseReason, Decision, FetchCall, Host, Pool, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
@@ -65,6 +65,12 @@ impl Host for Bridge {
     fn log(&self, exec_id: u64, entry: LogEntry) {
         // Through the completions' function: an entry reaches JS before its run's end.
         self.report(NativeCompletion::log(exec_id, entry));
+    }
+
+    fn approve(&self, request: ApprovalRequest) {
+        self.report(NativeCompletion::Approve {
+            call: request.into(),
+        });
     }
 }
 
@@ -144,6 +150,37 @@ impl NativePool {
             .execute(request.into(), host, done)
             .map(|id| id as i64)
             .map_err(thrown)
+    }
+
+    /// Resumes a run paused for approval from its `token` with a decision per pending call; the
+    /// resumed run's end arrives through `onDone` under the id returned. Throws an error whose
+    /// `code` names why the token or the decisions are refused (`TOKEN_TAMPERED`,
+    /// `TOKEN_FOREIGN_KEY`, `TOKEN_EXPIRED`, `DECISIONS_INVALID`), or `CLOSED`, `QUEUE_FULL`.
+    #[napi]
+    pub fn resume(
+        &self,
+        token: String,
+        decisions: Vec<NativeDecision>,
+        routes: bool,
+        live_logs: bool,
+    ) -> Result<i64, Fault> {
+        let bridge = self.bridge.clone();
+        let done = Box::new(move |id: u64, result: Result<RunOutcome, Failure>| {
+            bridge.report(NativeCompletion::from((id, result)));
+        });
+        let host: Arc<dyn Host> = self.bridge.clone();
+        let decisions = decisions.into_iter().map(Into::into).collect();
+        self.pool
+            .resume(&token, decisions, routes, live_logs, host, done)
+            .map(|id| id as i64)
+            .map_err(thrown)
+    }
+
+    /// The run's `decide` answered call `call_id` of execution `id` (callback mode).
+    #[napi]
+    pub fn decide(&self, id: i64, call_id: u32, approved: bool, reason: Option<String>) {
+        self.pool
+            .decide(id as u64, call_id, Decision { approved, reason });
     }
 
     /// Invokes handle `name` of retained execution `execution_id`; the answer arrives through

@@ -27,6 +27,8 @@ pub struct NativeOptionLimits {
     pub response_status: (f64, f64),
     /// The names the runtime installs on the sandbox's global object, in order.
     pub runtime_globals: Vec<String>,
+    /// The least bytes an `approvalKey` may have.
+    pub approval_key_min_bytes: u32,
     /// `[min, max]` of each of the daemon's own options (`serve()`: `port`, `maxInFlight`,
     /// `maxConnections`, `maxConnectionsPerAddress`, `helloTimeout` and `idleTimeout` in ms,
     /// `maxMessageBytes`, and the budget ceilings `cpuLimit` in ms, `toolCallLimit`,
@@ -60,6 +62,8 @@ pub fn limits() -> NativeOptionLimits {
         ("cpuLimit", u(&options::CPU_LIMIT_MS)),
         ("toolCallLimit", u(&options::TOOL_CALL_LIMIT)),
         ("fetchLimit", u(&options::FETCH_LIMIT)),
+        ("approvalExpiresIn", u(&options::APPROVAL_EXPIRES_IN_MS)),
+        ("approvalTimeout", u(&options::APPROVAL_TIMEOUT_MS)),
     ];
     let defaults = [
         ("queueBound", options::DEFAULT_QUEUE_BOUND),
@@ -69,11 +73,14 @@ pub fn limits() -> NativeOptionLimits {
             "handlesIdleTimeout",
             options::DEFAULT_HANDLES_IDLE_TIMEOUT_MS,
         ),
+        ("approvalExpiresIn", options::DEFAULT_APPROVAL_EXPIRES_IN_MS),
+        ("approvalTimeout", options::DEFAULT_APPROVAL_TIMEOUT_MS),
     ];
     NativeOptionLimits {
         options: options.map(|(k, v)| (k.to_string(), v)).into(),
         defaults: defaults.map(|(k, v)| (k.to_string(), num(v))).into(),
         response_status: range(&limits::RESPONSE_STATUS),
+        approval_key_min_bytes: limits::APPROVAL_KEY_MIN_BYTES as u32,
         runtime_globals: limits::RUNTIME_GLOBALS
             .iter()
             .map(|g| g.to_string())

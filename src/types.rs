@@ -9,10 +9,13 @@ use std::path::PathBuf;
 
 use codemode_pool::protocol::host::{FailureReport, RunUsage};
 use codemode_pool::protocol::{
-    Budgets, Failure, Grant, LogEntry, LogLevel, Outbound, ProviderDecl, Redirect, RunOutcome,
-    WireRequest, WireResponse,
+    Budgets, CallRecord, Failure, Grant, LogEntry, LogLevel, Outbound, Paused, ProviderDecl,
+    Redirect, RunOutcome, WireRequest, WireResponse,
 };
-use codemode_pool::{CloseReason, ExecSpec, FetchCall, PoolOptions, PoolStats, ToolCall};
+use codemode_pool::{
+    ApprovalMode, ApprovalRequest, ApprovalSpec, CloseReason, Decision, ExecSpec, FetchCall,
+    PoolOptions, PoolStats, ToolCall,
+};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 
@@ -28,6 +31,9 @@ pub struct NativeOptions {
     pub memory_limit: u32,
     /// Milliseconds a retained execution lives without an invocation.
     pub handles_idle_timeout: u32,
+    /// The key approval tokens are signed with (at least 32 bytes; lib/validate.js checks);
+    /// absent: this process's random key.
+    pub approval_key: Option<Buffer>,
 }
 
 impl From<NativeOptions> for PoolOptions {
@@ -39,6 +45,7 @@ impl From<NativeOptions> for PoolOptions {
             timeout_ms: u64::from(o.timeout.max(1)),
             memory_limit_mib: o.memory_limit,
             handles_idle_timeout_ms: u64::from(o.handles_idle_timeout.max(1)),
+            approval_key: o.approval_key.map(|k| k.to_vec()),
         }
     }
 }
@@ -66,6 +73,121 @@ pub struct NativeRequest {
     pub tool_call_limit: Option<u32>,
     /// Fetches the run (and each invocation of its handles) may make; absent: no limit.
     pub fetch_limit: Option<u32>,
+    /// Tool calls that wait for approval (docs/approvals.md); absent: none.
+    pub approval: Option<NativeApproval>,
+}
+
+/// A run's approvals, validated by `lib/validate.js`.
+#[napi(object)]
+pub struct NativeApproval {
+    /// `[provider, tools]` pairs: the tools of each provider that need approval (`null`: all).
+    pub approve: Vec<(String, Option<Vec<String>>)>,
+    /// `interrupt` (`expiresIn` set) or `callback` (`timeout` set).
+    pub mode: NativeApprovalMode,
+    /// Milliseconds a paused run's token stays good (interrupt mode).
+    pub expires_in: Option<u32>,
+    /// Milliseconds `decide` may take for one call (callback mode).
+    pub timeout: Option<u32>,
+}
+
+#[napi(string_enum = "lowercase")]
+pub enum NativeApprovalMode {
+    Interrupt,
+    Callback,
+}
+
+impl From<NativeApproval> for ApprovalSpec {
+    fn from(a: NativeApproval) -> Self {
+        let mode = match a.mode {
+            NativeApprovalMode::Interrupt => ApprovalMode::Interrupt {
+                expires_in_ms: u64::from(a.expires_in.unwrap_or(0).max(1)),
+            },
+            NativeApprovalMode::Callback => ApprovalMode::Callback {
+                timeout_ms: u64::from(a.timeout.unwrap_or(0).max(1)),
+            },
+        };
+        ApprovalSpec {
+            approve: a.approve,
+            mode,
+        }
+    }
+}
+
+/// One of `resume`'s decisions, by the pending call's id.
+#[napi(object)]
+pub struct NativeDecision {
+    pub id: String,
+    pub approved: bool,
+    pub reason: Option<String>,
+}
+
+impl From<NativeDecision> for (String, Decision) {
+    fn from(d: NativeDecision) -> Self {
+        (
+            d.id,
+            Decision {
+                approved: d.approved,
+                reason: d.reason,
+            },
+        )
+    }
+}
+
+/// A call that needs approval, for the request's `decide` (callback mode).
+#[napi(object)]
+pub struct NativeApprovalCall {
+    pub id: i64,
+    pub call_id: u32,
+    pub provider: String,
+    pub tool: String,
+    /// V8-serialized arguments array.
+    pub args: Buffer,
+}
+
+impl From<ApprovalRequest> for NativeApprovalCall {
+    fn from(r: ApprovalRequest) -> Self {
+        NativeApprovalCall {
+            id: r.exec_id as i64,
+            call_id: r.call_id,
+            provider: r.provider,
+            tool: r.tool,
+            args: r.args.into(),
+        }
+    }
+}
+
+/// A run paused for approval: its token and the calls that wait.
+#[napi(object)]
+pub struct NativePaused {
+    pub token: String,
+    pub pending: Vec<NativePendingCall>,
+}
+
+#[napi(object)]
+pub struct NativePendingCall {
+    pub id: String,
+    pub provider: String,
+    pub tool: String,
+    /// V8-serialized arguments array.
+    pub args: Buffer,
+}
+
+impl From<Paused> for NativePaused {
+    fn from(p: Paused) -> Self {
+        NativePaused {
+            token: p.token,
+            pending: p
+                .pending
+                .into_iter()
+                .map(|c| NativePendingCall {
+                    id: c.id,
+                    provider: c.provider,
+                    tool: c.tool,
+                    args: c.args.into(),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl From<NativeRequest> for ExecSpec {
@@ -79,6 +201,7 @@ impl From<NativeRequest> for ExecSpec {
             outbound: r.outbound,
             retain_handles: r.retain_handles,
             live_logs: r.live_logs.unwrap_or(false),
+            approval: r.approval.map(Into::into),
             budgets: Budgets {
                 cpu_limit_ms: r.cpu_limit,
                 tool_call_limit: r.tool_call_limit,
@@ -97,6 +220,10 @@ pub struct NativeOutcome {
     pub stats: RunUsage,
     /// Present when the run's isolate is retained (then `result` is absent).
     pub grant: Option<Grant>,
+    /// The run's tool calls in order (the audit trail).
+    pub calls: Vec<CallRecord>,
+    /// Present when the run paused for approval (then `result` is absent).
+    pub paused: Option<NativePaused>,
 }
 
 impl From<RunOutcome> for NativeOutcome {
@@ -107,6 +234,8 @@ impl From<RunOutcome> for NativeOutcome {
             error: o.error.map(FailureReport::from),
             logs: o.logs,
             stats: o.stats.into(),
+            calls: o.calls,
+            paused: o.paused.map(Into::into),
         }
     }
 }
@@ -169,6 +298,10 @@ pub enum NativeCompletion {
         id: i64,
         level: LogLevel,
         message: String,
+    },
+    /// A call that needs approval, for the run's `decide` (callback mode).
+    Approve {
+        call: NativeApprovalCall,
     },
 }
 

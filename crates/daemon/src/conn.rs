@@ -648,6 +648,7 @@ impl Conn<'_> {
             outbound: admitted.outbound,
             retain_handles: e.retain_handles,
             live_logs: e.live_logs,
+            approval: None,
             budgets: admitted.budgets,
         };
         let host = Arc::new(ExecHost {

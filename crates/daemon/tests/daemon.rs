@@ -57,6 +57,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
                 timeout_ms: 10_000,
                 memory_limit_mib: 64,
                 handles_idle_timeout_ms: 300_000,
+                approval_key: None,
             },
             max_in_flight,
             hook,

@@ -202,3 +202,39 @@ impl CpuWatch {
         }
     }
 }
+
+/// A call of run `exec_id` was put to the host's `approve` (callback mode): the time bound
+/// stops running until every such call is decided ([`unsuspend`]). A decision that never comes
+/// still ends the run: its deadline is the time that was left plus `decide` from the last ask.
+pub(crate) fn suspend(inner: &Inner, st: &mut State, exec_id: u64, decide: Duration) {
+    let Some(run) = st.running.get_mut(&exec_id) else {
+        return;
+    };
+    if run.cancelled_at.is_some() {
+        return;
+    }
+    let now = Instant::now();
+    let left = *run
+        .suspended
+        .get_or_insert_with(|| run.deadline.saturating_duration_since(now));
+    run.deadline = now + left + decide;
+    let deadline = run.deadline;
+    due_by(inner, st, deadline);
+}
+
+/// Every call of run `exec_id` put to `approve` is decided: its time bound runs again, with
+/// what was left when the first was asked.
+pub(crate) fn unsuspend(inner: &Inner, exec_id: u64) {
+    let mut st = inner.lock();
+    let Some(run) = st.running.get_mut(&exec_id) else {
+        return;
+    };
+    let Some(left) = run.suspended.take() else {
+        return;
+    };
+    if run.cancelled_at.is_none() {
+        run.deadline = Instant::now() + left;
+        let deadline = run.deadline;
+        due_by(inner, &mut st, deadline);
+    }
+}

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::{HostMsg, RunOutcome, WireRequest, WorkerMsg, PROTOCOL_VERSION};
 
+use crate::approvals::{CallAction, FetchAction};
 use crate::conduct::{self, Violation};
 use crate::deadlines::CpuWatch;
 use crate::handles;
@@ -52,7 +53,11 @@ pub(crate) fn on_frame(
         }
         WorkerMsg::Ready => mark_idle(inner, key),
         WorkerMsg::Log { exec_id, entry } => inner.observe.log(exec_id, entry),
-        WorkerMsg::Idle { exec_id } => crate::approvals::idle(inner, exec_id),
+        WorkerMsg::Idle { exec_id } => {
+            if inner.approvals.idle(exec_id) {
+                crate::stop_run(inner, exec_id);
+            }
+        }
         WorkerMsg::Started { exec_id } => started(inner, exec_id),
         WorkerMsg::Fetch {
             exec_id,
@@ -65,18 +70,16 @@ pub(crate) fn on_frame(
             provider,
             tool,
             args,
-        } => {
-            let host = inner.lock().running.get(&exec_id).map(|r| r.host.clone());
-            if let Some(host) = host {
-                host.tool_call(ToolCall {
-                    exec_id,
-                    call_id,
-                    provider,
-                    tool,
-                    args,
-                });
-            }
-        }
+        } => tool_call(
+            inner,
+            ToolCall {
+                exec_id,
+                call_id,
+                provider,
+                tool,
+                args,
+            },
+        ),
         WorkerMsg::Invoked {
             exec_id,
             invoke_id,
@@ -185,10 +188,45 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
     Ok(())
 }
 
+/// A run's tool call: to its host, unless the approval book (approvals/) answers it, holds it,
+/// puts it to the host's `approve`, or stops the run.
+fn tool_call(inner: &Arc<Inner>, call: ToolCall) {
+    let (exec_id, call_id) = (call.exec_id, call.call_id);
+    match inner.approvals.tool_call(call) {
+        CallAction::Forward(call) => {
+            let host = inner.lock().running.get(&exec_id).map(|r| r.host.clone());
+            if let Some(host) = host {
+                host.tool_call(call);
+            }
+        }
+        CallAction::Answer(ok, payload) => crate::answer_call(inner, exec_id, call_id, ok, payload),
+        CallAction::Ask(request, decide) => {
+            let host = {
+                let mut st = inner.lock();
+                crate::deadlines::suspend(inner, &mut st, exec_id, decide);
+                st.running.get(&exec_id).map(|r| r.host.clone())
+            };
+            if let Some(host) = host {
+                host.approve(request);
+            }
+        }
+        CallAction::Hold => {}
+        CallAction::Stop => crate::stop_run(inner, exec_id),
+    }
+}
+
 /// Routes a run's fetch by its outbound mode: to the host's policy, or to the native fetch
 /// threads (outbound.rs: bounded per run and per pool, in bytes in flight, and by what is left
 /// of the run's time).
 fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequest) {
+    match inner
+        .approvals
+        .fetch(exec_id, call_id, &request.method, &request.url)
+    {
+        FetchAction::Live => {}
+        FetchAction::Answer(result) => return answer_fetch(inner, exec_id, call_id, result),
+        FetchAction::Stop => return crate::stop_run(inner, exec_id),
+    }
     let admitted = {
         let mut st = inner.lock();
         let found = match st.running.get(&exec_id) {

@@ -49,6 +49,7 @@ use codemode_protocol::{
     RunOutcome, WireRequest, WireResponse,
 };
 
+pub use approvals::{ApprovalMode, ApprovalRequest, ApprovalSpec, Decision};
 pub use codemode_protocol as protocol;
 pub use observe::{
     in_and_out, render as render_metrics, sample, Family, MetricDef, MetricKind, Sample, FAMILIES,
@@ -76,6 +77,9 @@ pub struct PoolOptions {
     pub memory_limit_mib: u32,
     /// How long a retained execution lives without an invocation.
     pub handles_idle_timeout_ms: u64,
+    /// The key approval tokens are signed with (at least `limits::APPROVAL_KEY_MIN_BYTES`);
+    /// `None`: a random key of this process, so its tokens die with it.
+    pub approval_key: Option<Vec<u8>>,
 }
 
 /// One execution as the caller describes it; `None` fields take the pool's defaults.
@@ -94,6 +98,9 @@ pub struct ExecSpec {
     pub live_logs: bool,
     /// CPU, tool calls and fetches the run may spend (the caller resolves its defaults).
     pub budgets: Budgets,
+    /// Tool calls that wait for a person's approval (docs/approvals.md); not with
+    /// `retain_handles`.
+    pub approval: Option<ApprovalSpec>,
 }
 
 /// A tool call from a running program, for the host to answer with
@@ -130,6 +137,10 @@ pub trait Host: Send + Sync + 'static {
     /// `live_logs`), in order and before its completion; called on a pool thread, must not
     /// block.
     fn log(&self, _exec_id: u64, _entry: LogEntry) {}
+    /// A tool call that needs approval, of a run in callback mode: answer it with
+    /// [`Pool::decide`] (the run's time bound waits meanwhile). Called on a pool thread, must
+    /// not block. A host that never submits callback-mode runs need not implement it.
+    fn approve(&self, _request: ApprovalRequest) {}
 }
 
 /// Why a retained execution ended.
@@ -237,6 +248,9 @@ struct Running {
     cancelled_at: Option<Instant>,
     /// Why it was cancelled: its time bound (or an abort), or its CPU budget.
     stopped_by: Stop,
+    /// While calls wait for `approve`: the time bound that was left when the first was asked
+    /// (deadlines.rs, `suspend`).
+    suspended: Option<Duration>,
     /// Handed to a worker still preparing: `started` and `deadline` count again from `Started`.
     /// Cleared by an abort, whose deadline stands.
     rebase: bool,
@@ -304,6 +318,8 @@ struct Inner {
     watched: readiness::Table,
     /// Aborts, live logs and metrics (observe.rs).
     observe: Arc<observe::Observe>,
+    /// Every run's tool calls, and the runs with approvals (approvals/).
+    approvals: Arc<approvals::Book>,
 }
 
 impl Inner {
@@ -338,6 +354,7 @@ impl Pool {
                 .failure(&[("path", &opts.worker_path.display().to_string())]));
         }
         let (respawn, respawns) = crossbeam_channel::unbounded();
+        let opts_key = opts.approval_key.clone();
         let inner = Arc::new_cyclic(|me| Inner {
             opts,
             state: Mutex::new(State::default()),
@@ -349,6 +366,7 @@ impl Pool {
             watch,
             watched: Default::default(),
             observe: Arc::default(),
+            approvals: Arc::new(approvals::Book::new(opts_key.as_deref())),
         });
         spawn::start_spawner(&inner, respawns)?;
         for _ in 0..inner.opts.workers {
@@ -366,11 +384,105 @@ impl Pool {
         host: Arc<dyn Host>,
         done: Completion,
     ) -> Result<u64, Failure> {
+        let opts = &self.inner.opts;
+        let mut spec = spec;
+        spec.timeout_ms = Some(spec.timeout_ms.unwrap_or(opts.timeout_ms));
+        spec.memory_limit_mib = Some(spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib));
+        let gated = match &spec.approval {
+            Some(_) if spec.retain_handles => {
+                return Err(FailureCode::InvalidRequest.failure(&[
+                    ("field", "retainHandles"),
+                    ("problem", "a run with approvals cannot retain handles"),
+                    ("allowed", "retainHandles or approval, not both"),
+                ]))
+            }
+            Some(approval) => Some(approvals::Book::first_run(&spec, approval)),
+            None => None,
+        };
+        self.submit(spec, gated, host, done)
+    }
+
+    /// Resumes a run paused for approval (docs/approvals.md) from its `token`, with a decision
+    /// for each of its pending calls (by id): the program runs again, every call its ledger
+    /// holds answered from it, and goes on. Refused at once: a token this pool's key did not
+    /// sign as it is (`TOKEN_TAMPERED`, `TOKEN_FOREIGN_KEY`), one past its expiry
+    /// (`TOKEN_EXPIRED`), decisions that do not match its pending calls (`DECISIONS_INVALID`).
+    /// `routes`: the host answers routed fetches (a run whose outbound was routed needs it).
+    pub fn resume(
+        &self,
+        token: &str,
+        decisions: Vec<(String, Decision)>,
+        routes: bool,
+        live_logs: bool,
+        host: Arc<dyn Host>,
+        done: Completion,
+    ) -> Result<u64, Failure> {
+        let (r, gated) = self.inner.approvals.resume(token, decisions)?;
+        if r.outbound == Outbound::Routed && !routes {
+            return Err(FailureCode::InvalidRequest.failure(&[
+                ("field", "outbound"),
+                (
+                    "problem",
+                    "none, but the paused run's fetches went to a routed policy",
+                ),
+                ("allowed", "the policy function the run was executed with"),
+            ]));
+        }
+        let spec = ExecSpec {
+            code: r.code,
+            modules: r.modules,
+            providers: r.providers,
+            timeout_ms: Some(r.timeout_ms),
+            memory_limit_mib: Some(r.memory_limit_mib),
+            outbound: r.outbound,
+            retain_handles: false,
+            live_logs,
+            budgets: r.budgets,
+            approval: Some(r.approval),
+        };
+        self.submit(spec, Some(gated), host, done)
+    }
+
+    /// The host's decision on a call it was asked to `approve` (callback mode): approved, the
+    /// call goes to the host's `tool_call`; denied, it rejects inside the sandbox with
+    /// `APPROVAL_DENIED`. One for a call nobody asks about any more is dropped.
+    pub fn decide(&self, exec_id: u64, call_id: u32, decision: Decision) {
+        let action = self.inner.approvals.decided(exec_id, call_id, decision);
+        if !self.inner.approvals.asking(exec_id) {
+            deadlines::unsuspend(&self.inner, exec_id);
+        }
+        match action {
+            Some(approvals::CallAction::Forward(call)) => {
+                let host = self
+                    .inner
+                    .lock()
+                    .running
+                    .get(&exec_id)
+                    .map(|r| r.host.clone());
+                if let Some(host) = host {
+                    host.tool_call(call);
+                }
+            }
+            Some(approvals::CallAction::Answer(ok, payload)) => {
+                answer_call(&self.inner, exec_id, call_id, ok, payload)
+            }
+            _ => {}
+        }
+    }
+
+    fn submit(
+        &self,
+        spec: ExecSpec,
+        gated: Option<approvals::Gated>,
+        host: Arc<dyn Host>,
+        done: Completion,
+    ) -> Result<u64, Failure> {
         let exec_id = self.inner.next_exec.fetch_add(1, Ordering::Relaxed);
         let opts = &self.inner.opts;
         let timeout_ms = spec.timeout_ms.unwrap_or(opts.timeout_ms);
         let tools = conduct::ToolList::of(&spec.providers);
         let memory_limit_mib = spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib);
+        let replayable = gated.as_ref().map(|g| g.replayable);
         let request = HostMsg::Execute(ExecuteRequest {
             exec_id,
             code: spec.code,
@@ -381,7 +493,7 @@ impl Pool {
             retain_handles: spec.retain_handles,
             live_logs: spec.live_logs,
             budgets: spec.budgets,
-            replayable: None,
+            replayable,
         });
         let frame = request
             .encode()
@@ -411,6 +523,8 @@ impl Pool {
             .inner
             .observe
             .track(exec_id, host, done, spec.live_logs);
+        // Outside the metrics' wrapper: a paused run is counted as it ends (not as stopped).
+        let done = self.inner.approvals.track(exec_id, gated, done);
         st.queue.push_back(Job {
             exec_id,
             frame: frame.into(),
@@ -431,24 +545,15 @@ impl Pool {
     /// dropped: nothing waits for it.
     /// An answer too big for one frame rejects the call inside the sandbox (`ANSWER_TOO_LARGE`).
     pub fn answer_tool_call(&self, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
-        let frame = HostMsg::ToolResult {
-            exec_id,
-            call_id,
-            ok,
-            payload,
-        }
-        .encode()
-        .unwrap_or_else(|e| {
-            HostMsg::ToolResult {
-                exec_id,
-                call_id,
-                ok: false,
-                payload: answer_too_large("tool call", e).into_bytes(),
-            }
-            .encode_small()
-        });
         self.inner.observe.tool_answered(exec_id, call_id);
-        schedule::send_to_run(&self.inner, exec_id, call_id, frame);
+        let pause = self
+            .inner
+            .approvals
+            .answered(exec_id, call_id, ok, &payload);
+        answer_call(&self.inner, exec_id, call_id, ok, payload);
+        if pause {
+            stop_run(&self.inner, exec_id);
+        }
     }
 
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with). A
@@ -488,15 +593,11 @@ impl Pool {
     /// queue, returned for the caller to complete.
     fn stop_now(&self, exec_id: u64, aborted: bool) -> Option<Job> {
         let mut st = self.inner.lock();
-        if let Some(run) = st.running.get_mut(&exec_id) {
-            let now = Instant::now();
-            run.deadline = run.deadline.min(now);
-            run.rebase = false;
+        if stop_in(&self.inner, &mut st, exec_id) {
+            // Under the same lock: the mark is always taken back by the run's completion.
             if aborted {
                 self.inner.observe.mark_aborted(exec_id);
             }
-            // Wakes the watchdog, which cancels the run.
-            deadlines::due_by(&self.inner, &mut st, now);
             return None;
         }
         let at = st.queue.iter().position(|j| j.exec_id == exec_id);
@@ -593,4 +694,46 @@ pub(crate) fn answer_too_large(what: &str, e: codemode_protocol::FrameTooLarge) 
         ("size", &e.size.to_string()),
         ("limit", &e.limit.to_string()),
     ])
+}
+
+/// Writes the answer to tool call `call_id` of `exec_id` (the host's, or the approval book's)
+/// to its worker; one too big for a frame rejects the call inside the sandbox instead.
+pub(crate) fn answer_call(inner: &Inner, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
+    let frame = HostMsg::ToolResult {
+        exec_id,
+        call_id,
+        ok,
+        payload,
+    }
+    .encode()
+    .unwrap_or_else(|e| {
+        HostMsg::ToolResult {
+            exec_id,
+            call_id,
+            ok: false,
+            payload: answer_too_large("tool call", e).into_bytes(),
+        }
+        .encode_small()
+    });
+    schedule::send_to_run(inner, exec_id, call_id, frame);
+}
+
+/// Stops run `exec_id` now, as at its deadline (the watchdog cancels it): an abort, a pause
+/// for approval, a replay that diverged.
+pub(crate) fn stop_run(inner: &Inner, exec_id: u64) {
+    stop_in(inner, &mut inner.lock(), exec_id);
+}
+
+/// [`stop_run`] under the lock; whether the run was running.
+fn stop_in(inner: &Inner, st: &mut State, exec_id: u64) -> bool {
+    let Some(run) = st.running.get_mut(&exec_id) else {
+        return false;
+    };
+    let now = Instant::now();
+    run.deadline = run.deadline.min(now);
+    run.rebase = false;
+    run.suspended = None;
+    // Wakes the watchdog, which cancels the run.
+    deadlines::due_by(inner, st, now);
+    true
 }

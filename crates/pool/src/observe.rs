@@ -496,6 +496,10 @@ impl Host for Timed {
     fn log(&self, exec_id: u64, entry: LogEntry) {
         self.host.log(exec_id, entry);
     }
+
+    fn approve(&self, request: crate::ApprovalRequest) {
+        self.host.approve(request);
+    }
 }
 
 #[cfg(test)]

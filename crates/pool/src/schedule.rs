@@ -67,6 +67,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 deadline,
                 cancelled_at: None,
                 stopped_by: crate::Stop::Time,
+                suspended: None,
                 rebase: early,
             },
         );
@@ -110,6 +111,9 @@ pub(crate) fn answer_fetch(
     let (result, next) = inner.lock().fetches.answered(exec_id, call_id, result);
     if let Some(task) = next {
         inner.performers.submit(task);
+    }
+    if inner.approvals.fetched(exec_id, call_id, &result) {
+        crate::stop_run(inner, exec_id);
     }
     let frame = HostMsg::FetchResult {
         exec_id,
@@ -162,8 +166,7 @@ pub(crate) fn stopped(run: &Running, logs: Vec<codemode_protocol::LogEntry>) -> 
             location: None,
         }),
         logs,
-        stats: Default::default(),
-        grant: None,
+        ..RunOutcome::default()
     }
 }
 

@@ -37,6 +37,7 @@ fn execute_and_tool_call_latency() {
         timeout_ms: 10_000,
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
+        approval_key: None,
     })
     .unwrap();
     let host = Arc::new(Echo(Mutex::new(Some(pool.clone()))));

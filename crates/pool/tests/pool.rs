@@ -27,6 +27,7 @@ fn pool(workers: usize, queue_bound: usize) -> Pool {
         timeout_ms: 10_000,
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
+        approval_key: None,
     })
     .expect("pool starts")
 }
@@ -175,6 +176,7 @@ fn a_missing_binary_is_a_clear_fault() {
         timeout_ms: 1000,
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
+        approval_key: None,
     })
     .err()
     .unwrap();

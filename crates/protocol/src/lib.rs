@@ -19,9 +19,9 @@ pub mod messages;
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use frame::FrameTooLarge;
 pub use messages::{
-    Budgets, DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry, LogLevel, Outbound,
-    ProviderDecl, Redirect, Replayable, RunError, RunOutcome, RunStats, SourceLocation,
-    WireRequest, WireResponse, WorkerMsg,
+    Budgets, CallRecord, CallStatus, DecodeError, ExecuteRequest, Grant, HostMsg, LogEntry,
+    LogLevel, Outbound, Paused, PendingCall, ProviderDecl, Redirect, Replayable, RunError,
+    RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;

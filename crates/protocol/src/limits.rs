@@ -7,6 +7,15 @@ use std::ops::RangeInclusive;
 
 /// Console entries kept per run; later ones are dropped behind one LOG_LIMIT notice.
 pub const LOG_ENTRIES: usize = 1_000;
+/// Tool calls an outcome lists (`outcome.calls`, the audit trail); later ones are counted in
+/// `stats.toolCalls` only.
+pub const CALL_RECORDS: usize = 1_000;
+/// Bytes of an approval token's signed body (the program, its modules, the ledger of answers);
+/// a run that would pause with more fails with `APPROVAL_LEDGER_TOO_LARGE`. In base64 it stays
+/// within the daemon's message bound.
+pub const APPROVAL_TOKEN_BYTES: usize = 8 * 1024 * 1024;
+/// The least bytes an approval key may have.
+pub const APPROVAL_KEY_MIN_BYTES: usize = 32;
 /// Bytes of console text kept per run (UTF-8).
 pub const LOG_BYTES: usize = 1024 * 1024;
 /// Bytes one console entry may take; a longer one is cut with a visible marker.
@@ -121,6 +130,16 @@ pub mod options {
     pub const TOOL_CALL_LIMIT: RangeInclusive<u64> = 0..=1_000_000;
     /// Fetches one run (or one invocation) may make (`fetchLimit`; 0: none at all). No default.
     pub const FETCH_LIMIT: RangeInclusive<u64> = 0..=1_000_000;
+    /// How long an approval token stays good, in milliseconds (`approval.expiresIn`): up to 30
+    /// days.
+    pub const APPROVAL_EXPIRES_IN_MS: RangeInclusive<u64> = 1..=2_592_000_000;
+    /// The default [`APPROVAL_EXPIRES_IN_MS`]: a day.
+    pub const DEFAULT_APPROVAL_EXPIRES_IN_MS: u64 = 86_400_000;
+    /// How long `decide` may take for one call in callback mode, in milliseconds
+    /// (`approval.timeout`); past it the call is denied.
+    pub const APPROVAL_TIMEOUT_MS: RangeInclusive<u64> = 1..=2_147_483_647;
+    /// The default [`APPROVAL_TIMEOUT_MS`]: five minutes.
+    pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 300_000;
 }
 
 /// The globals the sandbox's runtime installs on the global object (the worker's `runtime.js`

@@ -359,6 +359,67 @@ pub struct RunOutcome {
     pub stats: RunStats,
     /// Present when the run's isolate is retained (no result then).
     pub grant: Option<Grant>,
+    /// The run's tool calls, in order (the audit trail; at most [`crate::limits::CALL_RECORDS`]).
+    /// Filled in by the pool, never sent by a worker.
+    #[serde(skip)]
+    pub calls: Vec<CallRecord>,
+    /// Present when the run stopped at tool calls awaiting approval (no result then). Filled
+    /// in by the pool, never sent by a worker.
+    #[serde(skip)]
+    pub paused: Option<Paused>,
+}
+
+/// How one tool call of a run went (`outcome.calls`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
+pub struct CallRecord {
+    pub provider: String,
+    pub tool: String,
+    pub status: CallStatus,
+    /// Milliseconds from the call to its answer (0 for one answered from the replay's ledger,
+    /// or still pending).
+    pub ms: f64,
+}
+
+// `ms` is never NaN (a duration the pool measured), so equality is an equivalence.
+impl Eq for CallRecord {}
+
+/// What became of a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
+pub enum CallStatus {
+    /// The host answered it.
+    Ok,
+    /// The host's dispatch failed it (or the executor refused its answer).
+    Error,
+    /// A person (or the approval's bound) said no; it was never dispatched.
+    Denied,
+    /// It waits for approval: the run paused on it.
+    Pending,
+    /// A replay answered it from the token's ledger, without the host.
+    Replayed,
+}
+
+/// A run paused at tool calls that wait for approval (docs/approvals.md). The addon and the
+/// daemon each carry it in their own shape (the arguments as a Buffer, or base64).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paused {
+    /// Signed with the executor's approval key; `resume` takes it with the decisions.
+    pub token: String,
+    pub pending: Vec<PendingCall>,
+}
+
+/// A tool call waiting for approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingCall {
+    /// What `resume`'s decisions name it by (unique within its token).
+    pub id: String,
+    pub provider: String,
+    pub tool: String,
+    /// The V8-serialized arguments array, as the sandbox made it.
+    pub args: Vec<u8>,
 }
 
 /// Messages from a worker to the host. New variants go before `Hello` (the variant index is

@@ -15,6 +15,7 @@ pub fn ready_pool(worker_path: PathBuf, workers: usize) -> Pool {
         timeout_ms: 10_000,
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
+        approval_key: None,
     })
     .expect("pool starts");
     let until = Instant::now() + Duration::from_secs(30);

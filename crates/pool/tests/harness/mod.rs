@@ -72,6 +72,7 @@ pub fn options(
         timeout_ms,
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
+        approval_key: None,
     }
 }
 

@@ -134,6 +134,7 @@ pub fn run(
                 logs,
                 stats,
                 grant: Some(grant),
+                ..RunOutcome::default()
             };
             let retained = Retained {
                 handler,
@@ -173,7 +174,7 @@ pub fn run(
         error,
         logs,
         stats,
-        grant: None,
+        ..RunOutcome::default()
     };
     (outcome, Ended::Spent(prepared))
 }

@@ -1,0 +1,775 @@
+//! Approvals (docs/approvals.md): tool calls that wait for a person's yes, and the audit trail
+//! of every run's tool calls (`outcome.calls`).
+//!
+//! Every run is tracked here from its submission to its completion ([`Book::track`]): each tool
+//! call is recorded as it arrives and when its answer goes back. A run with approvals
+//! ([`ApprovalSpec`]) also has a [`Gate`]: each request it makes (tool call or fetch) takes the
+//! next slot of its ledger, in the order the program made them (the worker sends them in that
+//! order, and a replayable run makes them in the same order again). A call of a tool that needs
+//! approval is held (interrupt mode) or put to the host's `approve` (callback mode). In interrupt
+//! mode the run pauses when it waits with calls held and none of its other requests in flight
+//! (the worker's `Idle`): the ledger, the held calls and the request are sealed into a token
+//! (token.rs), the run is stopped, and its completion carries the token instead of a result.
+//! `resume` opens the token and runs the program again as a replayable run: every slot of the
+//! ledger is answered from it (the host is not asked again), a held call by its decision, and a
+//! request that is not the ledger's next ends the run with `REPLAY_DIVERGED`.
+//!
+//! Locking: one lock here, never held while the pool's state lock is taken; each entry point
+//! returns what to do, and the caller (dispatch.rs, schedule.rs, lib.rs) does it.
+
+mod token;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use codemode_protocol::{
+    limits, Budgets, CallRecord, CallStatus, Failure, FailureCode, Outbound, Paused, PendingCall,
+    ProviderDecl, Replayable, RunError, RunOutcome, WireResponse,
+};
+
+use crate::{Completion, ToolCall};
+pub(crate) use token::Key;
+use token::{Answer, Basis, Body, Slot};
+
+/// Which tool calls of a run wait for approval, and how.
+#[derive(Debug, Clone)]
+pub struct ApprovalSpec {
+    /// Provider names and, for each, the tools that need approval (`None`: every tool of it).
+    pub approve: Vec<(String, Option<Vec<String>>)>,
+    pub mode: ApprovalMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// The run stops at the first call that needs approval; its outcome carries a token that
+    /// `Pool::resume` takes with the decisions, for `expires_in_ms`.
+    Interrupt { expires_in_ms: u64 },
+    /// The host's `Host::approve` is asked while the run waits (the time bound does not run
+    /// meanwhile); `Pool::decide` answers, within `timeout_ms` (the host enforces it: the pool
+    /// stops a run whose decision never comes once that much more has passed).
+    Callback { timeout_ms: u64 },
+}
+
+/// A person's answer to a call that needs approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub approved: bool,
+    /// Why (a denial's reason reaches the program in the `APPROVAL_DENIED` text).
+    pub reason: Option<String>,
+}
+
+/// A call for the host's `approve` (callback mode), answered with `Pool::decide`.
+#[derive(Debug)]
+pub struct ApprovalRequest {
+    pub exec_id: u64,
+    pub call_id: u32,
+    pub provider: String,
+    pub tool: String,
+    /// V8-serialized arguments array.
+    pub args: Vec<u8>,
+}
+
+/// What the caller does with a tool call after the book saw it.
+pub(crate) enum CallAction {
+    /// To the host's dispatch.
+    Forward(ToolCall),
+    /// Answered here (from the ledger, or denied): `ok` and the payload, as the host would.
+    Answer(bool, Vec<u8>),
+    /// Put to the host's `approve` (callback mode); the time bound waits meanwhile.
+    Ask(crate::approvals::ApprovalRequest, Duration),
+    /// Held for a decision, or dropped (the run is being stopped).
+    Hold,
+    /// The run is over: stop it (paused, diverged, or its token too large).
+    Stop,
+}
+
+/// What the caller does with a fetch after the book saw it.
+pub(crate) enum FetchAction {
+    Live,
+    Answer(Result<WireResponse, String>),
+    Stop,
+}
+
+/// How a gated run ended early, for its completion.
+enum Ending {
+    Paused(Paused),
+    Failed(FailureCode, String),
+}
+
+/// A tool call on its way to the host.
+struct Open {
+    record: Option<usize>,
+    started: Instant,
+    /// Its ledger slot and what it asked, in a gated run.
+    slot: Option<(usize, String, String, Vec<u8>)>,
+}
+
+/// A gated run's ledger and what waits on it.
+struct Gate {
+    basis: Basis,
+    mode: ApprovalMode,
+    /// The ledger a resume replays (empty on a first run).
+    script: Vec<Slot>,
+    /// Decisions of the script's pending slots, by slot.
+    decisions: HashMap<usize, Decision>,
+    /// This run's requests in order; `None` while in flight, held or put to `approve`.
+    slots: Vec<Option<Slot>>,
+    /// Held calls: slot, provider, tool, arguments.
+    held: Vec<(usize, String, String, Vec<u8>)>,
+    /// Calls put to `approve`, by call id: the call and its record.
+    asked: HashMap<u32, (usize, ToolCall, Option<usize>)>,
+    /// Fetches in flight, by call id: slot, method, URL.
+    fetches: HashMap<u32, (usize, String, String)>,
+    /// Requests with the host (or the network), not yet answered.
+    in_flight: usize,
+    /// The worker said Idle and has not sent a request since.
+    idle: bool,
+    ended: Option<Ending>,
+}
+
+/// One run, from its submission to its completion.
+#[derive(Default)]
+struct Track {
+    calls: Vec<CallRecord>,
+    open: HashMap<u32, Open>,
+    gate: Option<Gate>,
+}
+
+/// The runs' tracks, and the key tokens are signed with.
+pub(crate) struct Book {
+    key: Key,
+    runs: Mutex<HashMap<u64, Track>>,
+}
+
+/// The key of a pool given none: random, the same for every pool of this process, so a token
+/// resumes on any executor of the process (and on none after it exits).
+fn process_key() -> &'static [u8; 32] {
+    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut key = [0u8; 32];
+        fill_random(&mut key);
+        key
+    })
+}
+
+fn fill_random(out: &mut [u8]) {
+    use ring::rand::SecureRandom as _;
+    // The system's random source failing is not recoverable in any useful way; the process
+    // clock and address keep the key unguessable enough not to be a constant if it ever does.
+    if ring::rand::SystemRandom::new().fill(out).is_err() {
+        let fallback = format!("{:?}{:p}", SystemTime::now(), out);
+        let d = ring::digest::digest(&ring::digest::SHA256, fallback.as_bytes());
+        for (o, b) in out.iter_mut().zip(d.as_ref().iter().cycle()) {
+            *o = *b;
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn ms_since(at: Instant) -> f64 {
+    at.elapsed().as_secs_f64() * 1000.0
+}
+
+/// A run with approvals, as submitted: its request and gate, ready for the pool.
+pub(crate) struct Gated {
+    pub replayable: Replayable,
+    gate: Gate,
+}
+
+/// The request a resumed run runs again, from its token.
+pub struct Resumed {
+    pub code: String,
+    pub modules: Vec<(String, String)>,
+    pub providers: Vec<ProviderDecl>,
+    pub timeout_ms: u64,
+    pub memory_limit_mib: u32,
+    pub outbound: Outbound,
+    pub budgets: Budgets,
+    pub approval: ApprovalSpec,
+}
+
+impl Book {
+    pub(crate) fn new(key: Option<&[u8]>) -> Book {
+        Book {
+            key: Key::new(key.unwrap_or(process_key())),
+            runs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Track>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A first run with approvals: its gate, and the seed and clock that make it replayable.
+    pub(crate) fn first_run(spec: &crate::ExecSpec, approval: &ApprovalSpec) -> Gated {
+        let mut seed = [0u8; 8];
+        fill_random(&mut seed);
+        let replayable = Replayable {
+            seed: u64::from_le_bytes(seed),
+            epoch_ms: now_ms(),
+        };
+        let expires_in_ms = match approval.mode {
+            ApprovalMode::Interrupt { expires_in_ms } => expires_in_ms,
+            ApprovalMode::Callback { .. } => 0,
+        };
+        let basis = Basis {
+            code: spec.code.clone(),
+            modules: spec.modules.clone(),
+            providers: spec.providers.clone(),
+            approve: approval.approve.clone(),
+            timeout_ms: spec.timeout_ms.unwrap_or(0),
+            memory_limit_mib: spec.memory_limit_mib.unwrap_or(0),
+            outbound: spec.outbound,
+            budgets: spec.budgets,
+            replayable,
+            expires_in_ms,
+        };
+        Gated {
+            replayable,
+            gate: Gate::new(basis, approval.mode, Vec::new(), HashMap::new()),
+        }
+    }
+
+    /// Opens `token` with this book's key and checks `decisions` against its held calls: the
+    /// request to run again and its gate.
+    pub(crate) fn resume(
+        &self,
+        token: &str,
+        decisions: Vec<(String, Decision)>,
+    ) -> Result<(Resumed, Gated), Failure> {
+        let body = token::open(&self.key, token, now_ms())?;
+        let pending: Vec<usize> = body
+            .script
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, Slot::Pending { .. }))
+            .map(|(i, _)| i)
+            .collect();
+        let ids = pending
+            .iter()
+            .map(|i| format!("\"{i}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let invalid = |detail: String| {
+            FailureCode::DecisionsInvalid.failure(&[("detail", &detail), ("ids", &ids)])
+        };
+        let mut decided = HashMap::new();
+        for (id, decision) in decisions {
+            let slot = id
+                .parse::<usize>()
+                .ok()
+                .filter(|i| pending.contains(i) && id == i.to_string());
+            let Some(slot) = slot else {
+                return Err(invalid(format!("{id:?} names no pending call")));
+            };
+            decided.insert(slot, decision);
+        }
+        if let Some(missing) = pending.iter().find(|i| !decided.contains_key(i)) {
+            return Err(invalid(format!("no decision for call \"{missing}\"")));
+        }
+        let Body { basis, script, .. } = body;
+        let resumed = Resumed {
+            code: basis.code.clone(),
+            modules: basis.modules.clone(),
+            providers: basis.providers.clone(),
+            timeout_ms: basis.timeout_ms,
+            memory_limit_mib: basis.memory_limit_mib,
+            outbound: basis.outbound,
+            budgets: basis.budgets,
+            approval: ApprovalSpec {
+                approve: basis.approve.clone(),
+                mode: ApprovalMode::Interrupt {
+                    expires_in_ms: basis.expires_in_ms,
+                },
+            },
+        };
+        let replayable = basis.replayable;
+        let mode = resumed.approval.mode;
+        Ok((
+            resumed,
+            Gated {
+                replayable,
+                gate: Gate::new(basis, mode, script, decided),
+            },
+        ))
+    }
+
+    /// Tracks run `exec_id` (gated when it has approvals); its completion goes through the
+    /// book, which adds the calls and turns a paused or diverged run's ending into its own.
+    pub(crate) fn track(
+        self: &Arc<Self>,
+        exec_id: u64,
+        gated: Option<Gated>,
+        done: Completion,
+    ) -> Completion {
+        self.lock().insert(
+            exec_id,
+            Track {
+                gate: gated.map(|g| g.gate),
+                ..Track::default()
+            },
+        );
+        let me = self.clone();
+        Box::new(move |id, result| {
+            let track = me.lock().remove(&id).unwrap_or_default();
+            done(id, result.map(|outcome| track.finish(outcome)))
+        })
+    }
+
+    /// A tool call of run `exec_id`, as the worker sent it.
+    pub(crate) fn tool_call(&self, call: ToolCall) -> CallAction {
+        let mut runs = self.lock();
+        let Some(track) = runs.get_mut(&call.exec_id) else {
+            return CallAction::Forward(call);
+        };
+        let record = track.record(&call.provider, &call.tool);
+        let started = Instant::now();
+        let Some(gate) = track.gate.as_mut() else {
+            track.open.insert(
+                call.call_id,
+                Open {
+                    record,
+                    started,
+                    slot: None,
+                },
+            );
+            return CallAction::Forward(call);
+        };
+        if gate.ended.is_some() {
+            return CallAction::Hold;
+        }
+        gate.idle = false;
+        let n = gate.slots.len();
+        gate.slots.push(None);
+        let asked = (call.provider.clone(), call.tool.clone(), call.args.clone());
+        if let Some(expected) = gate.script.get(n) {
+            match expected {
+                Slot::Call {
+                    provider,
+                    tool,
+                    args,
+                    answer,
+                } if (provider, tool, args) == (&asked.0, &asked.1, &asked.2) => {
+                    let (ok, payload) = match answer {
+                        Answer::Ok(bytes) => (true, bytes.clone()),
+                        Answer::Err(text) | Answer::Denied(text) => {
+                            (false, text.clone().into_bytes())
+                        }
+                    };
+                    let status = match answer {
+                        Answer::Denied(_) => CallStatus::Denied,
+                        _ => CallStatus::Replayed,
+                    };
+                    gate.slots[n] = Some(expected.clone());
+                    track.settle(record, status, None);
+                    return CallAction::Answer(ok, payload);
+                }
+                Slot::Pending {
+                    provider,
+                    tool,
+                    args,
+                } if (provider, tool, args) == (&asked.0, &asked.1, &asked.2) => {
+                    let decision = gate.decisions.get(&n).cloned().unwrap_or(Decision {
+                        approved: false,
+                        reason: None,
+                    });
+                    if !decision.approved {
+                        let text = denied(&asked.0, &asked.1, decision.reason.as_deref());
+                        gate.slots[n] = Some(Slot::Call {
+                            provider: asked.0,
+                            tool: asked.1,
+                            args: asked.2,
+                            answer: Answer::Denied(text.clone()),
+                        });
+                        track.settle(record, CallStatus::Denied, None);
+                        return CallAction::Answer(false, text.into_bytes());
+                    }
+                    gate.in_flight += 1;
+                    track.open.insert(
+                        call.call_id,
+                        Open {
+                            record,
+                            started,
+                            slot: Some((n, asked.0, asked.1, asked.2)),
+                        },
+                    );
+                    return CallAction::Forward(call);
+                }
+                other => {
+                    let expected = describe(other);
+                    let got = format!("a call of {}.{}", asked.0, asked.1);
+                    gate.ended = Some(Ending::Failed(
+                        FailureCode::ReplayDiverged,
+                        FailureCode::ReplayDiverged
+                            .render(&[("got", &got), ("expected", &expected)]),
+                    ));
+                    return CallAction::Stop;
+                }
+            }
+        }
+        if gate.needs_approval(&call.provider, &call.tool) {
+            match gate.mode {
+                ApprovalMode::Interrupt { .. } => {
+                    gate.held.push((n, asked.0, asked.1, asked.2));
+                    track.settle(record, CallStatus::Pending, None);
+                    return CallAction::Hold;
+                }
+                ApprovalMode::Callback { timeout_ms } => {
+                    let request = ApprovalRequest {
+                        exec_id: call.exec_id,
+                        call_id: call.call_id,
+                        provider: asked.0,
+                        tool: asked.1,
+                        args: asked.2,
+                    };
+                    gate.asked.insert(call.call_id, (n, call, record));
+                    return CallAction::Ask(request, Duration::from_millis(timeout_ms));
+                }
+            }
+        }
+        gate.in_flight += 1;
+        track.open.insert(
+            call.call_id,
+            Open {
+                record,
+                started,
+                slot: Some((n, asked.0, asked.1, asked.2)),
+            },
+        );
+        CallAction::Forward(call)
+    }
+
+    /// The host answered tool call `call_id` of `exec_id`; whether the run is to be stopped
+    /// now (it paused).
+    pub(crate) fn answered(&self, exec_id: u64, call_id: u32, ok: bool, payload: &[u8]) -> bool {
+        let mut runs = self.lock();
+        let Some(track) = runs.get_mut(&exec_id) else {
+            return false;
+        };
+        let Some(open) = track.open.remove(&call_id) else {
+            return false;
+        };
+        let status = if ok {
+            CallStatus::Ok
+        } else {
+            CallStatus::Error
+        };
+        track.settle(open.record, status, Some(open.started));
+        let (Some(gate), Some((n, provider, tool, args))) = (track.gate.as_mut(), open.slot) else {
+            return false;
+        };
+        let answer = if ok {
+            Answer::Ok(payload.to_vec())
+        } else {
+            Answer::Err(String::from_utf8_lossy(payload).into_owned())
+        };
+        gate.record(
+            n,
+            Slot::Call {
+                provider,
+                tool,
+                args,
+                answer,
+            },
+        );
+        self.pause_if_due(gate)
+    }
+
+    /// A decision for a call put to `approve`: what to do with the call (to the host, or
+    /// answered with the denial), or nothing when none waits.
+    pub(crate) fn decided(
+        &self,
+        exec_id: u64,
+        call_id: u32,
+        decision: Decision,
+    ) -> Option<CallAction> {
+        let mut runs = self.lock();
+        let track = runs.get_mut(&exec_id)?;
+        let gate = track.gate.as_mut()?;
+        let (n, call, record) = gate.asked.remove(&call_id)?;
+        if decision.approved {
+            gate.in_flight += 1;
+            let slot = Some((
+                n,
+                call.provider.clone(),
+                call.tool.clone(),
+                call.args.clone(),
+            ));
+            track.open.insert(
+                call_id,
+                Open {
+                    record,
+                    started: Instant::now(),
+                    slot,
+                },
+            );
+            return Some(CallAction::Forward(call));
+        }
+        let text = denied(&call.provider, &call.tool, decision.reason.as_deref());
+        gate.record(
+            n,
+            Slot::Call {
+                provider: call.provider,
+                tool: call.tool,
+                args: call.args,
+                answer: Answer::Denied(text.clone()),
+            },
+        );
+        track.settle(record, CallStatus::Denied, None);
+        Some(CallAction::Answer(false, text.into_bytes()))
+    }
+
+    /// Whether any call of `exec_id` still waits for `approve`.
+    pub(crate) fn asking(&self, exec_id: u64) -> bool {
+        self.lock()
+            .get(&exec_id)
+            .and_then(|t| t.gate.as_ref())
+            .is_some_and(|g| !g.asked.is_empty())
+    }
+
+    /// A fetch of run `exec_id`.
+    pub(crate) fn fetch(&self, exec_id: u64, call_id: u32, method: &str, url: &str) -> FetchAction {
+        let mut runs = self.lock();
+        let Some(gate) = runs.get_mut(&exec_id).and_then(|t| t.gate.as_mut()) else {
+            return FetchAction::Live;
+        };
+        if gate.ended.is_some() {
+            return FetchAction::Stop;
+        }
+        gate.idle = false;
+        let n = gate.slots.len();
+        gate.slots.push(None);
+        if let Some(expected) = gate.script.get(n) {
+            return match expected {
+                Slot::Fetch {
+                    method: m,
+                    url: u,
+                    result,
+                } if m == method && u == url => {
+                    let result = result.clone();
+                    gate.slots[n] = Some(expected.clone());
+                    FetchAction::Answer(result)
+                }
+                other => {
+                    let expected = describe(other);
+                    let got = format!("a fetch of {url}");
+                    gate.ended = Some(Ending::Failed(
+                        FailureCode::ReplayDiverged,
+                        FailureCode::ReplayDiverged
+                            .render(&[("got", &got), ("expected", &expected)]),
+                    ));
+                    FetchAction::Stop
+                }
+            };
+        }
+        gate.in_flight += 1;
+        gate.fetches
+            .insert(call_id, (n, method.to_string(), url.to_string()));
+        FetchAction::Live
+    }
+
+    /// A fetch's answer (as it goes to the worker); whether the run is to be stopped now.
+    pub(crate) fn fetched(
+        &self,
+        exec_id: u64,
+        call_id: u32,
+        result: &Result<WireResponse, String>,
+    ) -> bool {
+        let mut runs = self.lock();
+        let Some(gate) = runs.get_mut(&exec_id).and_then(|t| t.gate.as_mut()) else {
+            return false;
+        };
+        let Some((n, method, url)) = gate.fetches.remove(&call_id) else {
+            return false;
+        };
+        gate.record(
+            n,
+            Slot::Fetch {
+                method,
+                url,
+                result: result.clone(),
+            },
+        );
+        self.pause_if_due(gate)
+    }
+
+    /// The worker says run `exec_id` waits; whether the run is to be stopped now.
+    pub(crate) fn idle(&self, exec_id: u64) -> bool {
+        let mut runs = self.lock();
+        let Some(gate) = runs.get_mut(&exec_id).and_then(|t| t.gate.as_mut()) else {
+            return false;
+        };
+        gate.idle = true;
+        self.pause_if_due(gate)
+    }
+
+    /// Pauses `gate`'s run when it waits with calls held and nothing else in flight: seals the
+    /// token. Whether the run is to be stopped.
+    fn pause_if_due(&self, gate: &mut Gate) -> bool {
+        if gate.ended.is_some() || gate.held.is_empty() || gate.in_flight > 0 || !gate.idle {
+            return false;
+        }
+        let script: Vec<Slot> = gate
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| match slot {
+                Some(s) => Some(s.clone()),
+                None => {
+                    gate.held
+                        .iter()
+                        .find(|(n, ..)| *n == i)
+                        .map(|(_, provider, tool, args)| Slot::Pending {
+                            provider: provider.clone(),
+                            tool: tool.clone(),
+                            args: args.clone(),
+                        })
+                }
+            })
+            .collect();
+        let issued_ms = now_ms();
+        let body = Body {
+            issued_ms,
+            expires_ms: issued_ms.saturating_add(gate.basis.expires_in_ms),
+            basis: gate.basis.clone(),
+            script,
+        };
+        gate.ended = Some(match token::seal(&self.key, &body) {
+            Ok(token) => Ending::Paused(Paused {
+                token,
+                pending: gate
+                    .held
+                    .iter()
+                    .map(|(n, provider, tool, args)| PendingCall {
+                        id: n.to_string(),
+                        provider: provider.clone(),
+                        tool: tool.clone(),
+                        args: args.clone(),
+                    })
+                    .collect(),
+            }),
+            Err(f) => Ending::Failed(f.code, f.message),
+        });
+        true
+    }
+}
+
+impl Gate {
+    fn new(
+        basis: Basis,
+        mode: ApprovalMode,
+        script: Vec<Slot>,
+        decisions: HashMap<usize, Decision>,
+    ) -> Gate {
+        Gate {
+            basis,
+            mode,
+            script,
+            decisions,
+            slots: Vec::new(),
+            held: Vec::new(),
+            asked: HashMap::new(),
+            fetches: HashMap::new(),
+            in_flight: 0,
+            idle: false,
+            ended: None,
+        }
+    }
+
+    fn needs_approval(&self, provider: &str, tool: &str) -> bool {
+        self.basis.approve.iter().any(|(p, tools)| {
+            p == provider && tools.as_ref().is_none_or(|t| t.iter().any(|x| x == tool))
+        })
+    }
+
+    /// An answered request takes its slot; it is no longer in flight.
+    fn record(&mut self, n: usize, slot: Slot) {
+        if let Some(s) = self.slots.get_mut(n) {
+            *s = Some(slot);
+        }
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+}
+
+impl Track {
+    /// Records a call of `provider.tool` in the audit trail (within its bound).
+    fn record(&mut self, provider: &str, tool: &str) -> Option<usize> {
+        if self.calls.len() >= limits::CALL_RECORDS {
+            return None;
+        }
+        self.calls.push(CallRecord {
+            provider: provider.to_string(),
+            tool: tool.to_string(),
+            status: CallStatus::Ok,
+            ms: 0.0,
+        });
+        Some(self.calls.len() - 1)
+    }
+
+    fn settle(&mut self, record: Option<usize>, status: CallStatus, started: Option<Instant>) {
+        if let Some(r) = record.and_then(|i| self.calls.get_mut(i)) {
+            r.status = status;
+            r.ms = started.map_or(0.0, ms_since);
+        }
+    }
+
+    /// The run's outcome with its calls, or the ending its gate chose.
+    fn finish(self, mut outcome: RunOutcome) -> RunOutcome {
+        let Track {
+            mut calls,
+            open,
+            gate,
+        } = self;
+        // Calls the run ended without an answer to (it failed or was stopped meanwhile).
+        for o in open.values() {
+            if let Some(r) = o.record.and_then(|i| calls.get_mut(i)) {
+                r.status = CallStatus::Error;
+                r.ms = ms_since(o.started);
+            }
+        }
+        match gate.and_then(|g| g.ended) {
+            Some(Ending::Paused(paused)) => {
+                outcome.result = None;
+                outcome.error = None;
+                outcome.paused = Some(paused);
+            }
+            Some(Ending::Failed(code, message)) => {
+                outcome.result = None;
+                outcome.error = Some(RunError {
+                    code: code.as_str().into(),
+                    message,
+                    location: None,
+                });
+            }
+            None => {}
+        }
+        outcome.calls = calls;
+        outcome
+    }
+}
+
+fn denied(provider: &str, tool: &str, reason: Option<&str>) -> String {
+    let reason = reason
+        .filter(|r| !r.is_empty())
+        .unwrap_or("no reason given");
+    FailureCode::ApprovalDenied.render(&[
+        ("provider", provider),
+        ("tool", tool),
+        ("reason", reason),
+    ])
+}
+
+fn describe(slot: &Slot) -> String {
+    match slot {
+        Slot::Call { provider, tool, .. } | Slot::Pending { provider, tool, .. } => {
+            format!("a call of {provider}.{tool}")
+        }
+        Slot::Fetch { url, .. } => format!("a fetch of {url}"),
+    }
+}
