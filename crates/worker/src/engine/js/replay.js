@@ -9,8 +9,10 @@
 const { natives } = load('natives.js');
 const { logicalDateNow } = load('web/timers.js');
 const {
-  DateCtor, ObjectDefineProperty, ReflectConstruct, ReflectGetOwnPropertyDescriptor, call, dateToString,
+  DateCtor, ObjectDefineProperty, ReflectConstruct, ReflectGetOwnPropertyDescriptor, WeakMapCtor, call, dateToString,
 } = load('primordials.js');
+const weakMapGet = WeakMapCtor.prototype.get;
+const weakMapSet = WeakMapCtor.prototype.set;
 
 const seededRandom = natives.seededRandom;
 const method = { writable: true, enumerable: false, configurable: true };
@@ -38,10 +40,17 @@ function seedIntl() {
   const proto = Intl.DateTimeFormat.prototype;
   const formatGetter = ReflectGetOwnPropertyDescriptor(proto, 'format').get;
   const formatToParts = proto.formatToParts;
+  // One bound function per formatter, as the engine's getter gives.
+  const bound = new WeakMapCtor();
   ObjectDefineProperty(proto, 'format', {
     get() {
       const format = call(formatGetter, this);
-      return (date) => format(date === undefined ? logicalDateNow() : date);
+      let wrapped = call(weakMapGet, bound, format);
+      if (wrapped === undefined) {
+        wrapped = (date) => format(date === undefined ? logicalDateNow() : date);
+        call(weakMapSet, bound, format, wrapped);
+      }
+      return wrapped;
     },
     enumerable: false,
     configurable: true,
