@@ -473,8 +473,9 @@ pub enum WorkerMsg {
     },
     /// A replayable run ([`ExecuteRequest::replayable`]) has nothing to do until the host
     /// answers (or a timer is due): its microtasks ran out. Sent when the run is about to wait,
-    /// if it sent a tool call or fetch, or was handed an answer, since it last said so (so at
-    /// most twice per call). The host pauses a run whose calls wait for approval here: the
+    /// if since it last said so it sent a tool call or fetch, or was handed an answer and has no
+    /// other call in flight (so at most twice per call; the same frames for the same answers,
+    /// however they were timed). The host pauses a run whose calls wait for approval here: the
     /// calls made in the same turn are pending together.
     Idle {
         exec_id: u64,

@@ -6,7 +6,8 @@
 pub struct Helpers {
     /// `installProviders([[name, tools|null], ...])`: the provider globals of a run.
     pub install_providers: v8::Global<v8::Function>,
-    /// `beginRun()`: resets the per-run state of the runtime (timers).
+    /// `beginRun(epochMs?)`: resets the per-run state of the runtime (timers, the clock); with
+    /// `epochMs`, the run is replayable (js/replay.js).
     pub begin_run: v8::Global<v8::Function>,
     /// `runTimers() -> -2 | -1 | deadline`: fires due timers (see run/event_loop.rs).
     pub run_timers: v8::Global<v8::Function>,

@@ -31,6 +31,7 @@ const FILES: &[(&str, &str, &str)] = runtime_files![
     "errors.js",
     "providers.js",
     "handles.js",
+    "replay.js",
     "web/timers.js",
     "web/dom_exception.js",
     "web/events.js",

@@ -29,10 +29,22 @@ pub struct Calls {
     /// The run ended and its isolate is retained (docs/handles.md): the dispatch ended with the
     /// run, so tool calls reject inside the isolate.
     completed: bool,
+    /// The run is replayable: it says when it waits ([`Calls::idle`]).
+    replayable: bool,
+    /// A request went to the host since the run last said it waits.
+    sent_since_idle: bool,
+    /// An answer was handed to the program since the run last said it waits.
+    answered_since_idle: bool,
 }
 
 impl Calls {
-    pub fn new(exec_id: u64, outbound: Outbound, budgets: Budgets, send: Outbox) -> Self {
+    pub fn new(
+        exec_id: u64,
+        outbound: Outbound,
+        budgets: Budgets,
+        send: Outbox,
+        replayable: bool,
+    ) -> Self {
         Calls {
             exec_id,
             send,
@@ -43,6 +55,29 @@ impl Calls {
             budgets,
             outbound,
             completed: false,
+            replayable,
+            sent_since_idle: false,
+            answered_since_idle: false,
+        }
+    }
+
+    /// The run is about to wait (run/event_loop.rs): a replayable one says so
+    /// (`WorkerMsg::Idle`) if it sent a request since it last did, or was handed an answer and
+    /// has no other in flight. An answer while others are still in flight moved nothing the
+    /// host must see: the run waits for the rest, so the frames of the same program with the
+    /// same answers are the same however the answers were timed. A retained execution's
+    /// handlers (after the run completed) never say it.
+    pub fn idle(&mut self) {
+        if !self.replayable || self.completed {
+            return;
+        }
+        let answered = self.answered_since_idle && self.pending.is_empty();
+        if self.sent_since_idle || answered {
+            self.sent_since_idle = false;
+            self.answered_since_idle = false;
+            (self.send)(&WorkerMsg::Idle {
+                exec_id: self.exec_id,
+            });
         }
     }
 
@@ -106,6 +141,7 @@ fn park(
     let call_id = state.next_call;
     state.next_call = state.next_call.wrapping_add(1);
     state.pending.insert(call_id, global);
+    state.sent_since_idle = true;
     Some((state.exec_id, call_id, state.send))
 }
 
@@ -208,9 +244,9 @@ fn take_call<'s>(
     scope: &mut v8::HandleScope<'s>,
     call_id: u32,
 ) -> Option<v8::Local<'s, v8::PromiseResolver>> {
-    let global = scope
-        .get_slot_mut::<Calls>()
-        .and_then(|s| s.pending.remove(&call_id))?;
+    let calls = scope.get_slot_mut::<Calls>()?;
+    let global = calls.pending.remove(&call_id)?;
+    calls.answered_since_idle = true;
     Some(v8::Local::new(scope, global))
 }
 

@@ -1,6 +1,7 @@
 //! The natives: the Rust the runtime's JS calls into. The requests to the host (tool calls,
 //! fetch: [`host`]), the console ([`console`]), the web platform's Rust half ([`web`]), the
-//! failure grammar ([`failure`]), and structured clone ([`clone`], which the run uses too).
+//! failure grammar ([`failure`]), structured clone ([`clone`], which the run uses too), and the
+//! seeded randomness of a replayable run ([`seeded`]).
 //!
 //! Every native is declared once: [`TABLE`] names each function as JS sees it on the bindings
 //! object. [`install`] binds the table into that object and [`external_references`] hands the
@@ -12,6 +13,7 @@ pub mod clone;
 pub mod console;
 pub mod failure;
 pub mod host;
+pub mod seeded;
 pub mod web;
 
 /// One native: the name it has on the bindings object, and its function.
@@ -48,6 +50,8 @@ pub const TABLE: &[Native] = &[
     native!("decode", web::decode),
     native!("clone", web::structured_clone),
     native!("randomFill", web::random_fill),
+    // A replayable run's Math.random (seeded.rs).
+    native!("seededRandom", seeded::seeded_random),
     native!("digest", web::digest),
     native!("urlParse", web::url_parse),
     native!("urlSet", web::url_set),

@@ -1,7 +1,7 @@
 //! Natives behind the web-standard globals: the work that belongs in Rust (URL parsing with the
-//! WHATWG-conformant `url` crate, text codecs with `encoding_rs`, digests, randomness, the
-//! monotonic clock), bound to their JS names by the table in natives/mod.rs. Buffers are allocated by the
-//! JS side, so they are metered like any other.
+//! WHATWG-conformant `url` crate, text codecs with `encoding_rs`, digests, randomness (seeded
+//! in a replayable run: seeded.rs), the monotonic clock), bound to their JS names by the table
+//! in natives/mod.rs. Buffers are allocated by the JS side, so they are metered like any other.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -11,6 +11,7 @@ use sha1::Digest as _;
 use crate::natives::clone;
 use crate::natives::failure::throw_type_error;
 use crate::natives::host::string_pairs;
+use crate::natives::seeded;
 
 fn string_arg(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> String {
     v.to_rust_string_lossy(scope)
@@ -173,6 +174,8 @@ pub fn structured_clone(
     rv.set(v8::Array::new_with_elements(tc, &[flag, value]).into());
 }
 
+/// randomFill(bytes): fills `bytes` from the OS, or from the seeded stream of a replayable run
+/// (seeded.rs).
 pub fn random_fill(
     scope: &mut v8::HandleScope,
     args: v8::FunctionCallbackArguments,
@@ -181,6 +184,9 @@ pub fn random_fill(
     let Some(out) = view_bytes_mut(args.get(0)) else {
         return throw_type_error(scope, "randomFill: expected a Uint8Array");
     };
+    if seeded::fill(scope, out) {
+        return;
+    }
     let mut filled = 0;
     while filled < out.len() {
         let rest = &mut out[filled..];

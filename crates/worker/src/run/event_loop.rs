@@ -188,9 +188,14 @@ pub(crate) fn settle<'s>(
         let used = heap_used(scope);
         METER.sample_heap(used);
         lp.heap_peak = lp.heap_peak.max(used);
-        let in_flight = scope.get_slot::<Calls>().map_or(0, Calls::in_flight);
+        let calls = scope.get_slot_mut::<Calls>();
+        let in_flight = calls.as_ref().map_or(0, |c| c.in_flight());
         if in_flight == 0 && next_timer.is_none() {
             return Settled::Stuck;
+        }
+        // A replayable run says it waits (WorkerMsg::Idle) when something moved.
+        if let Some(calls) = calls {
+            calls.idle();
         }
         match wait(scope, lp, input, next_timer, Deliver::ALL) {
             Heard::Stop | Heard::Closed => return Settled::Stopped,

@@ -20,6 +20,7 @@ use crate::engine::modules::{self, ModuleMap, PROGRAM_NAME};
 use crate::natives::clone;
 use crate::natives::console::Console;
 use crate::natives::host::Calls;
+use crate::natives::seeded::Seeded;
 use crate::process::budget::{self, Counted};
 use crate::process::io::CurrentRun;
 use crate::process::link::{HostInput, Outbox};
@@ -67,14 +68,23 @@ pub fn run(
         retain_handles,
         live_logs,
         budgets,
-        replayable: _,
+        replayable,
     } = req;
     let cpu_limit_ms = budgets.cpu_limit_ms;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
     let cpu_start = thread_cpu_us();
     let isolate = &mut prepared.isolate;
-    isolate.set_slot(Calls::new(exec_id, outbound, budgets, send));
+    isolate.set_slot(Calls::new(
+        exec_id,
+        outbound,
+        budgets,
+        send,
+        replayable.is_some(),
+    ));
+    if let Some(r) = replayable {
+        isolate.set_slot(Seeded::new(r.seed));
+    }
     isolate.set_slot(Console::new(live_logs.then_some((exec_id, send))));
     isolate.set_slot(ModuleMap::new(modules));
     current.set(Some((exec_id, isolate.thread_safe_handle())));
@@ -84,7 +94,16 @@ pub fn run(
         let context = v8::Local::new(scope, &prepared.context);
         let scope = &mut v8::ContextScope::new(scope, context);
         let mut lp = EventLoop::new(&prepared.helpers, exec_id);
-        let result = execute(scope, &mut lp, retain_handles, &code, &providers, input);
+        let epoch_ms = replayable.map(|r| r.epoch_ms);
+        let result = execute(
+            scope,
+            &mut lp,
+            retain_handles,
+            epoch_ms,
+            &code,
+            &providers,
+            input,
+        );
         (result, lp.heap_peak)
     };
     let counted = budget::disarm(&mut prepared.isolate, current);
@@ -180,10 +199,12 @@ pub fn run(
 }
 
 /// Compiles, links and evaluates the program, calls its function and waits for its promise.
+/// `epoch_ms`: the run is replayable, its logical clock starting there (js/replay.js).
 fn execute(
     scope: &mut v8::HandleScope,
     lp: &mut EventLoop,
     retain: bool,
+    epoch_ms: Option<u64>,
     code: &str,
     providers: &[codemode_protocol::ProviderDecl],
     input: &mut impl HostInput,
@@ -196,7 +217,13 @@ fn execute(
     install_providers(scope, helpers, providers)?;
     let begin = v8::Local::new(scope, &helpers.begin_run);
     let undefined = v8::undefined(scope).into();
-    begin.call(scope, undefined, &[]);
+    match epoch_ms {
+        None => begin.call(scope, undefined, &[]),
+        Some(ms) => {
+            let epoch = v8::Number::new(scope, ms as f64).into();
+            begin.call(scope, undefined, &[epoch])
+        }
+    };
 
     let tc = &mut v8::TryCatch::new(scope);
     let Some(module) = modules::compile(tc, PROGRAM_NAME, &source) else {

@@ -26,6 +26,7 @@ mod budgets;
 mod globals;
 mod handles;
 mod natives;
+mod replay;
 mod run_loop;
 mod snapshot;
 mod value_format;

@@ -94,6 +94,7 @@ fn the_table_declares_each_native_once_under_its_js_name() {
             "decode",
             "clone",
             "randomFill",
+            "seededRandom",
             "digest",
             "urlParse",
             "urlSet",

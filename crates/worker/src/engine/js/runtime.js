@@ -12,8 +12,9 @@ const { invokeFetch } = load('handles.js');
 const { ObjectDefineProperty, ObjectHasOwn, ObjectKeys, Uint8ArrayCtor } = load('primordials.js');
 const { runtimeGlobals } = load('natives.js');
 const {
-  beginRun, clearInterval, clearTimeout, performance, queueMicrotask, runTimers, setInterval, setTimeout,
+  beginTimers, clearInterval, clearTimeout, performance, queueMicrotask, runTimers, setInterval, setTimeout,
 } = load('web/timers.js');
+const { installReplay } = load('replay.js');
 const { DOMException } = load('web/dom_exception.js');
 const { AbortController, AbortSignal, Event, EventTarget } = load('web/events.js');
 const { TextDecoder, TextEncoder } = load('web/encoding.js');
@@ -86,7 +87,11 @@ const helpers = {
   describeThrow,
   typeName: (v) => (v === null ? 'null' : typeof v),
   runTimers,
-  beginRun,
+  // beginRun(epochMs?): a run starts; with `epochMs`, a replayable one (replay.js).
+  beginRun: (epochMs) => {
+    beginTimers(epochMs);
+    if (epochMs !== undefined) installReplay();
+  },
   allocBytes: (n) => new Uint8ArrayCtor(n),
   invokeFetch,
 };

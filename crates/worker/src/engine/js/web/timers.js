@@ -1,15 +1,33 @@
-// Timers and microtasks (HTML), and `performance`. The worker's event loop calls runTimers()
-// between tool answers; a run ends when its promise settles, so pending timers never keep it
-// alive.
+// Timers and microtasks (HTML), `performance`, and the logical clock of a replayable run. The
+// worker's event loop calls runTimers() between tool answers; a run ends when its promise
+// settles, so pending timers never keep it alive.
 (function (load) {
 'use strict';
 const { natives } = load('natives.js');
 const { reportUncaught } = load('errors.js');
-const { DateNow, MapCtor, NumberCtor, PromiseResolve, ReflectApply, TypeErrorCtor, call, promiseThen } = load('primordials.js');
+const { DateNow, MapCtor, MathFloor, NumberCtor, PromiseResolve, ReflectApply, TypeErrorCtor, call, promiseThen } = load('primordials.js');
 
 const nowMs = natives.now;
 
-const timerQueue = []; // ordered by deadline, then scheduling order
+// A replayable run's clock (docs/runtime.md, "Replayable runs (approvals)"): microseconds since
+// its epoch, -1 in a run that reads the real clock. Each read advances it by 1 µs; a timer's
+// callback first moves it to at least the logical time the timer was due; waiting for the host
+// does not move it.
+let logicalUs = -1;
+let epochMs = 0;
+function readLogicalUs() {
+  const t = logicalUs;
+  logicalUs = t + 1;
+  return t;
+}
+// Date.now() of a replayable run (js/replay.js reads its Date through this).
+function logicalDateNow() {
+  return epochMs + MathFloor(readLogicalUs() / 1000);
+}
+
+// Ordered by `order` (the deadline; in a replayable run the logical deadline, so timers fire in
+// the same order whatever the host's answers took), then scheduling order.
+const timerQueue = [];
 const timerById = new MapCtor();
 let timerSeq = 0;
 let nextTimerId = 1;
@@ -20,7 +38,7 @@ function insertTimer(t) {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     const m = timerQueue[mid];
-    if (m.deadline < t.deadline || (m.deadline === t.deadline && m.seq < t.seq)) lo = mid + 1;
+    if (m.order < t.order || (m.order === t.order && m.seq < t.seq)) lo = mid + 1;
     else hi = mid;
   }
   timerQueue.splice(lo, 0, t);
@@ -33,7 +51,12 @@ function schedule(name, callback, delay, args, repeat) {
   let ms = NumberCtor(delay);
   if (!(ms >= 1)) ms = 1; // as Node: at least 1 ms (NaN and negatives included)
   if (ms > 2147483647) ms = 1;
-  const t = { id: nextTimerId++, callback, args, delay: ms, repeat, deadline: nowMs() + ms, seq: timerSeq++, cancelled: false };
+  const deadline = nowMs() + ms;
+  // `at`: the logical time the timer is due, in a replayable run (0 otherwise).
+  const at = logicalUs < 0 ? 0 : logicalUs + ms * 1000;
+  const t = {
+    id: nextTimerId++, callback, args, delay: ms, repeat, deadline, at, order: logicalUs < 0 ? deadline : at, seq: timerSeq++, cancelled: false,
+  };
   timerById.set(t.id, t);
   insertTimer(t);
   return t.id;
@@ -56,8 +79,11 @@ function runTimers() {
   const now = nowMs();
   if (t.deadline > now) return t.deadline;
   timerQueue.shift();
+  if (logicalUs >= 0 && logicalUs < t.at) logicalUs = t.at;
   if (t.repeat) {
     t.deadline = now + t.delay;
+    t.at = logicalUs < 0 ? 0 : logicalUs + t.delay * 1000;
+    t.order = logicalUs < 0 ? t.deadline : t.at;
     t.seq = timerSeq++;
     insertTimer(t);
   } else {
@@ -99,16 +125,24 @@ function queueMicrotask(callback) {
 // performance.now() counts from the start of the run, not from when the isolate was prepared.
 let originMs = nowMs();
 let timeOrigin = DateNow();
-function beginRun() {
+// Starts the run's clock: the real one, or with `epoch` (ms since the Unix epoch) the logical
+// clock of a replayable run, at that epoch.
+function beginTimers(epoch) {
   originMs = nowMs();
-  timeOrigin = DateNow();
+  if (epoch === undefined) {
+    timeOrigin = DateNow();
+    return;
+  }
+  epochMs = epoch;
+  timeOrigin = epoch;
+  logicalUs = 0;
 }
 // Milliseconds since the run began (performance.now(), Event#timeStamp).
 function sinceOrigin() {
-  return nowMs() - originMs;
+  return logicalUs < 0 ? nowMs() - originMs : readLogicalUs() / 1000;
 }
 const performance = {
-  now: () => nowMs() - originMs,
+  now: () => sinceOrigin(),
   get timeOrigin() {
     return timeOrigin;
   },
@@ -123,8 +157,9 @@ return {
   clearTimeout,
   clearInterval,
   queueMicrotask,
-  beginRun,
+  beginTimers,
   sinceOrigin,
+  logicalDateNow,
   performance,
 };
 })
