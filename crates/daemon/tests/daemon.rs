@@ -66,7 +66,6 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
             bounds: Default::default(),
             outbound: codemode_daemon::wire::Outbound::Public,
             budgets: Default::default(),
-            replayable: None,
         },
         Box::new(move |e| seen.lock().unwrap().push(e)),
     )
