@@ -271,7 +271,11 @@ impl From<CloseReason> for HandlesClosedReason {
 /// run `id` ended (`done` with its outcome, or `failed` with an executor fault); the
 /// invocation given token `invocation` was answered (`invoked`) or failed (`invokeFailed`); a
 /// retained execution ended (`handlesClosed`); or run `id` wrote a console entry (`log`, live
-/// logs only). `connect()` builds the same from the daemon's messages of the same names.
+/// logs only); or a call of run `id` needs `decide` (`approve`, callback mode). `connect()`
+/// builds the same from the daemon's messages of the same names.
+// Each completion is built once and moved straight into a threadsafe call; boxing the outcome
+// would cost an allocation per run for no saving.
+#[allow(clippy::large_enum_variant)]
 #[napi(discriminant = "kind", discriminant_case = "camelCase")]
 pub enum NativeCompletion {
     Done {

@@ -237,6 +237,7 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
                 execution_id,
                 handles,
             }),
+            ..RunOutcome::default()
         });
     let request = request();
     prop_oneof![
@@ -410,6 +411,7 @@ fn hand_picked_messages_roundtrip() {
                 execution_id: "d6201803-2236-4c65-be08-ff9eaca95a75".into(),
                 handles: vec!["fetch".into()],
             }),
+            ..RunOutcome::default()
         },
     });
 }

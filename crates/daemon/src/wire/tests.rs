@@ -245,6 +245,7 @@ fn daemon_messages_encode_in_both_forms() {
             execution_id: "e1".into(),
             handles: vec!["fetch".into()],
         }),
+        ..RunOutcome::default()
     };
     let (msg, payload) = ServerMsg::completion(9, Ok(outcome));
     let Message::Binary(bytes) = encode(&msg, payload.as_deref()) else {
