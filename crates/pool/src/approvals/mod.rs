@@ -403,7 +403,15 @@ impl Book {
                 }
                 other => {
                     let expected = describe(other);
-                    let got = format!("a call of {}.{}", asked.0, asked.1);
+                    let got = match other {
+                        Slot::Call { provider, tool, .. }
+                        | Slot::Pending { provider, tool, .. }
+                            if (provider, tool) == (&asked.0, &asked.1) =>
+                        {
+                            format!("a call of {}.{} with other arguments", asked.0, asked.1)
+                        }
+                        _ => format!("a call of {}.{}", asked.0, asked.1),
+                    };
                     gate.ended = Some(Ending::Failed(
                         FailureCode::ReplayDiverged,
                         FailureCode::ReplayDiverged
