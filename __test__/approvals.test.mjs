@@ -125,6 +125,29 @@ describe('interrupt mode', () => {
     expect(Math.abs(recorded[1] - Date.now())).toBeLessThan(60_000);
   });
 
+  it('answers the ledger\'s fetches from the token too; a routed run needs its policy again', async () => {
+    const b = billing();
+    const fetched = [];
+    const outbound = (request) => {
+      fetched.push(request.url);
+      return { status: 200, statusText: 'OK', headers: [], body: new TextEncoder().encode('price 7') };
+    };
+    const code = `async () => {
+      const price = await (await fetch('https://shop.example.test/price')).text()
+      const r = await billing.refund(price)
+      return [price, r]
+    }`;
+    const paused = await ex.execute({ code, providers: b.providers, dispatch: b.dispatch, outbound });
+    expect(paused.paused.pending[0].args).toEqual(['price 7']);
+    const decisions = decideAll(paused.paused, { approved: true });
+    const noPolicy = await rejection(ex.resume({ token: paused.paused.token, dispatch: b.dispatch, decisions }));
+    expect([noPolicy.code, noPolicy.message.includes('outbound')]).toEqual(['INVALID_REQUEST', true]);
+    const done = await ex.resume({ token: paused.paused.token, dispatch: b.dispatch, decisions, outbound });
+    expect(done.result).toEqual(['price 7', 'refunded price 7']);
+    expect(fetched).toEqual(['https://shop.example.test/price']);
+    expect(done.stats.fetches).toBe(1);
+  });
+
   it('refuses a replay that asks for another call than its ledger holds', async () => {
     const b = billing();
     // The first run: the slow tool loses the race to the timer; on replay its answer comes at
