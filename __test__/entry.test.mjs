@@ -8,7 +8,7 @@ describe('entry contract', () => {
     const out = await run(ex, 'async (...args) => ({ n: args.length, v: await Promise.resolve(7) })');
     expect(out.result).toEqual({ n: 0, v: 7 });
     expect(out.logs).toEqual([]);
-    expect(Object.keys(out).sort()).toEqual(['logs', 'result', 'stats']);
+    expect(Object.keys(out).sort()).toEqual(['calls', 'logs', 'result', 'stats']);
   });
 
   it('accepts a synchronous function and a parenthesized expression', async () => {

@@ -74,7 +74,7 @@ describe('asking for a handle', () => {
       },
       retainHandles: true,
     });
-    expect(Object.keys(outcome).sort()).toEqual(['executionId', 'handles', 'logs', 'result', 'stats']);
+    expect(Object.keys(outcome).sort()).toEqual(['calls', 'executionId', 'handles', 'logs', 'result', 'stats']);
     expect(outcome.result).toBeUndefined();
     expect(outcome.executionId).toMatch(UUID_V4);
     expect(outcome.handles).toEqual(['fetch']);

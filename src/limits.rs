@@ -27,8 +27,8 @@ pub struct NativeOptionLimits {
     pub response_status: (f64, f64),
     /// The names the runtime installs on the sandbox's global object, in order.
     pub runtime_globals: Vec<String>,
-    /// The least bytes an `approvalKey` may have.
-    pub approval_key_min_bytes: u32,
+    /// A request's `approval` and the executor's `approvalKey` (docs/approvals.md).
+    pub approval: NativeApprovalLimits,
     /// `[min, max]` of each of the daemon's own options (`serve()`: `port`, `maxInFlight`,
     /// `maxConnections`, `maxConnectionsPerAddress`, `helloTimeout` and `idleTimeout` in ms,
     /// `maxMessageBytes`, and the budget ceilings `cpuLimit` in ms, `toolCallLimit`,
@@ -37,6 +37,17 @@ pub struct NativeOptionLimits {
     /// What an omitted daemon option gets (the same names but the budget ceilings, which have
     /// no default: omitted, there is none).
     pub serve_defaults: BTreeMap<String, f64>,
+}
+
+/// The bounds of approvals: `[min, max]` of `expiresIn` and `timeout` (ms), what an omitted
+/// one gets, and the least bytes of an `approvalKey`.
+#[napi(object)]
+pub struct NativeApprovalLimits {
+    pub expires_in: (f64, f64),
+    pub default_expires_in: f64,
+    pub timeout: (f64, f64),
+    pub default_timeout: f64,
+    pub key_min_bytes: u32,
 }
 
 fn range<T: Copy + Into<f64>>(r: &RangeInclusive<T>) -> (f64, f64) {
@@ -62,8 +73,6 @@ pub fn limits() -> NativeOptionLimits {
         ("cpuLimit", u(&options::CPU_LIMIT_MS)),
         ("toolCallLimit", u(&options::TOOL_CALL_LIMIT)),
         ("fetchLimit", u(&options::FETCH_LIMIT)),
-        ("approvalExpiresIn", u(&options::APPROVAL_EXPIRES_IN_MS)),
-        ("approvalTimeout", u(&options::APPROVAL_TIMEOUT_MS)),
     ];
     let defaults = [
         ("queueBound", options::DEFAULT_QUEUE_BOUND),
@@ -73,14 +82,18 @@ pub fn limits() -> NativeOptionLimits {
             "handlesIdleTimeout",
             options::DEFAULT_HANDLES_IDLE_TIMEOUT_MS,
         ),
-        ("approvalExpiresIn", options::DEFAULT_APPROVAL_EXPIRES_IN_MS),
-        ("approvalTimeout", options::DEFAULT_APPROVAL_TIMEOUT_MS),
     ];
     NativeOptionLimits {
         options: options.map(|(k, v)| (k.to_string(), v)).into(),
         defaults: defaults.map(|(k, v)| (k.to_string(), num(v))).into(),
         response_status: range(&limits::RESPONSE_STATUS),
-        approval_key_min_bytes: limits::APPROVAL_KEY_MIN_BYTES as u32,
+        approval: NativeApprovalLimits {
+            expires_in: u(&options::APPROVAL_EXPIRES_IN_MS),
+            default_expires_in: num(options::DEFAULT_APPROVAL_EXPIRES_IN_MS),
+            timeout: u(&options::APPROVAL_TIMEOUT_MS),
+            default_timeout: num(options::DEFAULT_APPROVAL_TIMEOUT_MS),
+            key_min_bytes: limits::APPROVAL_KEY_MIN_BYTES as u32,
+        },
         runtime_globals: limits::RUNTIME_GLOBALS
             .iter()
             .map(|g| g.to_string())

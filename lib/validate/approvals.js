@@ -16,12 +16,12 @@ const { fault, describe, reading, snapshot, integerIn, objectArgument, checkSign
  */
 
 /**
- * The range of `approvalExpiresIn` or `approvalTimeout` (crates/protocol `limits::options`).
- * @param {'approvalExpiresIn' | 'approvalTimeout'} key
+ * The range of `expiresIn` or `timeout` (crates/protocol `limits::options`, through the addon).
+ * @param {'expiresIn' | 'timeout'} key
  * @returns {[number, number]}
  */
 function range(key) {
-  const [min, max] = limits().options[key];
+  const [min, max] = limits().approval[key];
   return [Number(min), Number(max)];
 }
 
@@ -31,7 +31,7 @@ function range(key) {
  * @returns {Buffer}
  */
 function approvalKey(key) {
-  const min = limits().approvalKeyMinBytes;
+  const min = limits().approval.keyMinBytes;
   const allowed = `a Buffer, Uint8Array or string of at least ${min} bytes (e.g. crypto.randomBytes(32)), the same on every executor that resumes these tokens`;
   let bytes;
   if (typeof key === 'string') bytes = Buffer.from(key, 'utf8');
@@ -81,11 +81,11 @@ function approval(given, approve, retainHandles) {
     throw fault(kind, { field: 'approval', problem: 'given, but no provider marks a tool with approve', allowed: "approve: ['tool', ...] or approve: true on the providers whose calls need approval" });
   }
   const input = given === undefined ? { mode: 'interrupt' } : snapshot(kind, 'approval', objectArgument(kind, 'approval', given, "{ mode: 'interrupt', expiresIn? } or { mode: 'callback', decide, timeout? }", false), ['mode', 'expiresIn', 'decide', 'timeout'], 'approval');
-  const { defaults } = limits();
+  const bounds = limits().approval;
   if (input.mode === 'interrupt') {
     const extra = Object.keys(input).find((k) => !INTERRUPT_KEYS.includes(k));
     if (extra) throw fault(kind, { field: `approval.${extra}`, problem: "given in interrupt mode", allowed: "{ mode: 'interrupt', expiresIn? }" });
-    const expiresIn = input.expiresIn === undefined ? defaults.approvalExpiresIn : integerIn(kind, 'approval.expiresIn', input.expiresIn, range('approvalExpiresIn'), ' (ms)');
+    const expiresIn = input.expiresIn === undefined ? bounds.defaultExpiresIn : integerIn(kind, 'approval.expiresIn', input.expiresIn, range('expiresIn'), ' (ms)');
     return { approval: { approve, mode: 'interrupt', expiresIn }, decide: undefined };
   }
   if (input.mode === 'callback') {
@@ -94,7 +94,7 @@ function approval(given, approve, retainHandles) {
     if (typeof input.decide !== 'function') {
       throw fault(kind, { field: 'approval.decide', problem: `got ${describe(input.decide)}`, allowed: 'a function ({ provider, tool, args }) => { approved, reason? } | Promise of it' });
     }
-    const timeout = input.timeout === undefined ? defaults.approvalTimeout : integerIn(kind, 'approval.timeout', input.timeout, range('approvalTimeout'), ' (ms)');
+    const timeout = input.timeout === undefined ? bounds.defaultTimeout : integerIn(kind, 'approval.timeout', input.timeout, range('timeout'), ' (ms)');
     return { approval: { approve, mode: 'callback', timeout }, decide: /** @type {Decide} */ (input.decide) };
   }
   throw fault(kind, { field: 'approval.mode', problem: `got ${describe(input.mode)}`, allowed: "'interrupt' or 'callback'" });
