@@ -462,7 +462,7 @@ class ExecutorCore {
    * A call of a callback-mode run that needs approval: the run's `decide` is awaited (for at
    * most its approval's timeout) while the run waits, and its answer goes to the pool. A throw,
    * or an answer that is not `{ approved }`, denies the call with what went wrong as the reason.
-   * @param {import('../native').NativeApprovalCall} call
+   * @param {NativeToolCall} call
    */
   #approve(call) {
     const run = this.#runs.get(call.id);

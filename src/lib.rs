@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codemode_pool::protocol::{Failure, FailureCode, LogEntry, RunOutcome};
-use codemode_pool::{ApprovalRequest, CloseReason, Decision, FetchCall, Host, Pool, ToolCall};
+use codemode_pool::{CloseReason, Decision, FetchCall, Host, Pool, ToolCall};
 use napi::bindgen_prelude::Buffer;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
@@ -67,10 +67,8 @@ impl Host for Bridge {
         self.report(NativeCompletion::log(exec_id, entry));
     }
 
-    fn approve(&self, request: ApprovalRequest) {
-        self.report(NativeCompletion::Approve {
-            call: request.into(),
-        });
+    fn approve(&self, call: ToolCall) {
+        self.report(NativeCompletion::Approve { call: call.into() });
     }
 }
 

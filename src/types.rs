@@ -13,8 +13,8 @@ use codemode_pool::protocol::{
     Redirect, RunOutcome, WireRequest, WireResponse,
 };
 use codemode_pool::{
-    ApprovalMode, ApprovalRequest, ApprovalSpec, CloseReason, Decision, ExecSpec, FetchCall,
-    PoolOptions, PoolStats, ToolCall,
+    ApprovalMode, ApprovalSpec, CloseReason, Decision, ExecSpec, FetchCall, PoolOptions, PoolStats,
+    ToolCall,
 };
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
@@ -130,29 +130,6 @@ impl From<NativeDecision> for (String, Decision) {
                 reason: d.reason,
             },
         )
-    }
-}
-
-/// A call that needs approval, for the request's `decide` (callback mode).
-#[napi(object)]
-pub struct NativeApprovalCall {
-    pub id: i64,
-    pub call_id: u32,
-    pub provider: String,
-    pub tool: String,
-    /// V8-serialized arguments array.
-    pub args: Buffer,
-}
-
-impl From<ApprovalRequest> for NativeApprovalCall {
-    fn from(r: ApprovalRequest) -> Self {
-        NativeApprovalCall {
-            id: r.exec_id as i64,
-            call_id: r.call_id,
-            provider: r.provider,
-            tool: r.tool,
-            args: r.args.into(),
-        }
     }
 }
 
@@ -305,7 +282,7 @@ pub enum NativeCompletion {
     },
     /// A call that needs approval, for the run's `decide` (callback mode).
     Approve {
-        call: NativeApprovalCall,
+        call: NativeToolCall,
     },
 }
 

@@ -49,7 +49,7 @@ use codemode_protocol::{
     RunOutcome, WireRequest, WireResponse,
 };
 
-pub use approvals::{ApprovalMode, ApprovalRequest, ApprovalSpec, Decision};
+pub use approvals::{ApprovalMode, ApprovalSpec, Decision};
 pub use codemode_protocol as protocol;
 pub use observe::{
     in_and_out, render as render_metrics, sample, Family, MetricDef, MetricKind, Sample, FAMILIES,
@@ -137,10 +137,11 @@ pub trait Host: Send + Sync + 'static {
     /// `live_logs`), in order and before its completion; called on a pool thread, must not
     /// block.
     fn log(&self, _exec_id: u64, _entry: LogEntry) {}
-    /// A tool call that needs approval, of a run in callback mode: answer it with
+    /// A tool call that needs approval, of a run in callback mode (its arguments as the sandbox
+    /// made them): answer it with
     /// [`Pool::decide`] (the run's time bound waits meanwhile). Called on a pool thread, must
     /// not block. A host that never submits callback-mode runs need not implement it.
-    fn approve(&self, _request: ApprovalRequest) {}
+    fn approve(&self, _call: ToolCall) {}
 }
 
 /// Why a retained execution ended.

@@ -497,8 +497,8 @@ impl Host for Timed {
         self.host.log(exec_id, entry);
     }
 
-    fn approve(&self, request: crate::ApprovalRequest) {
-        self.host.approve(request);
+    fn approve(&self, call: ToolCall) {
+        self.host.approve(call);
     }
 }
 

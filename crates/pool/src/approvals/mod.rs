@@ -59,17 +59,6 @@ pub struct Decision {
     pub reason: Option<String>,
 }
 
-/// A call for the host's `approve` (callback mode), answered with `Pool::decide`.
-#[derive(Debug)]
-pub struct ApprovalRequest {
-    pub exec_id: u64,
-    pub call_id: u32,
-    pub provider: String,
-    pub tool: String,
-    /// V8-serialized arguments array.
-    pub args: Vec<u8>,
-}
-
 /// What the caller does with a tool call after the book saw it.
 pub(crate) enum CallAction {
     /// To the host's dispatch.
@@ -77,7 +66,7 @@ pub(crate) enum CallAction {
     /// Answered here (from the ledger, or denied): `ok` and the payload, as the host would.
     Answer(bool, Vec<u8>),
     /// Put to the host's `approve` (callback mode); the time bound waits meanwhile.
-    Ask(crate::approvals::ApprovalRequest, Duration),
+    Ask(ToolCall, Duration),
     /// Held for a decision, or dropped (the run is being stopped).
     Hold,
     /// The run is over: stop it (paused, diverged, or its token too large).
@@ -390,16 +379,7 @@ impl Book {
                         track.settle(record, CallStatus::Denied, None);
                         return CallAction::Answer(false, text.into_bytes());
                     }
-                    gate.in_flight += 1;
-                    track.open.insert(
-                        call.call_id,
-                        Open {
-                            record,
-                            started,
-                            slot: Some((n, asked.0, asked.1, asked.2)),
-                        },
-                    );
-                    return CallAction::Forward(call);
+                    return track.forward(call, record, started, (n, asked.0, asked.1, asked.2));
                 }
                 other => {
                     let expected = describe(other);
@@ -429,7 +409,7 @@ impl Book {
                     return CallAction::Hold;
                 }
                 ApprovalMode::Callback { timeout_ms } => {
-                    let request = ApprovalRequest {
+                    let request = ToolCall {
                         exec_id: call.exec_id,
                         call_id: call.call_id,
                         provider: asked.0,
@@ -441,16 +421,7 @@ impl Book {
                 }
             }
         }
-        gate.in_flight += 1;
-        track.open.insert(
-            call.call_id,
-            Open {
-                record,
-                started,
-                slot: Some((n, asked.0, asked.1, asked.2)),
-            },
-        );
-        CallAction::Forward(call)
+        track.forward(call, record, started, (n, asked.0, asked.1, asked.2))
     }
 
     /// The host answered tool call `call_id` of `exec_id`; whether the run is to be stopped
@@ -502,22 +473,13 @@ impl Book {
         let gate = track.gate.as_mut()?;
         let (n, call, record) = gate.asked.remove(&call_id)?;
         if decision.approved {
-            gate.in_flight += 1;
-            let slot = Some((
+            let slot = (
                 n,
                 call.provider.clone(),
                 call.tool.clone(),
                 call.args.clone(),
-            ));
-            track.open.insert(
-                call_id,
-                Open {
-                    record,
-                    started: Instant::now(),
-                    slot,
-                },
             );
-            return Some(CallAction::Forward(call));
+            return Some(track.forward(call, record, Instant::now(), slot));
         }
         let text = denied(&call.provider, &call.tool, decision.reason.as_deref());
         gate.record(
@@ -706,6 +668,28 @@ impl Gate {
 }
 
 impl Track {
+    /// A gated run's call goes to the host, in ledger slot `slot.0`, asking what `slot` says.
+    fn forward(
+        &mut self,
+        call: ToolCall,
+        record: Option<usize>,
+        started: Instant,
+        slot: (usize, String, String, Vec<u8>),
+    ) -> CallAction {
+        if let Some(gate) = self.gate.as_mut() {
+            gate.in_flight += 1;
+        }
+        self.open.insert(
+            call.call_id,
+            Open {
+                record,
+                started,
+                slot: Some(slot),
+            },
+        );
+        CallAction::Forward(call)
+    }
+
     /// Records a call of `provider.tool` in the audit trail (within its bound).
     fn record(&mut self, provider: &str, tool: &str) -> Option<usize> {
         if self.calls.len() >= limits::CALL_RECORDS {
