@@ -4,7 +4,8 @@
 // whole pool busy and one tool-call round trip; then this executor's own figures against their
 // targets: the throughput ceiling its per-run cost allows, isolate preparation (inside the
 // worker), code at JIT speed (cpu.js, beside isolated-vm and plain Node), memory at rest
-// (memory.js) and the overshoot of the time bound and of the CPU budget. Writes docs/benchmarks.md (report.js).
+// (memory.js), the overshoot of the time bound and of the CPU budget, and what approvals cost
+// (approvals.js: resume against a fresh execute, the token's size). Writes docs/benchmarks.md (report.js).
 //
 // Usage: npm run bench [-- --quick]
 
@@ -16,6 +17,7 @@ const { IsolateExecutor } = require('..');
 const { stats, median, mean, cpuMs } = require('./measure');
 const cpu = require('./cpu');
 const memory = require('./memory');
+const approvals = require('./approvals');
 const { writeReport, fmt } = require('./report');
 
 const QUICK = process.argv.includes('--quick');
@@ -331,6 +333,9 @@ async function main() {
   const cpuOver = await overshoot('cpu');
   console.log(`CPU budget overshoot (sync loop, ${cpuOver.bound} ms budget): host p50 ${fmt(cpuOver.p50, 2)} ms, p99 ${fmt(cpuOver.p99, 2)} ms; counted CPU p50 ${fmt(cpuOver.counted.p50, 2)} ms, p99 ${fmt(cpuOver.counted.p99, 2)} ms`);
 
+  const appr = await approvals.run({ quick: QUICK });
+  for (const line of approvals.lines(appr)) console.log(line);
+
   const file = writeReport({
     settings: { quick: QUICK, program: PROGRAM, gapMs: GAP_MS, nLat: N_LAT, inFlight: WORKERS * 4, throughputMs: THROUGHPUT_MS, ceilingMs: CEILING_MS, nCalls: N_CALLS, workers: WORKERS, cores: CORES },
     order,
@@ -342,6 +347,7 @@ async function main() {
     memory: mem,
     overshoot: over,
     cpuOvershoot: cpuOver,
+    approvals: appr,
   });
   console.log(`\nwrote ${path.relative(path.join(__dirname, '..'), file)} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
