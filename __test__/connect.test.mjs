@@ -7,7 +7,7 @@ import { connect, ExecutorError } from './daemon-helpers.mjs';
 
 const OPEN = 1;
 const stats = { wallMs: 1, cpuMs: 1, heapPeakBytes: 1, buffersPeakBytes: 0, toolCalls: 0, workerPid: 1, cpuBudgetMs: 0, fetches: 0 };
-const welcome = { type: 'welcome', protocol: 1, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
+const welcome = { type: 'welcome', protocol: 2, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
 
 /**
  * A WebSocket class whose daemon side is `script(message, reply)`: each client message (its JSON
@@ -54,7 +54,7 @@ function scripted(script, { hello = (reply) => reply(JSON.stringify(welcome)) } 
 }
 
 const GRANTED = '0b7e3c52-8d4f-4e0a-9a51-6f2d8c1e4b7a';
-const done = (id, fields = {}) => JSON.stringify({ type: 'done', id, hasResult: false, logs: [], stats, ...fields });
+const done = (id, fields = {}) => JSON.stringify({ type: 'done', id, hasResult: false, logs: [], stats, calls: [], ...fields });
 
 async function protocolError(promise) {
   const e = await promise.then(

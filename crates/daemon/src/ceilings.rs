@@ -22,7 +22,13 @@ pub struct Ceilings {
 }
 
 /// A number a run asks for: field, the value, the ceiling, unit, flag.
-type Number = (&'static str, Option<u64>, Option<u64>, &'static str, &'static str);
+type Number = (
+    &'static str,
+    Option<u64>,
+    Option<u64>,
+    &'static str,
+    &'static str,
+);
 
 /// What a request may run with, once held to the ceilings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

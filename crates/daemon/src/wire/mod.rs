@@ -223,7 +223,12 @@ impl ExecuteMsg {
                 expires_in_ms: DEFAULT_APPROVAL_EXPIRES_IN_MS,
             },
             Some(ApprovalMsg::Interrupt { expires_in }) => {
-                in_range("approval.expiresIn", expires_in, &APPROVAL_EXPIRES_IN_MS, "ms")?;
+                in_range(
+                    "approval.expiresIn",
+                    expires_in,
+                    &APPROVAL_EXPIRES_IN_MS,
+                    "ms",
+                )?;
                 ApprovalMode::Interrupt {
                     expires_in_ms: expires_in.unwrap_or(DEFAULT_APPROVAL_EXPIRES_IN_MS),
                 }

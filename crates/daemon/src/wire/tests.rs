@@ -624,9 +624,8 @@ fn resume_and_decision_decode() {
             ),
         ]
     );
-    let m =
-        decode_text(r#"{"type":"decision","id":3,"callId":7,"approved":false,"reason":"r"}"#)
-            .unwrap();
+    let m = decode_text(r#"{"type":"decision","id":3,"callId":7,"approved":false,"reason":"r"}"#)
+        .unwrap();
     assert_eq!(
         m,
         ClientMsg::Decision {
