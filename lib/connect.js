@@ -358,11 +358,12 @@ class RemoteExecutor {
       case 'done': {
         const { id } = msg;
         if (channel.pending.get(id)?.kind !== 'run') return;
+        // Checked while the run still waits on the channel, which rejects it when broken.
+        const paused = msg.paused && pausedOf(msg.paused, payload);
+        if (paused === null) return channel.broken(`a \`done\` whose paused calls' argsBytes do not add up to its payload (request ${id})`);
         channel.pending.delete(id);
         this.#runChannels.delete(id);
         if (msg.grant) holders.remember(msg.grant.executionId, channel.daemon);
-        const paused = msg.paused && pausedOf(msg.paused, payload);
-        if (paused === null) return channel.broken(`a \`done\` whose paused calls' argsBytes do not add up to its payload (request ${id})`);
         const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant, calls: msg.calls, paused };
         return core.onDone(completion({ kind: 'done', id, outcome }));
       }

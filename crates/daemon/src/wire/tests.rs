@@ -1,5 +1,9 @@
 //! The encoding of every message, the errors a bad one gets, the range checks, and that
 //! docs/protocol.md documents every message type the daemon knows.
+//!
+//! One file for the tests of one module (`wire`): each test reads a message through the same
+//! decode/encode entry points and the same samples, and the documentation checks need every
+//! message type at once.
 
 use super::*;
 use codemode_pool::protocol::{CallStatus, LogLevel, PendingCall, RunError, RunStats};
@@ -218,6 +222,16 @@ fn bad_messages_say_what_is_wrong_and_keep_the_id() {
     assert!(e.detail.contains("header is 9 bytes"), "{e:?}");
 }
 
+/// `msg` with `payload` encoded: it is the binary form; its JSON header and its payload.
+fn binary_parts(msg: &ServerMsg, payload: Option<&[u8]>) -> (serde_json::Value, Vec<u8>) {
+    let Message::Binary(bytes) = encode(msg, payload) else {
+        panic!("a payload travels in the binary form")
+    };
+    let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+    let header = serde_json::from_slice(&bytes[4..4 + len]).unwrap();
+    (header, bytes[4 + len..].to_vec())
+}
+
 #[test]
 fn daemon_messages_encode_in_both_forms() {
     let outcome = RunOutcome {
@@ -248,12 +262,8 @@ fn daemon_messages_encode_in_both_forms() {
         ..RunOutcome::default()
     };
     let (msg, payload) = ServerMsg::completion(9, Ok(outcome));
-    let Message::Binary(bytes) = encode(&msg, payload.as_deref()) else {
-        panic!("a payload travels in the binary form")
-    };
-    let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
-    let header: serde_json::Value = serde_json::from_slice(&bytes[4..4 + len]).unwrap();
-    assert_eq!(&bytes[4 + len..], [1, 2, 3]);
+    let (header, payload) = binary_parts(&msg, payload.as_deref());
+    assert_eq!(payload, [1, 2, 3]);
     assert_eq!(
         header,
         serde_json::json!({
@@ -680,12 +690,8 @@ fn a_paused_done_carries_calls_and_its_pending_arguments_in_the_payload() {
         ..RunOutcome::default()
     };
     let (msg, payload) = ServerMsg::completion(5, Ok(outcome));
-    let Message::Binary(bytes) = encode(&msg, payload.as_deref()) else {
-        panic!("the arguments travel in the binary form")
-    };
-    let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
-    let header: serde_json::Value = serde_json::from_slice(&bytes[4..4 + len]).unwrap();
-    assert_eq!(&bytes[4 + len..], [1, 2, 3, 4, 5]);
+    let (header, payload) = binary_parts(&msg, payload.as_deref());
+    assert_eq!(payload, [1, 2, 3, 4, 5]);
     assert_eq!(header["hasResult"], false);
     assert_eq!(
         header["calls"],
@@ -712,11 +718,8 @@ fn a_paused_done_carries_calls_and_its_pending_arguments_in_the_payload() {
         provider: "b".into(),
         tool: "refund".into(),
     };
-    let Message::Binary(bytes) = encode(&approve, Some(&[7, 8])) else {
-        panic!()
-    };
-    assert!(bytes.ends_with(&[7, 8]));
-    let header: serde_json::Value = serde_json::from_slice(&bytes[4..bytes.len() - 2]).unwrap();
+    let (header, payload) = binary_parts(&approve, Some(&[7, 8]));
+    assert_eq!(payload, [7, 8]);
     assert_eq!(
         header,
         serde_json::json!({"type": "approve", "id": 5, "callId": 9, "provider": "b", "tool": "refund"})
