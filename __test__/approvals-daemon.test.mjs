@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, connected, served, startDaemon } from './daemon-helpers.mjs';
+import { BIN, connected, raw, served, startDaemon } from './daemon-helpers.mjs';
 
 const KEY = 'a-shared-approval-key-of-32-bytes!';
 const OTHER_KEY = 'another-approval-key-of-32-bytes!!';
@@ -137,6 +137,36 @@ describe('callback mode over connect()', () => {
     expect(Date.now() - started).toBeGreaterThan(1000);
     expect(outcome.error).toBeUndefined();
     expect(outcome.result.refunds).toEqual(['refunded 7', 'refunded 8']);
+  });
+});
+
+describe('the protocol’s approve and decision', () => {
+  it('drops a decision for a call that is not waiting, and ends a run whose connection goes while it waits', async () => {
+    const server = await served({ approvalKey: KEY });
+    const client = await raw(server.url);
+    const execute = { type: 'execute', id: 1, code: 'async () => { await p.t(1); return 2 }', providers: [{ name: 'p', tools: ['t'], approve: true }], approval: { mode: 'callback' } };
+    client.send(execute);
+    const approve = await client.next((m) => m.type === 'approve');
+    expect(approve).toMatchObject({ id: 1, provider: 'p', tool: 't' });
+    expect(approve.payload.length).toBeGreaterThan(0);
+    // Invented call ids, another run's id: dropped without an error.
+    client.send({ type: 'decision', id: 1, callId: approve.callId + 100, approved: true });
+    client.send({ type: 'decision', id: 2, callId: approve.callId, approved: true });
+    client.send({ type: 'stats', id: 3 });
+    await client.next((m) => m.type === 'stats');
+    expect(client.received.filter((m) => m.type === 'error' || m.type === 'toolCall')).toEqual([]);
+    client.send({ type: 'decision', id: 1, callId: approve.callId, approved: false, reason: 'not approved here' });
+    const done = await client.next((m) => m.type === 'done');
+    // The denial rejects inside the sandbox; uncaught, it is the program's error.
+    expect(done.error.code).toBe('PROGRAM_ERROR');
+    expect(done.error.message).toContain('not approved here');
+    expect(done.calls).toEqual([{ provider: 'p', tool: 't', status: 'denied', ms: expect.any(Number) }]);
+    // A connection that goes while its run waits for a decision: the run ends.
+    client.send({ ...execute, id: 4 });
+    await client.next((m) => m.type === 'approve');
+    expect(server.stats().running).toBe(1);
+    client.socket.close();
+    await expect.poll(() => server.stats().running, { timeout: 5000 }).toBe(0);
   });
 });
 
