@@ -547,6 +547,8 @@ export interface ConnectOptions extends Budgets {
   onHandlesClosed?: (event: HandlesClosed) => void
   /** Milliseconds to wait for the daemon's welcome before `DAEMON_UNREACHABLE`. Default 10000. */
   connectTimeout?: number
+  // There is no `approvalKey` here: the daemon signs and checks approval tokens with its own
+  // key (`ServeOptions.approvalKey`, `--approval-key-file`); the key never crosses the wire.
 }
 
 /**
@@ -602,6 +604,19 @@ export declare class RemoteExecutor {
    * `CONNECTION_LOST` (retryable; the daemon stops a run whose caller is gone).
    */
   execute(request: ExecuteRequest): Promise<Outcome>
+  /**
+   * Resumes a run that paused for approval, as `IsolateExecutor.resume`, on the daemon this
+   * executor reaches: any daemon whose approval key (`serve({ approvalKey })`,
+   * `--approval-key-file`) signed the token, so behind a load balancer whichever daemon takes the
+   * request resumes it. `dispatch`, `outbound` and `onLog` run here, as for `execute`. Rejects
+   * with `TOKEN_TAMPERED`, `TOKEN_FOREIGN_KEY` (another key: a daemon without the key, or one
+   * left with its random per-process key), `TOKEN_EXPIRED`, `DECISIONS_INVALID`,
+   * `INVALID_REQUEST`, `INVALID_OPTION` (the paused run asks more than this daemon's ceilings),
+   * and as `execute` (`DRAINING`, `IN_FLIGHT_LIMIT`, `CONNECTION_LOST`, ...). A request in
+   * callback mode (`approval.decide`) is asked here: the daemon sends each call, and the run
+   * waits for `decide` on this connection.
+   */
+  resume(request: ResumeRequest): Promise<Outcome>
   /**
    * Calls a handle of an execution the daemon retains, as `IsolateExecutor.invokeHandle`. Any
    * connection to the same daemon may invoke it: handles are keyed on the daemon. An aborted
@@ -717,6 +732,15 @@ export interface ServeOptions extends Budgets {
   /** MiB: the memory limit of a run without one, and the most a request may ask for (`INVALID_OPTION` above it). */
   memoryLimit?: number
   handlesIdleTimeout?: number
+  /**
+   * The key the daemon signs approval tokens with (docs/approvals.md), as `IsolateExecutor`'s
+   * `approvalKey`: at least 32 bytes (`INVALID_OPTION` otherwise). Give every daemon behind one
+   * balancer the same key, so a token paused on one resumes on any (`RemoteExecutor.resume`).
+   * Omitted: a random key of this process, so its tokens die with it. Whoever holds the key can
+   * mint tokens this daemon replays: keep it as secret as `token` (docs/threat-model.md).
+   * `--approval-key-file` on the command line.
+   */
+  approvalKey?: Buffer | Uint8Array | string
   workerPath?: string
 }
 

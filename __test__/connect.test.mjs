@@ -2,12 +2,13 @@
 // answers from a script, no socket opened. What a daemon sends is checked before it is read: a
 // message that breaks the protocol is a typed PROTOCOL_ERROR for every request that waited on
 // that connection, and the next request opens a new one.
+import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { connect, ExecutorError } from './daemon-helpers.mjs';
 
 const OPEN = 1;
 const stats = { wallMs: 1, cpuMs: 1, heapPeakBytes: 1, buffersPeakBytes: 0, toolCalls: 0, workerPid: 1, cpuBudgetMs: 0, fetches: 0 };
-const welcome = { type: 'welcome', protocol: 1, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
+const welcome = { type: 'welcome', protocol: 2, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
 
 /**
  * A WebSocket class whose daemon side is `script(message, reply)`: each client message (its JSON
@@ -53,8 +54,16 @@ function scripted(script, { hello = (reply) => reply(JSON.stringify(welcome)) } 
   return { FakeSocket, sockets };
 }
 
+/** A binary message: the header's length, the header, the payload. */
+function framed(header, payload) {
+  const json = Buffer.from(JSON.stringify(header));
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(json.length);
+  return Buffer.concat([length, json, payload]);
+}
+
 const GRANTED = '0b7e3c52-8d4f-4e0a-9a51-6f2d8c1e4b7a';
-const done = (id, fields = {}) => JSON.stringify({ type: 'done', id, hasResult: false, logs: [], stats, ...fields });
+const done = (id, fields = {}) => JSON.stringify({ type: 'done', id, hasResult: false, logs: [], stats, calls: [], ...fields });
 
 async function protocolError(promise) {
   const e = await promise.then(
@@ -104,6 +113,51 @@ describe("connect() checks each of the daemon's messages", () => {
     const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
     const e = await protocolError(remote.execute({ code: 'async () => 1', retainHandles: true }));
     expect(e.message).toContain('`grant.handles` missing');
+    await remote.close();
+  });
+
+  it('checks the approvals fields: calls, paused and its arguments, approve', async () => {
+    const replies = [
+      (id) => done(id, { calls: undefined }),
+      (id) => done(id, { calls: [{ provider: 'p', tool: 't', status: 'maybe', ms: 0 }] }),
+      (id) => done(id, { paused: { token: 't', pending: [{ id: '0', provider: 'p', tool: 't', argsBytes: 3 }] } }),
+      (id) => JSON.stringify({ type: 'approve', id, callId: -1, provider: 'p', tool: 't' }),
+    ];
+    const { FakeSocket } = scripted((msg, reply) => {
+      if (msg.type === 'execute') reply(/** @type {(id: number) => string} */ (replies.shift())(msg.id));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const request = { code: 'async () => 1' };
+    expect((await protocolError(remote.execute(request))).message).toContain('a `done` message whose `calls` is not an array');
+    expect((await protocolError(remote.execute(request))).message).toContain("`calls[0].status` is not one of 'ok', 'error', 'denied', 'pending', 'replayed'");
+    expect((await protocolError(remote.execute(request))).message).toContain("paused calls' argsBytes do not add up to its payload");
+    expect((await protocolError(remote.execute(request))).message).toContain('a `approve` message whose `callId` is not a request id');
+    await remote.close();
+  });
+
+  it('sends resume and its decisions, and a decision for each approve, as the protocol spells them', async () => {
+    const sent = [];
+    const { FakeSocket } = scripted((msg, reply) => {
+      sent.push(msg);
+      if (msg.type === 'resume') reply(done(msg.id, { calls: [{ provider: 'p', tool: 't', status: 'replayed', ms: 0 }] }));
+      if (msg.type === 'execute') reply(framed({ type: 'approve', id: msg.id, callId: 4, provider: 'p', tool: 't' }, serialize([{ order: 7 }])));
+      if (msg.type === 'decision') reply(done(msg.id));
+    });
+    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
+    const resumed = await remote.resume({ token: 'cm1.x', decisions: { 0: { approved: false, reason: 'no' } }, dispatch: () => 1 });
+    expect(resumed.calls).toEqual([{ provider: 'p', tool: 't', status: 'replayed', ms: 0 }]);
+    const asked = [];
+    const decide = (call) => {
+      asked.push(call);
+      return { approved: false, reason: 'later' };
+    };
+    await remote.execute({ code: 'async () => 1', providers: [{ name: 'p', tools: ['t', 'u'], approve: ['t'] }], dispatch: () => 1, approval: { mode: 'callback', decide, timeout: 5000 } });
+    expect(sent).toEqual([
+      { type: 'resume', id: 1, token: 'cm1.x', decisions: [{ id: '0', approved: false, reason: 'no' }] },
+      expect.objectContaining({ type: 'execute', id: 2, providers: [{ name: 'p', tools: ['t', 'u'], approve: ['t'] }], approval: { mode: 'callback', timeout: 5000 } }),
+      { type: 'decision', id: 2, callId: 4, approved: false, reason: 'later' },
+    ]);
+    expect(asked).toEqual([{ provider: 'p', tool: 't', args: [{ order: 7 }] }]);
     await remote.close();
   });
 

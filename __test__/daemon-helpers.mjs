@@ -141,7 +141,7 @@ export async function raw(url, { protocols = ['codemode-executor'], hello = true
     },
   };
   if (hello) {
-    client.send({ type: 'hello', protocol: 1 });
+    client.send({ type: 'hello', protocol: 2 });
     await client.next((m) => m.type === 'welcome');
   }
   return client;

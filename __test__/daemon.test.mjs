@@ -94,7 +94,7 @@ describe('a daemon started through the CLI', () => {
     const health = await httpGet(daemon.port, '/healthz');
     expect(health.status).toBe(200);
     expect(health.headers.get('content-type')).toContain('application/json');
-    expect(health.body).toMatchObject({ status: 'ok', protocol: 1, workers: 2, running: 0, queued: 0, retained: 0 });
+    expect(health.body).toMatchObject({ status: 'ok', protocol: 2, workers: 2, running: 0, queued: 0, retained: 0 });
     expect(health.body.daemon).toMatch(UUID);
     expect(typeof health.body.connections).toBe('number');
     expect((await httpGet(daemon.port, '/elsewhere')).status).toBe(404);

@@ -28,6 +28,12 @@ Options:
   --port N                     port to listen on; 0 picks a free one (default ${serve.port})
   --token-file PATH            file holding a shared secret (16+ characters, e.g.
                                openssl rand -hex 32) every client must present
+  --approval-key-file PATH     file holding the key approval tokens are signed with (its
+                               bytes, ${limits().approvalKeyMinBytes}+; one trailing newline is dropped, e.g.
+                               openssl rand -hex 32 > PATH); give every daemon behind one
+                               balancer the same file so any resumes a paused run. Keep it
+                               secret. Default: a random key of this process (its tokens die
+                               with it)
   --allow-origin ORIGIN        a web origin whose pages may connect (repeatable); an upgrade
                                carrying any other Origin header is refused (default: none)
   --allow-host NAME            a name clients may reach the daemon by besides its address
@@ -86,7 +92,7 @@ const INTEGER_FLAGS = {
 };
 
 /** Flag -> the serve() option it sets, for every flag that sets one. */
-const OPTION_FLAGS = { ...INTEGER_FLAGS, host: 'host', 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token', outbound: 'outbound' };
+const OPTION_FLAGS = { ...INTEGER_FLAGS, host: 'host', 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token', 'approval-key-file': 'approvalKey', outbound: 'outbound' };
 
 /** @param {string} message */
 function usageError(message) {
@@ -113,6 +119,7 @@ async function main() {
       options: {
         host: { type: 'string' },
         'token-file': { type: 'string' },
+        'approval-key-file': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'allow-host': { type: 'string', multiple: true },
         outbound: { type: 'string' },
@@ -153,6 +160,23 @@ async function main() {
     }
     if (token === '') return usageError(`--token-file ${file} is empty; put the shared secret in it`);
     options.token = token;
+  }
+  if (values['approval-key-file'] !== undefined) {
+    const file = values['approval-key-file'];
+    let key;
+    try {
+      key = fs.readFileSync(file);
+    } catch (e) {
+      return usageError(`--approval-key-file ${file} cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    // The file's bytes, less one trailing newline (what `openssl rand -hex 32 > key` leaves).
+    const end = key.at(-1) === 0x0a ? (key.at(-2) === 0x0d ? key.length - 2 : key.length - 1) : key.length;
+    key = key.subarray(0, end);
+    const min = limits().approvalKeyMinBytes;
+    if (key.length < min) {
+      return usageError(`--approval-key-file ${file} holds ${key.length} bytes; an approval key needs at least ${min} (e.g. openssl rand -hex 32 > ${file})`);
+    }
+    options.approvalKey = key;
   }
   const quiet = values.quiet === true;
   options.log = (/** @type {string} */ line) => {

@@ -80,12 +80,12 @@ class RemoteExecutor {
         execute: (request) => {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
-          const providers = request.providers.map((p) => ({ name: p.name, tools: p.tools ?? null }));
           const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs, cpuLimit, toolCallLimit, fetchLimit } = request;
+          const { providers, approval } = approvalFields(request);
           // Named by neither the request nor connect(), outbound is left out: the daemon's
           // ceiling applies (public unless its operator chose otherwise). So is a budget: the
           // daemon's ceiling applies, or none.
-          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, cpuLimit, toolCallLimit, fetchLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined });
+          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, cpuLimit, toolCallLimit, fetchLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined, approval });
           this.#runChannels.set(id, primary);
           return id;
         },
@@ -112,10 +112,20 @@ class RemoteExecutor {
         resolveFetch: (call, r) =>
           answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: true, status: r.status, statusText: r.statusText, headers: r.headers, hasBody: Boolean(r.body) }, r.body),
         rejectFetch: (call, message) => answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: false, message }),
-        resume: () => {
-          throw fault('INVALID_REQUEST', { field: 'token', problem: 'resume over connect() is not available from this daemon', allowed: 'resume on an IsolateExecutor with the same approvalKey' });
+        resume: (request) => {
+          const primary = this.#usable(this.#primary);
+          const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
+          const decisions = request.decisions.map((d) => ({ id: d.id, approved: d.approved, reason: d.reason }));
+          primary.send({ type: 'resume', id, token: request.token, decisions, routes: request.route !== undefined || undefined, liveLogs: request.liveLogs || undefined });
+          this.#runChannels.set(id, primary);
+          return id;
         },
-        decide: () => {},
+        // The run's channel, while it is in flight there: a decision for a run that ended (or
+        // whose channel is gone) has nobody to go to.
+        decide: (id, callId, approved, reason) => {
+          const channel = this.#runChannels.get(id);
+          if (channel?.pending.get(id)?.kind === 'run') channel.send({ type: 'decision', id, callId, approved, reason });
+        },
       },
       Number(channel.limits.toolPayloadBytes),
       opts.onHandlesClosed,
@@ -154,6 +164,19 @@ class RemoteExecutor {
     const checked = validate.request(request, this.#opts.outbound, this.#opts.budgets);
     await this.#ensurePrimary();
     return this.#core.execute(checked);
+  }
+
+  /**
+   * Resumes a run paused for approval, on this daemon or any other with the same approval key
+   * (docs/approvals.md), as `IsolateExecutor.resume`.
+   * @param {import('../index').ResumeRequest} request
+   * @returns {Promise<import('../index').Outcome>}
+   */
+  async resume(request) {
+    if (this.#closed) throw fault('CLOSED');
+    const checked = validate.resume(request, this.#opts.outbound);
+    await this.#ensurePrimary();
+    return this.#core.resume(checked);
   }
 
   /**
@@ -315,6 +338,13 @@ class RemoteExecutor {
         this.#via.set(call, channel);
         return core.onFetch(call);
       }
+      case 'approve': {
+        // A call of a callback-mode run for its `decide` (the core answers with `decision`).
+        const { id } = msg;
+        if (channel.pending.get(id)?.kind !== 'run') return;
+        const call = { id, callId: msg.callId, provider: msg.provider, tool: msg.tool, args: payload ?? Buffer.alloc(0) };
+        return core.onDone(completion({ kind: 'approve', call }));
+      }
       case 'handlesClosed':
         // `reason` as the daemon's pool named it (HandlesClosedReason: docs/protocol.md), `cpu`
         // included; a reason this client does not know still reaches onHandlesClosed.
@@ -328,10 +358,13 @@ class RemoteExecutor {
       case 'done': {
         const { id } = msg;
         if (channel.pending.get(id)?.kind !== 'run') return;
+        // Checked while the run still waits on the channel, which rejects it when broken.
+        const paused = msg.paused && pausedOf(msg.paused, payload);
+        if (paused === null) return channel.broken(`a \`done\` whose paused calls' argsBytes do not add up to its payload (request ${id})`);
         channel.pending.delete(id);
         this.#runChannels.delete(id);
         if (msg.grant) holders.remember(msg.grant.executionId, channel.daemon);
-        const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant };
+        const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant, calls: msg.calls, paused };
         return core.onDone(completion({ kind: 'done', id, outcome }));
       }
       case 'invoked': {
@@ -408,6 +441,40 @@ class RemoteExecutor {
       }
     }
   }
+}
+
+/**
+ * The request's providers as `execute` sends them, each with the tools that need approval
+ * (`approve`: `true` for all of them), and its `approval` without `decide` (which stays here).
+ * @param {import('./validate').ValidRequest} request
+ */
+function approvalFields(request) {
+  const approval = request.approval;
+  const marked = new Map(approval?.approve ?? []);
+  const providers = request.providers.map((p) => {
+    const tools = marked.get(p.name);
+    return { name: p.name, tools: p.tools ?? null, approve: tools === undefined ? undefined : (tools ?? true) };
+  });
+  if (!approval) return { providers, approval: undefined };
+  const wire = approval.mode === 'interrupt' ? { mode: approval.mode, expiresIn: approval.expiresIn } : { mode: approval.mode, timeout: approval.timeout };
+  return { providers, approval: wire };
+}
+
+/**
+ * A `done`'s `paused` with each pending call's arguments cut from the payload (each
+ * `argsBytes` long, one after another), or null when they do not add up to it.
+ * @param {import('./remote/messages').PausedMsg} paused
+ * @param {Buffer | undefined} payload
+ */
+function pausedOf(paused, payload) {
+  const bytes = payload ?? Buffer.alloc(0);
+  let at = 0;
+  const pending = paused.pending.map((c) => {
+    const args = bytes.subarray(at, at + c.argsBytes);
+    at += c.argsBytes;
+    return { id: c.id, provider: c.provider, tool: c.tool, args };
+  });
+  return at === bytes.length ? { token: paused.token, pending } : null;
 }
 
 /**

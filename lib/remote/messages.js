@@ -25,7 +25,10 @@ const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
  * @typedef {{ type: 'refused' | 'error', code: string, message: string, id?: number }} Refusal
  * @typedef {{ type: 'toolCall', id: number, callId: number, provider: string, tool: string }} ToolCall
  * @typedef {{ type: 'fetch', id: number, callId: number, executionId?: string, method: string, url: string, headers: [string, string][], hasBody: boolean, redirect?: 'follow' | 'error' | 'manual' }} Fetch
- * @typedef {{ type: 'done', id: number, hasResult: boolean, error?: CodeText, logs: LogLine[], stats: RunStats, grant?: Grant }} Done
+ * @typedef {{ provider: string, tool: string, status: 'ok' | 'error' | 'denied' | 'pending' | 'replayed', ms: number }} CallLine
+ * @typedef {{ token: string, pending: { id: string, provider: string, tool: string, argsBytes: number }[] }} PausedMsg
+ * @typedef {{ type: 'done', id: number, hasResult: boolean, error?: CodeText, logs: LogLine[], stats: RunStats, grant?: Grant, calls: CallLine[], paused?: PausedMsg }} Done
+ * @typedef {{ type: 'approve', id: number, callId: number, provider: string, tool: string }} Approve
  * @typedef {{ type: 'invoked', id: number, status: number, statusText: string, headers: [string, string][], hasBody: boolean }} Invoked
  * @typedef {{ type: 'ack', id: number }} Ack
  * @typedef {{ type: 'stats', id: number, workers: number, idle: number, running: number, queued: number, retained: number, connections: number }} Stats
@@ -33,7 +36,7 @@ const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
  * @typedef {{ type: 'handlesClosed', executionId: string, reason: string }} HandlesClosed
  * @typedef {{ type: 'log', id: number, level: string, message: string }} Log
  * @typedef {{ type: 'unknown', name: string }} Unknown
- * @typedef {Welcome | Refusal | ToolCall | Fetch | Done | Invoked | Ack | Stats | Failed | HandlesClosed | Log | Unknown} DaemonMessage
+ * @typedef {Welcome | Refusal | ToolCall | Fetch | Done | Invoked | Ack | Stats | Failed | HandlesClosed | Log | Approve | Unknown} DaemonMessage
  *
  * A message that passed its checks, and the payload of a binary one.
  * @typedef {{ msg: DaemonMessage, payload: Buffer | undefined }} Decoded
@@ -53,6 +56,7 @@ const KINDS = {
   headers: isHeaderPairs,
   redirect: (v) => v === 'follow' || v === 'error' || v === 'manual',
   outbound: (v) => v === 'blocked' || v === 'routed' || v === 'public' || v === 'native',
+  callStatus: (v) => v === 'ok' || v === 'error' || v === 'denied' || v === 'pending' || v === 'replayed',
   strings: (v) => Array.isArray(v) && v.every((s) => typeof s === 'string'),
   // The id a pool mints for a retained execution (a v4 UUID): what the process-wide table of
   // holders (holders.js) is keyed by, so a daemon cannot name another's entry in another shape.
@@ -68,6 +72,7 @@ const KIND_NAMES = /** @type {Record<string, () => string>} */ ({
   executionId: () => 'an execution id',
   status: () => `a response status from ${limits().responseStatus.join(' to ')}`,
   ceiling: () => 'a count or null',
+  callStatus: () => "one of 'ok', 'error', 'denied', 'pending', 'replayed'",
 });
 
 /**
@@ -89,7 +94,10 @@ const SHAPES = {
     logs: [{ level: 'string', message: 'string' }],
     stats: { wallMs: 'number', cpuMs: 'number', heapPeakBytes: 'number', buffersPeakBytes: 'number', toolCalls: 'count', workerPid: 'count', cpuBudgetMs: 'number', fetches: 'count' },
     grant: { executionId: 'executionId', handles: 'strings', '?': '' },
+    calls: [{ provider: 'string', tool: 'string', status: 'callStatus', ms: 'number' }],
+    paused: { token: 'string', pending: [{ id: 'string', provider: 'string', tool: 'string', argsBytes: 'count' }], '?': '' },
   },
+  approve: { id: 'id', callId: 'id', provider: 'string', tool: 'string' },
   invoked: { id: 'id', status: 'status', statusText: 'string', headers: 'headers', hasBody: 'boolean' },
   ack: { id: 'id' },
   stats: { id: 'id', workers: 'count', idle: 'count', running: 'count', queued: 'count', retained: 'count', connections: 'count' },

@@ -13,7 +13,7 @@ const { limits } = require('../native');
  * @typedef {import('../validate').Budgets} Budgets
  */
 
-const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath'];
+const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath', 'approvalKey'];
 const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes']);
 const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS, ...BUDGETS];
 /** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */

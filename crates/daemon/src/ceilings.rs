@@ -2,9 +2,11 @@
 //! may ask for, which are also what a request that names none gets. Whoever reaches the port
 //! gets no more than the operator gave (`serve --timeout`, `--memory-limit`, `--outbound`,
 //! `--cpu-limit`, `--tool-call-limit`, `--fetch-limit`). conn.rs holds each `execute` to them
-//! ([`Ceilings::admit`]); the welcome reports them (`wire::Limits`).
+//! ([`Ceilings::admit`]), and each `resume` ([`Ceilings::admit_resumed`]: the run its token
+//! describes); the welcome reports them (`wire::Limits`).
 
 use codemode_pool::protocol::{Budgets, Failure, FailureCode};
+use codemode_pool::ExecSpec;
 
 use crate::wire::{reach, ExecuteMsg, Outbound};
 
@@ -18,6 +20,15 @@ pub struct Ceilings {
     pub outbound: Outbound,
     pub budgets: Budgets,
 }
+
+/// A number a run asks for: field, the value, the ceiling, unit, flag.
+type Number = (
+    &'static str,
+    Option<u64>,
+    Option<u64>,
+    &'static str,
+    &'static str,
+);
 
 /// What a request may run with, once held to the ceilings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,47 +47,15 @@ impl Ceilings {
             return Err(self.above_outbound(outbound));
         }
         let b = self.budgets;
-        let numbers = [
-            (
-                "timeout",
-                e.timeout,
-                Some(self.timeout_ms),
-                "ms",
-                "--timeout",
-            ),
-            (
-                "memoryLimit",
-                e.memory_limit,
-                Some(u64::from(self.memory_limit_mib)),
-                "MiB",
-                "--memory-limit",
-            ),
-            (
-                "cpuLimit",
-                e.cpu_limit,
-                b.cpu_limit_ms.map(u64::from),
-                "ms of CPU",
-                "--cpu-limit",
-            ),
-            (
-                "toolCallLimit",
-                e.tool_call_limit,
-                b.tool_call_limit.map(u64::from),
-                "tool calls per run",
-                "--tool-call-limit",
-            ),
-            (
-                "fetchLimit",
-                e.fetch_limit,
-                b.fetch_limit.map(u64::from),
-                "fetches per run",
-                "--fetch-limit",
-            ),
-        ];
+        let numbers = self.numbers(
+            e.timeout,
+            e.memory_limit,
+            [e.cpu_limit, e.tool_call_limit, e.fetch_limit],
+        );
         for (field, got, ceiling, unit, flag) in numbers {
             if let (Some(got), Some(ceiling)) = (got, ceiling) {
                 if got > ceiling {
-                    return Err(above(field, got, ceiling, unit, flag));
+                    return Err(above(field, &got.to_string(), ceiling, unit, flag));
                 }
             }
         }
@@ -94,6 +73,75 @@ impl Ceilings {
                 fetch_limit: budget(e.fetch_limit, b.fetch_limit),
             },
         })
+    }
+
+    /// A resumed run (its time, memory, network and budgets are its token's) against the same
+    /// ceilings: a token minted where they were looser (another daemon with the same key) gets
+    /// no more here than a request would; `INVALID_OPTION` naming the first field above its
+    /// ceiling, a budget the token leaves unlimited where this daemon sets one included.
+    pub fn admit_resumed(&self, spec: &ExecSpec) -> Result<(), Failure> {
+        if reach(spec.outbound) > reach(self.outbound) {
+            return Err(self.above_outbound(spec.outbound));
+        }
+        let r = spec.budgets;
+        let numbers = self.numbers(
+            spec.timeout_ms,
+            spec.memory_limit_mib.map(u64::from),
+            [r.cpu_limit_ms, r.tool_call_limit, r.fetch_limit].map(|v| v.map(u64::from)),
+        );
+        for (field, got, ceiling, unit, flag) in numbers {
+            let Some(ceiling) = ceiling else { continue };
+            let got = match got {
+                Some(got) if got <= ceiling => continue,
+                Some(got) => format!("{got} in the paused run's token"),
+                None => "no limit in the paused run's token".to_string(),
+            };
+            return Err(above(field, &got, ceiling, unit, flag));
+        }
+        Ok(())
+    }
+
+    /// Each number a run asks for beside this daemon's ceiling on it: its field, what it asks
+    /// (`budgets`: CPU, tool calls, fetches), the ceiling, its unit and the flag that sets it.
+    fn numbers(
+        &self,
+        timeout: Option<u64>,
+        memory: Option<u64>,
+        budgets: [Option<u64>; 3],
+    ) -> [Number; 5] {
+        let b = self.budgets;
+        let [cpu, tools, fetches] = budgets;
+        [
+            ("timeout", timeout, Some(self.timeout_ms), "ms", "--timeout"),
+            (
+                "memoryLimit",
+                memory,
+                Some(u64::from(self.memory_limit_mib)),
+                "MiB",
+                "--memory-limit",
+            ),
+            (
+                "cpuLimit",
+                cpu,
+                b.cpu_limit_ms.map(u64::from),
+                "ms of CPU",
+                "--cpu-limit",
+            ),
+            (
+                "toolCallLimit",
+                tools,
+                b.tool_call_limit.map(u64::from),
+                "tool calls per run",
+                "--tool-call-limit",
+            ),
+            (
+                "fetchLimit",
+                fetches,
+                b.fetch_limit.map(u64::from),
+                "fetches per run",
+                "--fetch-limit",
+            ),
+        ]
     }
 
     fn above_outbound(&self, outbound: Outbound) -> Failure {
@@ -123,7 +171,7 @@ impl Ceilings {
 }
 
 /// `INVALID_OPTION`: `field` asked for `got`, above the ceiling `flag` set.
-fn above(field: &str, got: u64, ceiling: u64, unit: &str, flag: &str) -> Failure {
+fn above(field: &str, got: &str, ceiling: u64, unit: &str, flag: &str) -> Failure {
     FailureCode::InvalidOption.failure(&[
         ("field", field),
         (
@@ -231,6 +279,45 @@ mod tests {
             "{}",
             f.message
         );
+    }
+
+    #[test]
+    fn a_resumed_run_is_held_to_the_ceilings_too() {
+        let within = ExecSpec {
+            timeout_ms: Some(30_000),
+            memory_limit_mib: Some(128),
+            outbound: Outbound::Routed,
+            budgets: ALL,
+            ..ExecSpec::default()
+        };
+        assert!(ceilings(ALL).admit_resumed(&within).is_ok());
+        let unlimited = ExecSpec {
+            budgets: Budgets {
+                fetch_limit: None,
+                ..ALL
+            },
+            ..within.clone()
+        };
+        let f = ceilings(ALL).admit_resumed(&unlimited).unwrap_err();
+        assert_eq!(f.code, FailureCode::InvalidOption);
+        assert!(
+            f.message.contains("no limit in the paused run's token")
+                && f.message.contains("(serve --fetch-limit)"),
+            "{}",
+            f.message
+        );
+        let longer = ExecSpec {
+            timeout_ms: Some(30_001),
+            ..within.clone()
+        };
+        let f = ceilings(ALL).admit_resumed(&longer).unwrap_err();
+        assert!(f.message.contains("(serve --timeout)"), "{}", f.message);
+        let native = ExecSpec {
+            outbound: Outbound::Native,
+            ..within
+        };
+        let f = ceilings(ALL).admit_resumed(&native).unwrap_err();
+        assert!(f.message.contains("(serve --outbound)"), "{}", f.message);
     }
 
     #[test]

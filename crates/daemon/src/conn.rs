@@ -17,7 +17,9 @@ use std::time::Duration;
 use codemode_pool::protocol::{
     limits, Failure, FailureCode, LogEntry, RunOutcome, WireRequest, WireResponse,
 };
-use codemode_pool::{CloseReason, ExecSpec, FetchCall, Host, Pool, ToolCall};
+use codemode_pool::{
+    ApprovalRequest, CloseReason, Completion, Decision, ExecSpec, FetchCall, Host, Pool, ToolCall,
+};
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -28,7 +30,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, ServerMsg};
+use crate::wire::{self, ClientMsg, ExecuteMsg, FetchResultMsg, ResumeMsg, ServerMsg};
 use crate::Shared;
 
 pub(crate) type Ws = WebSocketStream<TcpStream>;
@@ -94,6 +96,11 @@ pub(crate) enum ConnEvent {
         id: u32,
         call: FetchCall,
     },
+    /// A call of a callback-mode run for the client's `decide`.
+    Approve {
+        id: u32,
+        request: ApprovalRequest,
+    },
     Done {
         id: u32,
         exec_id: u64,
@@ -127,9 +134,13 @@ impl ConnEvent {
                 let r = &call.request;
                 r.url.len() + headers_len(&r.headers) + r.body.as_ref().map_or(0, Vec::len)
             }
+            ConnEvent::Approve { request: r, .. } => r.args.len() + r.provider.len() + r.tool.len(),
             ConnEvent::Done { result, .. } => result.as_ref().map_or(0, |o| {
                 o.result.as_ref().map_or(0, Vec::len)
                     + o.logs.iter().map(|l| l.message.len()).sum::<usize>()
+                    + o.paused.as_ref().map_or(0, |p| {
+                        p.token.len() + p.pending.iter().map(|c| c.args.len()).sum::<usize>()
+                    })
             }),
             ConnEvent::Invoked { result, .. } => result.as_ref().map_or(0, |r| {
                 headers_len(&r.headers) + r.body.as_ref().map_or(0, Vec::len)
@@ -159,6 +170,14 @@ fn echo(text: &str) -> std::borrow::Cow<'_, str> {
 /// The text a call rejects with inside the sandbox once its connection is gone.
 fn caller_gone(what: &str) -> String {
     FailureCode::CallerGone.render(&[("what", what)])
+}
+
+/// The denial of a call whose `decide` went with its connection.
+fn nobody_decides() -> Decision {
+    Decision {
+        approved: false,
+        reason: Some(caller_gone("this approval")),
+    }
 }
 
 /// The pool's host for one execution: everything goes to the connection its `execute` came
@@ -220,6 +239,16 @@ impl Host for ExecHost {
         // Gone: nobody reads it (the run is being stopped).
         let _ = self.tx.send(ConnEvent::Log { id: self.id, entry });
     }
+
+    fn approve(&self, request: ApprovalRequest) {
+        let ev = ConnEvent::Approve {
+            id: self.id,
+            request,
+        };
+        if let Err(ev) = self.tx.send(ev) {
+            gone(&self.pool, *ev);
+        }
+    }
 }
 
 /// A call that reached a connection that is gone: it rejects inside the sandbox, and a run
@@ -233,6 +262,10 @@ fn gone(pool: &Pool, ev: ConnEvent) {
         }
         ConnEvent::Fetch { call, .. } => {
             pool.answer_fetch(call.exec_id, call.call_id, Err(caller_gone("this fetch")));
+        }
+        ConnEvent::Approve { request: r, .. } => {
+            pool.decide(r.exec_id, r.call_id, nobody_decides());
+            pool.abandon(r.exec_id);
         }
         _ => {}
     }
@@ -255,6 +288,19 @@ enum Waiting {
     Fetch {
         url: String,
     },
+    /// An `approve` for the client's `decide`.
+    Approval,
+}
+
+impl Waiting {
+    /// The client message that answers it.
+    fn answer(&self) -> &'static str {
+        match self {
+            Waiting::Tool { .. } => "toolResult",
+            Waiting::Fetch { .. } => "fetchResult",
+            Waiting::Approval => "decision",
+        }
+    }
 }
 
 /// A tool call or routed fetch sent to the client and not yet answered.
@@ -524,6 +570,18 @@ impl Conn<'_> {
                 message,
             } => self.tool_result(id, call_id, ok, message, payload),
             ClientMsg::FetchResult(r) => self.fetch_result(r, payload),
+            ClientMsg::Resume(r) => self.resume(r),
+            ClientMsg::Decision {
+                id,
+                call_id,
+                approved,
+                reason,
+            } => {
+                if let Some(p) = self.answered(id, call_id, "decision") {
+                    let decision = Decision { approved, reason };
+                    self.shared.pool.decide(p.exec_id, p.call_id, decision);
+                }
+            }
             ClientMsg::Invoke {
                 id,
                 execution_id,
@@ -622,12 +680,7 @@ impl Conn<'_> {
 
     fn execute(&mut self, e: ExecuteMsg) {
         let id = e.id;
-        if self
-            .shared
-            .draining
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            let f = FailureCode::Draining.failure(&[]);
+        if let Err(f) = self.open() {
             return self.send(ServerMsg::failed(id, f), None);
         }
         if let Err(f) = e.check_ranges() {
@@ -639,18 +692,60 @@ impl Conn<'_> {
             Ok(a) => a,
             Err(f) => return self.send(ServerMsg::failed(id, f), None),
         };
+        let approval = match e.approval_spec() {
+            Ok(a) => a,
+            Err(f) => return self.send(ServerMsg::failed(id, f), None),
+        };
         let spec = ExecSpec {
+            providers: e.provider_decls(),
             code: e.code,
             modules: e.modules,
-            providers: e.providers,
             timeout_ms: e.timeout,
             memory_limit_mib: e.memory_limit.map(|m| m as u32),
             outbound: admitted.outbound,
             retain_handles: e.retain_handles,
             live_logs: e.live_logs,
-            approval: None,
+            approval,
             budgets: admitted.budgets,
         };
+        self.submit(id, |pool, host, done| pool.execute(spec, host, done));
+    }
+
+    /// A paused run resumed from its token: as an `execute` of the run the token describes,
+    /// held to this daemon's ceilings; a token or decisions the pool refuses answer `failed`.
+    fn resume(&mut self, r: ResumeMsg) {
+        let id = r.id;
+        if let Err(f) = self.open() {
+            return self.send(ServerMsg::failed(id, f), None);
+        }
+        let ceilings = self.shared.ceilings;
+        let admit = move |spec: &ExecSpec| ceilings.admit_resumed(spec);
+        let decisions = r.decisions();
+        self.submit(id, |pool, host, done| {
+            let flags = (r.routes, r.live_logs);
+            pool.resume_within(&r.token, decisions, flags, &admit, host, done)
+        });
+    }
+
+    /// Whether a run may start now: not while the daemon drains.
+    fn open(&self) -> Result<(), Failure> {
+        if self
+            .shared
+            .draining
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(FailureCode::Draining.failure(&[]));
+        }
+        Ok(())
+    }
+
+    /// Submits run `id` through `submit` with this connection's host and completion; it is in
+    /// flight until its `done`, or answered `failed` at once when the pool refuses it.
+    fn submit(
+        &mut self,
+        id: u32,
+        submit: impl FnOnce(&Pool, Arc<dyn Host>, Completion) -> Result<u64, Failure>,
+    ) {
         let host = Arc::new(ExecHost {
             id,
             tx: self.tx.clone(),
@@ -666,7 +761,7 @@ impl Conn<'_> {
                 result,
             });
         });
-        match self.shared.pool.execute(spec, host, done) {
+        match submit(&self.shared.pool, host, done) {
             Ok(exec_id) => {
                 self.in_flight.insert(id, InFlight::Execute(exec_id));
             }
@@ -675,7 +770,7 @@ impl Conn<'_> {
     }
 
     fn fetch_result(&mut self, r: FetchResultMsg, payload: Vec<u8>) {
-        let Some(p) = self.answered(r.id, r.call_id, false) else {
+        let Some(p) = self.answered(r.id, r.call_id, "fetchResult") else {
             return;
         };
         let Waiting::Fetch { url } = &p.what else {
@@ -685,15 +780,12 @@ impl Conn<'_> {
         self.shared.pool.answer_fetch(p.exec_id, p.call_id, result);
     }
 
-    /// The pending call `call_id` of request `id`, removed: `None` when nothing waits for it
-    /// (the run ended, or an invented id), and then the answer is dropped.
-    fn answered(&mut self, id: u32, call_id: u32, tool: bool) -> Option<Pending> {
+    /// The pending call `call_id` of request `id` that a message of type `answer` answers,
+    /// removed: `None` when nothing such waits for it (the run ended, or an invented id), and
+    /// then the answer is dropped.
+    fn answered(&mut self, id: u32, call_id: u32, answer: &str) -> Option<Pending> {
         let p = self.pending.get(&call_id)?;
-        let kind_matches = matches!(
-            (&p.what, tool),
-            (Waiting::Tool { .. }, true) | (Waiting::Fetch { .. }, false)
-        );
-        if p.id != id || !kind_matches {
+        if p.id != id || p.what.answer() != answer {
             return None;
         }
         self.pending.remove(&call_id)
@@ -707,7 +799,7 @@ impl Conn<'_> {
         message: Option<String>,
         payload: Vec<u8>,
     ) {
-        let Some(p) = self.answered(id, call_id, true) else {
+        let Some(p) = self.answered(id, call_id, "toolResult") else {
             return;
         };
         let Waiting::Tool {
@@ -796,6 +888,18 @@ impl Conn<'_> {
                 let what = Waiting::Fetch { url: r.url };
                 self.wait(call_id, id, call.exec_id, call.call_id, what);
             }
+            ConnEvent::Approve { id, request } => {
+                let call_id = self.call_id();
+                let msg = ServerMsg::Approve {
+                    id,
+                    call_id,
+                    provider: request.provider,
+                    tool: request.tool,
+                };
+                self.send(msg, Some(&request.args));
+                let (exec_id, pool_call) = (request.exec_id, request.call_id);
+                self.wait(call_id, id, exec_id, pool_call, Waiting::Approval);
+            }
             ConnEvent::Done {
                 id,
                 exec_id,
@@ -883,6 +987,7 @@ impl Conn<'_> {
                 Waiting::Fetch { .. } => {
                     pool.answer_fetch(p.exec_id, p.call_id, Err(caller_gone("this fetch")))
                 }
+                Waiting::Approval => pool.decide(p.exec_id, p.call_id, nobody_decides()),
             }
         }
         rx.close();

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codemode_daemon::codemode_pool::PoolOptions;
+use codemode_daemon::wire::PROTOCOL;
 use codemode_daemon::{Event, Server, ServerOptions};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -94,7 +95,7 @@ async fn connect(port: u16) -> Ws {
     let mut ws = connect_with(port, &[]).await;
     send(
         &mut ws,
-        json!({"type": "hello", "protocol": 1, "client": "test"}),
+        json!({"type": "hello", "protocol": PROTOCOL, "client": "test"}),
     )
     .await;
     let (welcome, _) = recv(&mut ws).await;
@@ -182,14 +183,14 @@ async fn a_client_runs_programs_whose_tool_calls_it_answers() {
     let body: Value = serde_json::from_str(health.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert_eq!(body["status"], "ok");
     assert_eq!(body["daemon"], d.server.daemon_id());
-    assert_eq!(body["protocol"], 1);
+    assert_eq!(body["protocol"], PROTOCOL);
     assert_eq!(body["workers"], 1);
     assert_eq!(body["connections"], 0);
     let other = http(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
     assert!(other.starts_with("HTTP/1.1 404 "), "{other}");
 
     let mut ws = connect_with(port, &[]).await;
-    send(&mut ws, json!({"type": "hello", "protocol": 1})).await;
+    send(&mut ws, json!({"type": "hello", "protocol": PROTOCOL})).await;
     let (welcome, _) = recv(&mut ws).await;
     assert_eq!(welcome["daemon"], d.server.daemon_id());
     assert!(welcome["name"].as_str().unwrap().starts_with("127.0.0.1:"));
@@ -381,7 +382,7 @@ async fn the_token_refuses_before_any_message_and_admits_either_way() {
     let offered =
         "codemode-executor, codemode-executor.token.czNjcmV0LXMzY3JldC1zM2NyZXQ".to_string();
     let mut ws = connect_with(port, &[("sec-websocket-protocol", offered)]).await;
-    send(&mut ws, json!({"type": "hello", "protocol": 1})).await;
+    send(&mut ws, json!({"type": "hello", "protocol": PROTOCOL})).await;
     assert_eq!(recv(&mut ws).await.0["type"], "welcome");
     // maxInFlight 1: a second request while one waits is refused, retryably.
     send(&mut ws, kv_execute(1)).await;
@@ -400,11 +401,11 @@ async fn the_token_refuses_before_any_message_and_admits_either_way() {
         &[("authorization", "Bearer s3cret-s3cret-s3cret".into())],
     )
     .await;
-    send(&mut ws, json!({"type": "hello", "protocol": 2})).await;
+    send(&mut ws, json!({"type": "hello", "protocol": 99})).await;
     let (error, _) = recv(&mut ws).await;
     assert_eq!(error["code"], "PROTOCOL_MISMATCH");
     assert!(
-        error["message"].as_str().unwrap().contains("protocol 2"),
+        error["message"].as_str().unwrap().contains("protocol 99"),
         "{error}"
     );
     assert_eq!(close_code(&mut ws).await, 4002);
@@ -447,7 +448,7 @@ async fn the_hook_names_or_refuses_each_connection() {
         })
     };
     let mut ws = connect_with(port, &[]).await;
-    send(&mut ws, json!({"type": "hello", "protocol": 1})).await;
+    send(&mut ws, json!({"type": "hello", "protocol": PROTOCOL})).await;
     let (welcome, _) = recv(&mut ws).await;
     assert_eq!(welcome["name"], "alice");
     let mut ws = connect_with(port, &[]).await;

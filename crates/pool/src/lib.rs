@@ -418,6 +418,23 @@ impl Pool {
         host: Arc<dyn Host>,
         done: Completion,
     ) -> Result<u64, Failure> {
+        let admit = |_: &ExecSpec| Ok(());
+        self.resume_within(token, decisions, (routes, live_logs), &admit, host, done)
+    }
+
+    /// [`Pool::resume`], with the run the token describes put to `admit` before it is
+    /// submitted (a daemon holds it to its ceilings: the token may come from a pool whose were
+    /// looser); `admit`'s failure refuses the resume. `flags`: `routes`, `live_logs`.
+    pub fn resume_within(
+        &self,
+        token: &str,
+        decisions: Vec<(String, Decision)>,
+        flags: (bool, bool),
+        admit: &dyn Fn(&ExecSpec) -> Result<(), Failure>,
+        host: Arc<dyn Host>,
+        done: Completion,
+    ) -> Result<u64, Failure> {
+        let (routes, live_logs) = flags;
         let (r, gated) = self.inner.approvals.resume(token, decisions)?;
         if r.outbound == Outbound::Routed && !routes {
             return Err(FailureCode::InvalidRequest.failure(&[
@@ -441,6 +458,7 @@ impl Pool {
             budgets: r.budgets,
             approval: Some(r.approval),
         };
+        admit(&spec)?;
         self.submit(spec, Some(gated), host, done)
     }
 

@@ -11,18 +11,24 @@
 //! request's fields get before anything acts on them, and the frames they travel in, as
 //! docs/protocol.md lists them in one place; what a connection does with them is conn.rs.
 
+use std::ops::RangeInclusive;
+
 use codemode_pool::protocol::host::{DaemonCounts, FailureReport, RunUsage};
 pub use codemode_pool::protocol::Outbound;
 use codemode_pool::protocol::{
-    limits, Failure, FailureCode, Grant, LogEntry, ProviderDecl, Redirect, RunOutcome, WireResponse,
+    limits, CallRecord, Failure, FailureCode, Grant, LogEntry, Paused, ProviderDecl, Redirect,
+    RunOutcome, WireResponse,
 };
+use codemode_pool::{ApprovalMode, ApprovalSpec, Decision};
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::Ceilings;
 
-/// The executor protocol's version, carried by `hello` and `welcome`.
-pub const PROTOCOL: u32 = 1;
+/// The executor protocol's version, carried by `hello` and `welcome`. 2: approvals (`execute`'s
+/// `providers[].approve` and `approval`, `resume`, `approve` and `decision`, `done`'s `calls`
+/// and `paused`).
+pub const PROTOCOL: u32 = 2;
 
 /// The largest message a client may send by default (`limits.maxMessageBytes`; `serve
 /// --max-message-bytes`): the largest payload (16 MiB: a result, a tool payload, a fetch body)
@@ -58,7 +64,7 @@ pub struct ExecuteMsg {
     pub modules: Vec<(String, String)>,
     /// `tools: null`: an open list (`'*'`).
     #[serde(default)]
-    pub providers: Vec<ProviderDecl>,
+    pub providers: Vec<ProviderMsg>,
     /// Milliseconds; absent: the daemon's default.
     #[serde(default)]
     pub timeout: Option<u64>,
@@ -84,9 +90,159 @@ pub struct ExecuteMsg {
     /// Stream each console entry as a `log` message while the run goes.
     #[serde(default)]
     pub live_logs: bool,
+    /// How the calls its providers mark `approve` wait (absent with some marked: interrupt
+    /// mode, the default expiry).
+    #[serde(default)]
+    pub approval: Option<ApprovalMsg>,
+}
+
+/// A provider as `execute` declares it: its tools, and which of them wait for approval.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ProviderMsg {
+    #[serde(flatten)]
+    pub decl: ProviderDecl,
+    /// `true`: every tool of it; tool names: those; absent: none.
+    #[serde(default)]
+    pub approve: Option<Approve>,
+}
+
+/// A provider's `approve`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Approve {
+    All(bool),
+    Tools(Vec<String>),
+}
+
+/// A request's `approval` (its `decide` stays with the client, which answers `approve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(
+    tag = "mode",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ApprovalMsg {
+    /// Milliseconds the token stays good; absent: the default.
+    Interrupt {
+        #[serde(default)]
+        expires_in: Option<u64>,
+    },
+    /// Milliseconds one decision may take; absent: the default.
+    Callback {
+        #[serde(default)]
+        timeout: Option<u64>,
+    },
+}
+
+/// `INVALID_REQUEST` for `field` when `got` is outside `range` (in `unit`).
+fn in_range(
+    field: &str,
+    got: Option<u64>,
+    range: &RangeInclusive<u64>,
+    unit: &str,
+) -> Result<(), Failure> {
+    match got.filter(|v| !range.contains(v)) {
+        None => Ok(()),
+        Some(got) => Err(invalid_request(
+            field,
+            &format!("got {got}"),
+            &format!(
+                "an integer from {} to {} ({unit})",
+                range.start(),
+                range.end()
+            ),
+        )),
+    }
+}
+
+fn invalid_request(field: &str, problem: &str, allowed: &str) -> Failure {
+    FailureCode::InvalidRequest.failure(&[
+        ("field", field),
+        ("problem", problem),
+        ("allowed", allowed),
+    ])
 }
 
 impl ExecuteMsg {
+    /// The providers as the pool declares them.
+    pub fn provider_decls(&self) -> Vec<ProviderDecl> {
+        self.providers.iter().map(|p| p.decl.clone()).collect()
+    }
+
+    /// The run's approvals: the tools its providers mark `approve` and its `approval`'s mode,
+    /// the same rules `validate.request` holds an in-process request to (`INVALID_REQUEST`
+    /// naming the field): `approve` names tools of a closed list, `approval` comes with some
+    /// `approve`, its bound within its range.
+    pub fn approval_spec(&self) -> Result<Option<ApprovalSpec>, Failure> {
+        use limits::options::{
+            APPROVAL_EXPIRES_IN_MS, APPROVAL_TIMEOUT_MS, DEFAULT_APPROVAL_EXPIRES_IN_MS,
+            DEFAULT_APPROVAL_TIMEOUT_MS,
+        };
+        let mut approve = Vec::new();
+        for (i, p) in self.providers.iter().enumerate() {
+            let field = format!("providers[{i}].approve");
+            let tools = match &p.approve {
+                None => continue,
+                Some(Approve::All(true)) => None,
+                Some(Approve::All(false)) => {
+                    return Err(invalid_request(
+                        &field,
+                        "got false",
+                        "true, an array of tool names, or no approve",
+                    ))
+                }
+                Some(Approve::Tools(tools)) => {
+                    let closed = p.decl.tools.as_deref();
+                    if let Some(t) = tools
+                        .iter()
+                        .find(|t| closed.is_some_and(|c| !c.contains(t)))
+                    {
+                        return Err(invalid_request(
+                            &field,
+                            &format!("\"{t}\" is not one of the provider's tools"),
+                            "true, or some of the provider's tools",
+                        ));
+                    }
+                    Some(tools.clone())
+                }
+            };
+            approve.push((p.decl.name.clone(), tools));
+        }
+        if approve.is_empty() {
+            return match self.approval {
+                None => Ok(None),
+                Some(_) => Err(invalid_request(
+                    "approval",
+                    "given, but no provider marks a tool with approve",
+                    "approve: ['tool', ...] or approve: true on the providers whose calls need approval",
+                )),
+            };
+        }
+        let mode = match self.approval {
+            None => ApprovalMode::Interrupt {
+                expires_in_ms: DEFAULT_APPROVAL_EXPIRES_IN_MS,
+            },
+            Some(ApprovalMsg::Interrupt { expires_in }) => {
+                in_range(
+                    "approval.expiresIn",
+                    expires_in,
+                    &APPROVAL_EXPIRES_IN_MS,
+                    "ms",
+                )?;
+                ApprovalMode::Interrupt {
+                    expires_in_ms: expires_in.unwrap_or(DEFAULT_APPROVAL_EXPIRES_IN_MS),
+                }
+            }
+            Some(ApprovalMsg::Callback { timeout }) => {
+                in_range("approval.timeout", timeout, &APPROVAL_TIMEOUT_MS, "ms")?;
+                ApprovalMode::Callback {
+                    timeout_ms: timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_MS),
+                }
+            }
+        };
+        Ok(Some(ApprovalSpec { approve, mode }))
+    }
+
     /// The request's `timeout`, `memoryLimit` and budgets against the ranges every executor
     /// takes (`limits::options`): `INVALID_REQUEST` naming the first one outside its range.
     pub fn check_ranges(&self) -> Result<(), Failure> {
@@ -111,22 +267,49 @@ impl ExecuteMsg {
             ),
         ];
         for (field, got, range, unit) in fields {
-            if let Some(got) = got.filter(|v| !range.contains(v)) {
-                return Err(FailureCode::InvalidRequest.failure(&[
-                    ("field", field),
-                    ("problem", &format!("got {got}")),
-                    (
-                        "allowed",
-                        &format!(
-                            "an integer from {} to {} ({unit})",
-                            range.start(),
-                            range.end()
-                        ),
-                    ),
-                ]));
-            }
+            in_range(field, got, range, unit)?;
         }
         Ok(())
+    }
+}
+
+/// `resume`: a paused run's token and a decision for each of its pending calls.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeMsg {
+    pub id: u32,
+    pub token: String,
+    #[serde(default)]
+    pub decisions: Vec<DecisionMsg>,
+    /// The client answers routed fetches (it has the policy a routed run needs).
+    #[serde(default)]
+    pub routes: bool,
+    #[serde(default)]
+    pub live_logs: bool,
+}
+
+/// One of `resume`'s decisions, by the pending call's id.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct DecisionMsg {
+    pub id: String,
+    pub approved: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl ResumeMsg {
+    /// The decisions as the pool takes them.
+    pub fn decisions(&self) -> Vec<(String, Decision)> {
+        self.decisions
+            .iter()
+            .map(|d| {
+                let decision = Decision {
+                    approved: d.approved,
+                    reason: d.reason.clone(),
+                };
+                (d.id.clone(), decision)
+            })
+            .collect()
     }
 }
 
@@ -211,6 +394,15 @@ pub enum ClientMsg {
         message: Option<String>,
     },
     FetchResult(FetchResultMsg),
+    Resume(ResumeMsg),
+    /// The client's `decide` answered the `approve` of call `call_id` of run `id`.
+    Decision {
+        id: u32,
+        call_id: u32,
+        approved: bool,
+        #[serde(default)]
+        reason: Option<String>,
+    },
     Invoke {
         id: u32,
         execution_id: String,
@@ -236,10 +428,11 @@ pub enum ClientMsg {
 }
 
 impl ClientMsg {
-    /// The request id of a request (`execute`, `invoke`, `closeHandles`, `stats`).
+    /// The request id of a request (`execute`, `resume`, `invoke`, `closeHandles`, `stats`).
     pub fn request_id(&self) -> Option<u32> {
         match self {
             ClientMsg::Execute(e) => Some(e.id),
+            ClientMsg::Resume(r) => Some(r.id),
             ClientMsg::Invoke { id, .. }
             | ClientMsg::CloseHandles { id, .. }
             | ClientMsg::Stats { id } => Some(*id),
@@ -253,6 +446,8 @@ impl ClientMsg {
             ClientMsg::Execute(_) => "execute",
             ClientMsg::ToolResult { .. } => "toolResult",
             ClientMsg::FetchResult { .. } => "fetchResult",
+            ClientMsg::Resume(_) => "resume",
+            ClientMsg::Decision { .. } => "decision",
             ClientMsg::Invoke { .. } => "invoke",
             ClientMsg::CloseHandles { .. } => "closeHandles",
             ClientMsg::Stats { .. } => "stats",
@@ -359,6 +554,20 @@ pub enum ServerMsg {
         stats: RunUsage,
         #[serde(skip_serializing_if = "Option::is_none")]
         grant: Option<Grant>,
+        /// The run's tool calls in order (the audit trail).
+        calls: Vec<CallRecord>,
+        /// Present when the run paused for approval; the payload is then its pending calls'
+        /// arguments, one after another.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        paused: Option<PausedMsg>,
+    },
+    /// A call of run `id` (callback mode) that needs the client's `decide`; the payload is its
+    /// V8-serialized arguments array. Answered by `decision`.
+    Approve {
+        id: u32,
+        call_id: u32,
+        provider: String,
+        tool: String,
     },
     Invoked {
         id: u32,
@@ -399,6 +608,51 @@ pub enum ServerMsg {
     },
 }
 
+/// A paused run as `done` carries it: its token, and its pending calls with the length of each
+/// one's arguments in the payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PausedMsg {
+    pub token: String,
+    pub pending: Vec<PendingMsg>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingMsg {
+    pub id: String,
+    pub provider: String,
+    pub tool: String,
+    /// The bytes of its V8-serialized arguments array in the payload, after the previous
+    /// pending calls'.
+    pub args_bytes: usize,
+}
+
+impl PausedMsg {
+    /// The message, and the payload that carries the arguments.
+    fn of(paused: Paused) -> (Self, Vec<u8>) {
+        let mut payload = Vec::new();
+        let pending = paused
+            .pending
+            .into_iter()
+            .map(|c| {
+                payload.extend_from_slice(&c.args);
+                PendingMsg {
+                    id: c.id,
+                    provider: c.provider,
+                    tool: c.tool,
+                    args_bytes: c.args.len(),
+                }
+            })
+            .collect();
+        let msg = PausedMsg {
+            token: paused.token,
+            pending,
+        };
+        (msg, payload)
+    }
+}
+
 impl ServerMsg {
     pub fn failed(id: u32, f: Failure) -> Self {
         ServerMsg::Failed {
@@ -418,21 +672,25 @@ impl ServerMsg {
         }
     }
 
-    /// A run's end: `done` (the payload is the result), or `failed` for an executor fault.
+    /// A run's end: `done` (the payload is the result, or a paused run's pending arguments),
+    /// or `failed` for an executor fault.
     pub fn completion(id: u32, result: Result<RunOutcome, Failure>) -> (Self, Option<Vec<u8>>) {
         match result {
             Err(f) => (ServerMsg::failed(id, f), None),
-            Ok(o) => (
-                ServerMsg::Done {
+            Ok(o) => {
+                let (paused, args) = o.paused.map(PausedMsg::of).unzip();
+                let msg = ServerMsg::Done {
                     id,
                     has_result: o.result.is_some(),
                     error: o.error.map(FailureReport::from),
                     logs: o.logs,
                     stats: o.stats.into(),
                     grant: o.grant,
-                },
-                o.result,
-            ),
+                    calls: o.calls,
+                    paused,
+                };
+                (msg, o.result.or(args.filter(|a| !a.is_empty())))
+            }
         }
     }
 }

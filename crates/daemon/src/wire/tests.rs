@@ -1,8 +1,12 @@
 //! The encoding of every message, the errors a bad one gets, the range checks, and that
 //! docs/protocol.md documents every message type the daemon knows.
+//!
+//! One file for the tests of one module (`wire`): each test reads a message through the same
+//! decode/encode entry points and the same samples, and the documentation checks need every
+//! message type at once.
 
 use super::*;
-use codemode_pool::protocol::{LogLevel, RunError, RunStats};
+use codemode_pool::protocol::{CallStatus, LogLevel, PendingCall, RunError, RunStats};
 
 #[test]
 fn text_requests_decode() {
@@ -25,7 +29,7 @@ fn text_requests_decode() {
     };
     assert_eq!(e.id, 7);
     assert_eq!(e.modules, [("a".to_string(), "b".to_string())]);
-    assert_eq!(e.providers[0].tools, None);
+    assert_eq!(e.providers[0].decl.tools, None);
     assert_eq!(e.timeout, Some(50));
     assert_eq!(e.memory_limit, None);
     assert_eq!(e.outbound, Some(Outbound::Routed));
@@ -218,6 +222,16 @@ fn bad_messages_say_what_is_wrong_and_keep_the_id() {
     assert!(e.detail.contains("header is 9 bytes"), "{e:?}");
 }
 
+/// `msg` with `payload` encoded: it is the binary form; its JSON header and its payload.
+fn binary_parts(msg: &ServerMsg, payload: Option<&[u8]>) -> (serde_json::Value, Vec<u8>) {
+    let Message::Binary(bytes) = encode(msg, payload) else {
+        panic!("a payload travels in the binary form")
+    };
+    let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+    let header = serde_json::from_slice(&bytes[4..4 + len]).unwrap();
+    (header, bytes[4 + len..].to_vec())
+}
+
 #[test]
 fn daemon_messages_encode_in_both_forms() {
     let outcome = RunOutcome {
@@ -248,12 +262,8 @@ fn daemon_messages_encode_in_both_forms() {
         ..RunOutcome::default()
     };
     let (msg, payload) = ServerMsg::completion(9, Ok(outcome));
-    let Message::Binary(bytes) = encode(&msg, payload.as_deref()) else {
-        panic!("a payload travels in the binary form")
-    };
-    let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
-    let header: serde_json::Value = serde_json::from_slice(&bytes[4..4 + len]).unwrap();
-    assert_eq!(&bytes[4 + len..], [1, 2, 3]);
+    let (header, payload) = binary_parts(&msg, payload.as_deref());
+    assert_eq!(payload, [1, 2, 3]);
     assert_eq!(
         header,
         serde_json::json!({
@@ -264,6 +274,7 @@ fn daemon_messages_encode_in_both_forms() {
                       "buffersPeakBytes": 0.0, "toolCalls": 2, "workerPid": 7,
                       "cpuBudgetMs": 0.2, "fetches": 3},
             "grant": {"executionId": "e1", "handles": ["fetch"]},
+            "calls": [],
         })
     );
     let (msg, _) = ServerMsg::completion(3, Err(FailureCode::QueueFull.failure(&[])));
@@ -342,6 +353,7 @@ fn every_daemon_message_type_is_documented() {
             M::HandlesClosed { .. } => 9,
             M::Error { .. } => 10,
             M::Log { .. } => 11,
+            M::Approve { .. } => 12,
         }
     }
     let stats = RunUsage::from(RunStats::default());
@@ -405,6 +417,27 @@ fn every_daemon_message_type_is_documented() {
                 execution_id: "e".into(),
                 handles: vec!["fetch".into()],
             }),
+            calls: vec![CallRecord {
+                provider: "p".into(),
+                tool: "t".into(),
+                status: CallStatus::Pending,
+                ms: 0.0,
+            }],
+            paused: Some(PausedMsg {
+                token: "cm1.k.b.s".into(),
+                pending: vec![PendingMsg {
+                    id: "0".into(),
+                    provider: "p".into(),
+                    tool: "t".into(),
+                    args_bytes: 3,
+                }],
+            }),
+        },
+        M::Approve {
+            id: 1,
+            call_id: 2,
+            provider: "p".into(),
+            tool: "t".into(),
         },
         M::Invoked {
             id: 1,
@@ -495,4 +528,200 @@ fn keys_of(v: &serde_json::Value, out: &mut Vec<String>) {
         serde_json::Value::Array(items) => items.iter().for_each(|i| keys_of(i, out)),
         _ => {}
     }
+}
+
+#[test]
+fn execute_carries_approve_and_approval() {
+    let e = match decode_text(
+        r#"{"type":"execute","id":1,"code":"",
+           "providers":[{"name":"billing","tools":["list","refund"],"approve":["refund"]},
+                        {"name":"mail","tools":null,"approve":true},{"name":"kv"}],
+           "approval":{"mode":"callback","timeout":500}}"#,
+    ) {
+        Ok(ClientMsg::Execute(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    let spec = e.approval_spec().unwrap().unwrap();
+    assert_eq!(
+        spec.approve,
+        vec![
+            ("billing".to_string(), Some(vec!["refund".to_string()])),
+            ("mail".to_string(), None)
+        ]
+    );
+    assert_eq!(spec.mode, ApprovalMode::Callback { timeout_ms: 500 });
+    assert_eq!(e.provider_decls()[0].tools.as_ref().unwrap().len(), 2);
+    assert_eq!(e.provider_decls()[2].tools, None);
+}
+
+#[test]
+fn approval_defaults_and_refusals() {
+    let spec = |fields: &str| {
+        let text = format!(r#"{{"type":"execute","id":1,"code":""{fields}}}"#);
+        match decode_text(&text) {
+            Ok(ClientMsg::Execute(e)) => e.approval_spec(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(spec("").unwrap().map(|s| s.mode), None);
+    // `approve` alone: interrupt mode with the default expiry.
+    let s = spec(r#","providers":[{"name":"p","tools":null,"approve":true}]"#).unwrap();
+    let want = limits::options::DEFAULT_APPROVAL_EXPIRES_IN_MS;
+    assert_eq!(
+        s.unwrap().mode,
+        ApprovalMode::Interrupt {
+            expires_in_ms: want
+        }
+    );
+    for (fields, field) in [
+        (r#","approval":{"mode":"interrupt"}"#, "approval"),
+        (
+            r#","providers":[{"name":"p","tools":["a"],"approve":["b"]}]"#,
+            "providers[0].approve",
+        ),
+        (
+            r#","providers":[{"name":"p","tools":null,"approve":false}]"#,
+            "providers[0].approve",
+        ),
+        (
+            r#","providers":[{"name":"p","tools":null,"approve":true}],"approval":{"mode":"interrupt","expiresIn":0}"#,
+            "approval.expiresIn",
+        ),
+        (
+            r#","providers":[{"name":"p","tools":null,"approve":true}],"approval":{"mode":"callback","timeout":4294967296}"#,
+            "approval.timeout",
+        ),
+    ] {
+        let f = spec(fields).unwrap_err();
+        assert_eq!(f.code, FailureCode::InvalidRequest, "{fields}");
+        assert!(f.message.contains(field), "{}", f.message);
+    }
+    let e = decode_text(r#"{"type":"execute","id":2,"code":"","approval":{"mode":"later"}}"#)
+        .unwrap_err();
+    assert_eq!(e.id, Some(2));
+    assert!(e.detail.contains("later"), "{e:?}");
+}
+
+#[test]
+fn resume_and_decision_decode() {
+    let m = decode_text(
+        r#"{"type":"resume","id":3,"token":"cm1.a.b.c",
+           "decisions":[{"id":"0","approved":true},{"id":"1","approved":false,"reason":"no"}],
+           "routes":true}"#,
+    )
+    .unwrap();
+    let ClientMsg::Resume(r) = &m else {
+        panic!("{m:?}")
+    };
+    assert_eq!(m.request_id(), Some(3));
+    assert_eq!((r.routes, r.live_logs), (true, false));
+    assert_eq!(
+        r.decisions(),
+        vec![
+            (
+                "0".to_string(),
+                Decision {
+                    approved: true,
+                    reason: None
+                }
+            ),
+            (
+                "1".to_string(),
+                Decision {
+                    approved: false,
+                    reason: Some("no".into())
+                }
+            ),
+        ]
+    );
+    let m = decode_text(r#"{"type":"decision","id":3,"callId":7,"approved":false,"reason":"r"}"#)
+        .unwrap();
+    assert_eq!(
+        m,
+        ClientMsg::Decision {
+            id: 3,
+            call_id: 7,
+            approved: false,
+            reason: Some("r".into())
+        }
+    );
+    // A decision answers a call; it is not a request of its own.
+    assert_eq!(m.request_id(), None);
+    assert!(decode_text(r#"{"type":"resume","id":4}"#)
+        .unwrap_err()
+        .detail
+        .contains("missing field `token`"));
+}
+
+#[test]
+fn a_paused_done_carries_calls_and_its_pending_arguments_in_the_payload() {
+    let outcome = RunOutcome {
+        calls: vec![
+            CallRecord {
+                provider: "b".into(),
+                tool: "list".into(),
+                status: CallStatus::Ok,
+                ms: 1.5,
+            },
+            CallRecord {
+                provider: "b".into(),
+                tool: "refund".into(),
+                status: CallStatus::Pending,
+                ms: 0.0,
+            },
+        ],
+        paused: Some(Paused {
+            token: "cm1.k.body.sig".into(),
+            pending: vec![
+                PendingCall {
+                    id: "1".into(),
+                    provider: "b".into(),
+                    tool: "refund".into(),
+                    args: vec![1, 2],
+                },
+                PendingCall {
+                    id: "2".into(),
+                    provider: "b".into(),
+                    tool: "refund".into(),
+                    args: vec![3, 4, 5],
+                },
+            ],
+        }),
+        ..RunOutcome::default()
+    };
+    let (msg, payload) = ServerMsg::completion(5, Ok(outcome));
+    let (header, payload) = binary_parts(&msg, payload.as_deref());
+    assert_eq!(payload, [1, 2, 3, 4, 5]);
+    assert_eq!(header["hasResult"], false);
+    assert_eq!(
+        header["calls"],
+        serde_json::json!([
+            {"provider": "b", "tool": "list", "status": "ok", "ms": 1.5},
+            {"provider": "b", "tool": "refund", "status": "pending", "ms": 0.0},
+        ])
+    );
+    assert_eq!(
+        header["paused"],
+        serde_json::json!({"token": "cm1.k.body.sig", "pending": [
+            {"id": "1", "provider": "b", "tool": "refund", "argsBytes": 2},
+            {"id": "2", "provider": "b", "tool": "refund", "argsBytes": 3},
+        ]})
+    );
+    // A run that did not pause: no `paused`, and `calls` always.
+    let (msg, _) = ServerMsg::completion(6, Ok(RunOutcome::default()));
+    let v = serde_json::to_value(&msg).unwrap();
+    assert_eq!(v["calls"], serde_json::json!([]));
+    assert!(v.get("paused").is_none());
+    let approve = ServerMsg::Approve {
+        id: 5,
+        call_id: 9,
+        provider: "b".into(),
+        tool: "refund".into(),
+    };
+    let (header, payload) = binary_parts(&approve, Some(&[7, 8]));
+    assert_eq!(payload, [7, 8]);
+    assert_eq!(
+        header,
+        serde_json::json!({"type": "approve", "id": 5, "callId": 9, "provider": "b", "tool": "refund"})
+    );
 }
