@@ -17,9 +17,7 @@ use std::time::Duration;
 use codemode_pool::protocol::{
     limits, Failure, FailureCode, LogEntry, RunOutcome, WireRequest, WireResponse,
 };
-use codemode_pool::{
-    ApprovalRequest, CloseReason, Completion, Decision, ExecSpec, FetchCall, Host, Pool, ToolCall,
-};
+use codemode_pool::{CloseReason, Completion, Decision, ExecSpec, FetchCall, Host, Pool, ToolCall};
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -99,7 +97,7 @@ pub(crate) enum ConnEvent {
     /// A call of a callback-mode run for the client's `decide`.
     Approve {
         id: u32,
-        request: ApprovalRequest,
+        request: ToolCall,
     },
     Done {
         id: u32,
@@ -240,7 +238,7 @@ impl Host for ExecHost {
         let _ = self.tx.send(ConnEvent::Log { id: self.id, entry });
     }
 
-    fn approve(&self, request: ApprovalRequest) {
+    fn approve(&self, request: ToolCall) {
         let ev = ConnEvent::Approve {
             id: self.id,
             request,
