@@ -29,7 +29,7 @@ Options:
   --token-file PATH            file holding a shared secret (16+ characters, e.g.
                                openssl rand -hex 32) every client must present
   --approval-key-file PATH     file holding the key approval tokens are signed with (its
-                               bytes, ${limits().approvalKeyMinBytes}+; one trailing newline is dropped, e.g.
+                               bytes, ${limits().approval.keyMinBytes}+; one trailing newline is dropped, e.g.
                                openssl rand -hex 32 > PATH); give every daemon behind one
                                balancer the same file so any resumes a paused run. Keep it
                                secret. Default: a random key of this process (its tokens die
@@ -172,7 +172,7 @@ async function main() {
     // The file's bytes, less one trailing newline (what `openssl rand -hex 32 > key` leaves).
     const end = key.at(-1) === 0x0a ? (key.at(-2) === 0x0d ? key.length - 2 : key.length - 1) : key.length;
     key = key.subarray(0, end);
-    const min = limits().approvalKeyMinBytes;
+    const min = limits().approval.keyMinBytes;
     if (key.length < min) {
       return usageError(`--approval-key-file ${file} holds ${key.length} bytes; an approval key needs at least ${min} (e.g. openssl rand -hex 32 > ${file})`);
     }
