@@ -251,6 +251,17 @@ describe('the audit trail and the request', () => {
     expect((await ex.execute({ code: 'async () => 1' })).calls).toEqual([]);
   });
 
+  it('keeps the first 1,000 calls, as the logs keep their first entries; stats count them all', async () => {
+    const out = await ex.execute({
+      code: 'async () => { for (let i = 0; i < 1005; i++) await t.a(i); return 1 }',
+      providers: [{ name: 't', tools: ['a'] }],
+      dispatch: () => 1,
+    });
+    expect(out.result).toBe(1);
+    expect(out.calls).toHaveLength(1000);
+    expect(out.stats.toolCalls).toBe(1005);
+  });
+
   it('refuses approvals it cannot honour', async () => {
     const b = billing();
     const approvals = [
