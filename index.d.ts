@@ -174,7 +174,9 @@ export type Decide = (call: ApprovalCall) => Decision | Promise<Decision>
  *   it on with the decisions. `expiresIn`: milliseconds the token stays good, 1 to 30 days
  *   (default a day).
  * - `callback`: `decide` is awaited for each such call while the run waits, for at most
- *   `timeout` milliseconds (default 300,000; past it the call is denied).
+ *   `timeout` milliseconds (1 ms to 1 hour, default 300,000; past it the call is denied). The
+ *   run's time bound rests only while it waits on decisions and nothing else, for at most
+ *   `timeout` over the run.
  */
 export type Approval =
   | { mode: 'interrupt'; expiresIn?: number }

@@ -166,6 +166,37 @@ describe('interrupt mode', () => {
     expect(done.error).toEqual({ code: 'REPLAY_DIVERGED', message: text('REPLAY_DIVERGED', { got: 'a call of billing.refund with other arguments', expected: 'a call of billing.refund' }) });
   });
 
+  it('reports a replay that ends before it reaches the pending call', async () => {
+    const b = billing();
+    // Two tools race: the fast one wins the first run; on replay both answers come at once, in
+    // the order the program made the calls, and the other wins.
+    const code = `async () => {
+      const slow = note.record('slow'), fast = billing.list()
+      const winner = await Promise.race([slow.then(() => 'slow'), fast.then(() => 'fast')])
+      if (winner === 'slow') return 'no refund'
+      return await billing.refund(1)
+    }`;
+    const dispatch = (call) => (call.tool === 'record' ? sleep(150).then(() => 'recorded') : b.dispatch(call));
+    const paused = await ex.execute({ code, providers: b.providers, dispatch });
+    expect(paused.paused.pending).toHaveLength(1);
+    const done = await ex.resume({ token: paused.paused.token, dispatch, decisions: decideAll(paused.paused, { approved: true }) });
+    expect(done.result).toBeUndefined();
+    expect(done.error).toEqual({ code: 'REPLAY_DIVERGED', message: text('REPLAY_DIVERGED', { got: "the program's end", expected: 'a call of billing.refund' }) });
+    expect(b.dispatched.filter((d) => d.startsWith('billing.refund'))).toEqual([]);
+  });
+
+  it('keeps no more than a token may hold: past the bound the run goes on, and cannot pause', async () => {
+    const big = 'x'.repeat(1024 * 1024);
+    const providers = [{ name: 'big', tools: ['get', 'refund'], approve: ['refund'] }];
+    const dispatch = ({ tool }) => (tool === 'get' ? big : 'refunded');
+    const many = 'async () => { let n = 0; for (let i = 0; i < 10; i++) n += (await big.get()).length; return n }';
+    expect((await ex.execute({ code: many, providers, dispatch })).result).toBe(10 * 1024 * 1024);
+    const then = 'async () => { for (let i = 0; i < 10; i++) await big.get(); return big.refund() }';
+    const out = await ex.execute({ code: then, providers, dispatch });
+    expect(out.paused).toBeUndefined();
+    expect(out.error.code).toBe('APPROVAL_LEDGER_TOO_LARGE');
+  });
+
   it('refuses a tampered token, one of another key, an expired one and decisions that do not match', async () => {
     const b = billing();
     const paused = await ex.execute({ code: REFUNDS, providers: b.providers, dispatch: b.dispatch, approval: { mode: 'interrupt', expiresIn: 300 } });
@@ -219,6 +250,38 @@ describe('callback mode', () => {
     expect(asked).toEqual([{ provider: 'billing', tool: 'refund', args: [101] }, { provider: 'billing', tool: 'refund', args: [102] }]);
     expect(out.stats.wallMs).toBeGreaterThan(300);
     expect(out.calls.map((c) => c.status)).toEqual(['ok', 'ok', 'denied']);
+  });
+
+  it('rests the time bound only while the run waits: a program that computes meanwhile times out', async () => {
+    const b = billing();
+    let asked = 0;
+    const out = await ex.execute({
+      code: 'async () => { billing.refund(1).catch(() => {}); for (;;) {} }',
+      providers: b.providers,
+      dispatch: b.dispatch,
+      timeout: 300,
+      approval: { mode: 'callback', timeout: 10_000, decide: async () => { asked++; await sleep(3000); return { approved: true }; } },
+    });
+    expect(asked).toBe(1);
+    expect(out.error.code).toBe('TIMEOUT');
+    expect(out.stats.wallMs).toBeLessThan(2500);
+  });
+
+  it('holds the arguments of calls awaiting decide to the bytes a run may have in flight', async () => {
+    const b = billing();
+    const out = await ex.execute({
+      code: `async () => {
+        const arg = 'x'.repeat(1024 * 1024)
+        const r = await Promise.all(Array.from({ length: 40 }, () => billing.refund(arg).then(() => 'ok', (e) => e.message.slice(0, 30))))
+        return r
+      }`,
+      providers: b.providers,
+      dispatch: b.dispatch,
+      approval: { mode: 'callback', decide: () => sleep(500).then(() => ({ approved: false, reason: 'no' })) },
+    });
+    const refused = out.result.filter((m) => m === text('TOOL_BYTES_IN_FLIGHT', { provider: 'billing', tool: 'refund', size: '0', held: '0', limit: '0' }).slice(0, 30));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(out.calls.filter((c) => c.status === 'error').length).toBe(refused.length);
   });
 
   it('denies a call whose decide throws, answers wrongly, or outlasts approval.timeout', async () => {

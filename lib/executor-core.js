@@ -466,8 +466,16 @@ class ExecutorCore {
    */
   #approve(call) {
     const run = this.#runs.get(call.id);
-    if (!run || run.aborted) return;
     const transport = this.#transport;
+    if (!run || run.aborted) {
+      // Nobody waits for the run any more: denied at once, so its worker is not held.
+      try {
+        transport.decide(call.id, call.callId, false, 'the run was aborted');
+      } catch {
+        // The carrier is gone: the run ends with it.
+      }
+      return;
+    }
     let settled = false;
     /** @param {boolean} approved @param {string | undefined} reason */
     const answer = (approved, reason) => {

@@ -203,38 +203,47 @@ impl CpuWatch {
     }
 }
 
-/// A call of run `exec_id` was put to the host's `approve` (callback mode): the time bound
-/// stops running until every such call is decided ([`unsuspend`]). A decision that never comes
-/// still ends the run: its deadline is the time that was left plus `decide` from the last ask.
-pub(crate) fn suspend(inner: &Inner, st: &mut State, exec_id: u64, decide: Duration) {
+/// Run `exec_id` waits on decisions only (callback mode: the worker said `Idle` with calls put
+/// to `approve` and nothing else in flight): its time bound rests until the worker acts again
+/// or a decision comes ([`unsuspend`]), for at most `budget` over the whole run (the approval's
+/// `timeout`), so a run whose decisions never come, or whose timers compute while they are
+/// awaited, still ends. A run already being stopped (an abort, a pause) is left alone.
+pub(crate) fn suspend(inner: &Inner, st: &mut State, exec_id: u64, budget: Duration) {
     let Some(run) = st.running.get_mut(&exec_id) else {
         return;
     };
-    if run.cancelled_at.is_some() {
+    let now = Instant::now();
+    if run.cancelled_at.is_some() || run.deadline <= now || run.suspended.is_some() {
         return;
     }
-    let now = Instant::now();
-    let left = *run
-        .suspended
-        .get_or_insert_with(|| run.deadline.saturating_duration_since(now));
-    run.deadline = now + left + decide;
+    let left_to_rest = *run.rest_left.get_or_insert(budget);
+    if left_to_rest.is_zero() {
+        return;
+    }
+    let left = run.deadline - now;
+    run.suspended = Some((left, now));
+    run.deadline = now + left + left_to_rest;
     let deadline = run.deadline;
     due_by(inner, st, deadline);
 }
 
-/// Every call of run `exec_id` put to `approve` is decided: its time bound runs again, with
-/// what was left when the first was asked.
-pub(crate) fn unsuspend(inner: &Inner, exec_id: u64) {
-    let mut st = inner.lock();
+/// Run `exec_id` acts again (a request from its worker, or a decision for it): its time bound
+/// runs again with what was left, and what it rested is spent from its allowance. Cheap when it
+/// does not rest. Called with the lock held.
+pub(crate) fn unsuspend(inner: &Inner, st: &mut State, exec_id: u64) {
     let Some(run) = st.running.get_mut(&exec_id) else {
         return;
     };
-    let Some(left) = run.suspended.take() else {
+    let Some((left, since)) = run.suspended.take() else {
         return;
     };
+    let now = Instant::now();
+    if let Some(rest) = run.rest_left.as_mut() {
+        *rest = rest.saturating_sub(now.saturating_duration_since(since));
+    }
     if run.cancelled_at.is_none() {
-        run.deadline = Instant::now() + left;
+        run.deadline = now + left;
         let deadline = run.deadline;
-        due_by(inner, &mut st, deadline);
+        due_by(inner, st, deadline);
     }
 }

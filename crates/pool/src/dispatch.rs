@@ -54,8 +54,11 @@ pub(crate) fn on_frame(
         WorkerMsg::Ready => mark_idle(inner, key),
         WorkerMsg::Log { exec_id, entry } => inner.observe.log(exec_id, entry),
         WorkerMsg::Idle { exec_id } => {
-            if inner.approvals.idle(exec_id) {
+            let idle = inner.approvals.idle(exec_id);
+            if idle.stop {
                 crate::stop_run(inner, exec_id);
+            } else if let Some(budget) = idle.rest {
+                crate::deadlines::suspend(inner, &mut inner.lock(), exec_id, budget);
             }
         }
         WorkerMsg::Started { exec_id } => started(inner, exec_id),
@@ -194,16 +197,21 @@ fn tool_call(inner: &Arc<Inner>, call: ToolCall) {
     let (exec_id, call_id) = (call.exec_id, call.call_id);
     match inner.approvals.tool_call(call) {
         CallAction::Forward(call) => {
-            let host = inner.lock().running.get(&exec_id).map(|r| r.host.clone());
+            let host = {
+                let mut st = inner.lock();
+                // A run resting on decisions acts again (deadlines.rs `suspend`).
+                crate::deadlines::unsuspend(inner, &mut st, exec_id);
+                st.running.get(&exec_id).map(|r| r.host.clone())
+            };
             if let Some(host) = host {
                 host.tool_call(call);
             }
         }
         CallAction::Answer(ok, payload) => crate::answer_call(inner, exec_id, call_id, ok, payload),
-        CallAction::Ask(request, decide) => {
+        CallAction::Ask(request) => {
             let host = {
                 let mut st = inner.lock();
-                crate::deadlines::suspend(inner, &mut st, exec_id, decide);
+                crate::deadlines::unsuspend(inner, &mut st, exec_id);
                 st.running.get(&exec_id).map(|r| r.host.clone())
             };
             if let Some(host) = host {
@@ -223,7 +231,7 @@ fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequ
         .approvals
         .fetch(exec_id, call_id, &request.method, &request.url)
     {
-        FetchAction::Live => {}
+        FetchAction::Live => crate::deadlines::unsuspend(inner, &mut inner.lock(), exec_id),
         FetchAction::Answer(result) => return answer_fetch(inner, exec_id, call_id, result),
         FetchAction::Stop => return crate::stop_run(inner, exec_id),
     }

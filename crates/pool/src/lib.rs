@@ -249,9 +249,12 @@ struct Running {
     cancelled_at: Option<Instant>,
     /// Why it was cancelled: its time bound (or an abort), or its CPU budget.
     stopped_by: Stop,
-    /// While calls wait for `approve`: the time bound that was left when the first was asked
-    /// (deadlines.rs, `suspend`).
-    suspended: Option<Duration>,
+    /// While the run waits on decisions only: the time bound that was left, and since when it
+    /// rests (deadlines.rs, `suspend`).
+    suspended: Option<(Duration, Instant)>,
+    /// How long its time bound may still rest over the run (the approval's `timeout`, spent as
+    /// it rests); `None` until it first does.
+    rest_left: Option<Duration>,
     /// Handed to a worker still preparing: `started` and `deadline` count again from `Started`.
     /// Cleared by an abort, whose deadline stands.
     rebase: bool,
@@ -467,9 +470,8 @@ impl Pool {
     /// `APPROVAL_DENIED`. One for a call nobody asks about any more is dropped.
     pub fn decide(&self, exec_id: u64, call_id: u32, decision: Decision) {
         let action = self.inner.approvals.decided(exec_id, call_id, decision);
-        if !self.inner.approvals.asking(exec_id) {
-            deadlines::unsuspend(&self.inner, exec_id);
-        }
+        // The worker acts on the answer: its time bound runs again.
+        deadlines::unsuspend(&self.inner, &mut self.inner.lock(), exec_id);
         match action {
             Some(approvals::CallAction::Forward(call)) => {
                 let host = self

@@ -68,6 +68,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 cancelled_at: None,
                 stopped_by: crate::Stop::Time,
                 suspended: None,
+                rest_left: None,
                 rebase: early,
             },
         );

@@ -136,8 +136,10 @@ pub mod options {
     /// The default [`APPROVAL_EXPIRES_IN_MS`]: a day.
     pub const DEFAULT_APPROVAL_EXPIRES_IN_MS: u64 = 86_400_000;
     /// How long `decide` may take for one call in callback mode, in milliseconds
-    /// (`approval.timeout`); past it the call is denied.
-    pub const APPROVAL_TIMEOUT_MS: RangeInclusive<u64> = 1..=2_147_483_647;
+    /// (`approval.timeout`); past it the call is denied. It is also the most a run's time
+    /// bound rests over the whole run while decisions are awaited, so it is held to an hour:
+    /// longer waits are interrupt mode's.
+    pub const APPROVAL_TIMEOUT_MS: RangeInclusive<u64> = 1..=3_600_000;
     /// The default [`APPROVAL_TIMEOUT_MS`]: five minutes.
     pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 300_000;
 }

@@ -14,8 +14,9 @@
 //! ledger is answered from it (the host is not asked again), a held call by its decision, and a
 //! request that is not the ledger's next ends the run with `REPLAY_DIVERGED`.
 //!
-//! Locking: one lock here, never held while the pool's state lock is taken; each entry point
-//! returns what to do, and the caller (dispatch.rs, schedule.rs, lib.rs) does it.
+//! Locking: one lock here, taken after the pool's state lock where both are held (`track`, at
+//! submission) and never the other way round; each entry point returns what to do, and the
+//! caller (dispatch.rs, schedule.rs, lib.rs) does it with this lock released.
 
 mod token;
 
@@ -66,7 +67,7 @@ pub(crate) enum CallAction {
     /// Answered here (from the ledger, or denied): `ok` and the payload, as the host would.
     Answer(bool, Vec<u8>),
     /// Put to the host's `approve` (callback mode); the time bound waits meanwhile.
-    Ask(ToolCall, Duration),
+    Ask(ToolCall),
     /// Held for a decision, or dropped (the run is being stopped).
     Hold,
     /// The run is over: stop it (paused, diverged, or its token too large).
@@ -102,8 +103,11 @@ struct Gate {
     script: Vec<Slot>,
     /// Decisions of the script's pending slots, by slot.
     decisions: HashMap<usize, Decision>,
-    /// This run's requests in order; `None` while in flight, held or put to `approve`.
+    /// This run's requests in order; `None` while in flight, held or put to `approve`. Emptied
+    /// when the ledger passes its bound (`requests` still counts them).
     slots: Vec<Option<Slot>>,
+    /// Requests the run made so far (the next one's slot).
+    requests: usize,
     /// Held calls: slot, provider, tool, arguments.
     held: Vec<(usize, String, String, Vec<u8>)>,
     /// Calls put to `approve`, by call id: the call and its record.
@@ -115,6 +119,22 @@ struct Gate {
     /// The worker said Idle and has not sent a request since.
     idle: bool,
     ended: Option<Ending>,
+    /// Bytes the token would hold so far (the ledger's answers and the held calls): past
+    /// `limits::APPROVAL_TOKEN_BYTES` the run ends (interrupt mode; callback mode keeps no
+    /// ledger).
+    bytes: usize,
+    /// Argument bytes of the calls put to `approve` and not yet decided (callback mode): held
+    /// to `limits::TOOL_BYTES_IN_FLIGHT`, as the calls the host dispatches are.
+    asked_bytes: usize,
+}
+
+/// What the caller does after the worker said `Idle`.
+pub(crate) struct IdleAction {
+    /// The run paused (or ended): stop it.
+    pub stop: bool,
+    /// It waits only on decisions (callback mode): its time bound may rest, for at most this
+    /// in all (the approval's `timeout`; deadlines.rs `suspend`).
+    pub rest: Option<Duration>,
 }
 
 /// One run, from its submission to its completion.
@@ -248,16 +268,19 @@ impl Book {
         let invalid = |detail: String| {
             FailureCode::DecisionsInvalid.failure(&[("detail", &detail), ("ids", &ids)])
         };
+        let pending_set: std::collections::HashSet<usize> = pending.iter().copied().collect();
         let mut decided = HashMap::new();
         for (id, decision) in decisions {
             let slot = id
                 .parse::<usize>()
                 .ok()
-                .filter(|i| pending.contains(i) && id == i.to_string());
+                .filter(|i| pending_set.contains(i) && id == i.to_string());
             let Some(slot) = slot else {
                 return Err(invalid(format!("{id:?} names no pending call")));
             };
-            decided.insert(slot, decision);
+            if decided.insert(slot, decision).is_some() {
+                return Err(invalid(format!("{id:?} is decided twice")));
+            }
         }
         if let Some(missing) = pending.iter().find(|i| !decided.contains_key(i)) {
             return Err(invalid(format!("no decision for call \"{missing}\"")));
@@ -334,8 +357,11 @@ impl Book {
             return CallAction::Hold;
         }
         gate.idle = false;
-        let n = gate.slots.len();
-        gate.slots.push(None);
+        let n = gate.requests;
+        gate.requests += 1;
+        if !gate.overflowed() {
+            gate.slots.push(None);
+        }
         let asked = (call.provider.clone(), call.tool.clone(), call.args.clone());
         if let Some(expected) = gate.script.get(n) {
             match expected {
@@ -355,7 +381,9 @@ impl Book {
                         Answer::Denied(_) => CallStatus::Denied,
                         _ => CallStatus::Replayed,
                     };
-                    gate.slots[n] = Some(expected.clone());
+                    if let Some(slot) = gate.slots.get_mut(n) {
+                        *slot = Some(expected.clone());
+                    }
                     track.settle(record, status, None);
                     return CallAction::Answer(ok, payload);
                 }
@@ -370,12 +398,15 @@ impl Book {
                     });
                     if !decision.approved {
                         let text = denied(&asked.0, &asked.1, decision.reason.as_deref());
-                        gate.slots[n] = Some(Slot::Call {
+                        let answered = Slot::Call {
                             provider: asked.0,
                             tool: asked.1,
                             args: asked.2,
                             answer: Answer::Denied(text.clone()),
-                        });
+                        };
+                        if let Some(slot) = gate.slots.get_mut(n) {
+                            *slot = Some(answered);
+                        }
                         track.settle(record, CallStatus::Denied, None);
                         return CallAction::Answer(false, text.into_bytes());
                     }
@@ -404,11 +435,32 @@ impl Book {
         if gate.needs_approval(&call.provider, &call.tool) {
             match gate.mode {
                 ApprovalMode::Interrupt { .. } => {
+                    let size = asked.0.len() + asked.1.len() + asked.2.len();
                     gate.held.push((n, asked.0, asked.1, asked.2));
                     track.settle(record, CallStatus::Pending, None);
+                    let Some(gate) = track.gate.as_mut() else {
+                        return CallAction::Hold;
+                    };
+                    if gate.grow(size) {
+                        return CallAction::Stop;
+                    }
                     return CallAction::Hold;
                 }
-                ApprovalMode::Callback { timeout_ms } => {
+                ApprovalMode::Callback { .. } => {
+                    let size = asked.2.len();
+                    let limit = limits::TOOL_BYTES_IN_FLIGHT;
+                    if gate.asked_bytes + size > limit {
+                        let text = FailureCode::ToolBytesInFlight.render(&[
+                            ("provider", &asked.0),
+                            ("tool", &asked.1),
+                            ("size", &size.to_string()),
+                            ("held", &gate.asked_bytes.to_string()),
+                            ("limit", &limit.to_string()),
+                        ]);
+                        track.settle(record, CallStatus::Error, None);
+                        return CallAction::Answer(false, text.into_bytes());
+                    }
+                    gate.asked_bytes += size;
                     let request = ToolCall {
                         exec_id: call.exec_id,
                         call_id: call.call_id,
@@ -417,7 +469,7 @@ impl Book {
                         args: asked.2,
                     };
                     gate.asked.insert(call.call_id, (n, call, record));
-                    return CallAction::Ask(request, Duration::from_millis(timeout_ms));
+                    return CallAction::Ask(request);
                 }
             }
         }
@@ -448,7 +500,7 @@ impl Book {
         } else {
             Answer::Err(String::from_utf8_lossy(payload).into_owned())
         };
-        gate.record(
+        let over = gate.record(
             n,
             Slot::Call {
                 provider,
@@ -457,7 +509,7 @@ impl Book {
                 answer,
             },
         );
-        self.pause_if_due(gate)
+        over || self.pause_if_due(gate)
     }
 
     /// A decision for a call put to `approve`: what to do with the call (to the host, or
@@ -472,6 +524,7 @@ impl Book {
         let track = runs.get_mut(&exec_id)?;
         let gate = track.gate.as_mut()?;
         let (n, call, record) = gate.asked.remove(&call_id)?;
+        gate.asked_bytes = gate.asked_bytes.saturating_sub(call.args.len());
         if decision.approved {
             let slot = (
                 n,
@@ -481,26 +534,11 @@ impl Book {
             );
             return Some(track.forward(call, record, Instant::now(), slot));
         }
+        // Callback mode keeps no ledger: nothing to record, and nothing was in flight.
+        let _ = n;
         let text = denied(&call.provider, &call.tool, decision.reason.as_deref());
-        gate.record(
-            n,
-            Slot::Call {
-                provider: call.provider,
-                tool: call.tool,
-                args: call.args,
-                answer: Answer::Denied(text.clone()),
-            },
-        );
         track.settle(record, CallStatus::Denied, None);
         Some(CallAction::Answer(false, text.into_bytes()))
-    }
-
-    /// Whether any call of `exec_id` still waits for `approve`.
-    pub(crate) fn asking(&self, exec_id: u64) -> bool {
-        self.lock()
-            .get(&exec_id)
-            .and_then(|t| t.gate.as_ref())
-            .is_some_and(|g| !g.asked.is_empty())
     }
 
     /// A fetch of run `exec_id`.
@@ -513,8 +551,11 @@ impl Book {
             return FetchAction::Stop;
         }
         gate.idle = false;
-        let n = gate.slots.len();
-        gate.slots.push(None);
+        let n = gate.requests;
+        gate.requests += 1;
+        if !gate.overflowed() {
+            gate.slots.push(None);
+        }
         if let Some(expected) = gate.script.get(n) {
             return match expected {
                 Slot::Fetch {
@@ -523,7 +564,9 @@ impl Book {
                     result,
                 } if m == method && u == url => {
                     let result = result.clone();
-                    gate.slots[n] = Some(expected.clone());
+                    if let Some(slot) = gate.slots.get_mut(n) {
+                        *slot = Some(expected.clone());
+                    }
                     FetchAction::Answer(result)
                 }
                 other => {
@@ -558,7 +601,7 @@ impl Book {
         let Some((n, method, url)) = gate.fetches.remove(&call_id) else {
             return false;
         };
-        gate.record(
+        let over = gate.record(
             n,
             Slot::Fetch {
                 method,
@@ -566,17 +609,32 @@ impl Book {
                 result: result.clone(),
             },
         );
-        self.pause_if_due(gate)
+        over || self.pause_if_due(gate)
     }
 
-    /// The worker says run `exec_id` waits; whether the run is to be stopped now.
-    pub(crate) fn idle(&self, exec_id: u64) -> bool {
+    /// The worker says run `exec_id` waits: whether it is to be stopped (it paused), or its
+    /// time bound may rest (it waits on decisions only).
+    pub(crate) fn idle(&self, exec_id: u64) -> IdleAction {
         let mut runs = self.lock();
         let Some(gate) = runs.get_mut(&exec_id).and_then(|t| t.gate.as_mut()) else {
-            return false;
+            return IdleAction {
+                stop: false,
+                rest: None,
+            };
         };
         gate.idle = true;
-        self.pause_if_due(gate)
+        let rest = match gate.mode {
+            ApprovalMode::Callback { timeout_ms }
+                if !gate.asked.is_empty() && gate.in_flight == 0 =>
+            {
+                Some(Duration::from_millis(timeout_ms))
+            }
+            _ => None,
+        };
+        IdleAction {
+            stop: self.pause_if_due(gate),
+            rest,
+        }
     }
 
     /// Pauses `gate`'s run when it waits with calls held and nothing else in flight: seals the
@@ -643,12 +701,15 @@ impl Gate {
             script,
             decisions,
             slots: Vec::new(),
+            requests: 0,
             held: Vec::new(),
             asked: HashMap::new(),
             fetches: HashMap::new(),
             in_flight: 0,
             idle: false,
             ended: None,
+            bytes: 0,
+            asked_bytes: 0,
         }
     }
 
@@ -658,12 +719,85 @@ impl Gate {
         })
     }
 
-    /// An answered request takes its slot; it is no longer in flight.
-    fn record(&mut self, n: usize, slot: Slot) {
-        if let Some(s) = self.slots.get_mut(n) {
-            *s = Some(slot);
-        }
+    /// An answered request takes its slot (interrupt mode: the ledger a token holds); it is no
+    /// longer in flight. Whether the ledger passed its bound (the run is to be stopped).
+    fn record(&mut self, n: usize, slot: Slot) -> bool {
         self.in_flight = self.in_flight.saturating_sub(1);
+        if !matches!(self.mode, ApprovalMode::Interrupt { .. }) {
+            return false;
+        }
+        let size = match &slot {
+            Slot::Call {
+                provider,
+                tool,
+                args,
+                answer,
+            } => {
+                let answer = match answer {
+                    Answer::Ok(b) => b.len(),
+                    Answer::Err(t) | Answer::Denied(t) => t.len(),
+                };
+                provider.len() + tool.len() + args.len() + answer
+            }
+            Slot::Fetch {
+                method,
+                url,
+                result,
+            } => {
+                let response = match result {
+                    Ok(r) => {
+                        r.body.as_ref().map_or(0, Vec::len)
+                            + r.headers
+                                .iter()
+                                .map(|(k, v)| k.len() + v.len())
+                                .sum::<usize>()
+                            + r.url.len()
+                            + r.status_text.len()
+                    }
+                    Err(t) => t.len(),
+                };
+                method.len() + url.len() + response
+            }
+            Slot::Pending {
+                provider,
+                tool,
+                args,
+            } => provider.len() + tool.len() + args.len(),
+        };
+        if !self.overflowed() {
+            if let Some(s) = self.slots.get_mut(n) {
+                *s = Some(slot);
+            }
+        }
+        self.grow(size)
+    }
+
+    /// Counts `size` more bytes toward the token. Past the bound the ledger is dropped (the
+    /// host's memory holds no more of it) and the run can no longer pause: it goes on, and ends
+    /// with `APPROVAL_LEDGER_TOO_LARGE` if a call holds for approval. Whether it ended now.
+    fn grow(&mut self, size: usize) -> bool {
+        self.bytes = self.bytes.saturating_add(size + 16);
+        if self.bytes <= limits::APPROVAL_TOKEN_BYTES || self.ended.is_some() {
+            return false;
+        }
+        self.slots.clear();
+        if self.held.is_empty() {
+            return false;
+        }
+        self.held.clear();
+        self.ended = Some(Ending::Failed(
+            FailureCode::ApprovalLedgerTooLarge,
+            FailureCode::ApprovalLedgerTooLarge.render(&[
+                ("size", &format!("more than {}", self.bytes)),
+                ("limit", &limits::APPROVAL_TOKEN_BYTES.to_string()),
+            ]),
+        ));
+        true
+    }
+
+    /// The ledger passed its bound and was dropped.
+    fn overflowed(&self) -> bool {
+        self.bytes > limits::APPROVAL_TOKEN_BYTES
     }
 }
 
@@ -725,7 +859,21 @@ impl Track {
                 r.ms = ms_since(o.started);
             }
         }
-        match gate.and_then(|g| g.ended) {
+        let unreached = gate.as_ref().and_then(|g| {
+            g.script
+                .iter()
+                .enumerate()
+                .find(|(i, s)| matches!(s, Slot::Pending { .. }) && *i >= g.requests)
+                .map(|(_, s)| describe(s))
+        });
+        let ended = gate.and_then(|g| g.ended).or_else(|| {
+            unreached.map(|expected| {
+                let text = FailureCode::ReplayDiverged
+                    .render(&[("got", "the program's end"), ("expected", &expected)]);
+                Ending::Failed(FailureCode::ReplayDiverged, text)
+            })
+        });
+        match ended {
             Some(Ending::Paused(paused)) => {
                 outcome.result = None;
                 outcome.error = None;
