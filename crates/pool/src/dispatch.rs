@@ -197,30 +197,27 @@ fn tool_call(inner: &Arc<Inner>, call: ToolCall) {
     let (exec_id, call_id) = (call.exec_id, call.call_id);
     match inner.approvals.tool_call(call) {
         CallAction::Forward(call) => {
-            let host = {
-                let mut st = inner.lock();
-                // A run resting on decisions acts again (deadlines.rs `suspend`).
-                crate::deadlines::unsuspend(inner, &mut st, exec_id);
-                st.running.get(&exec_id).map(|r| r.host.clone())
-            };
-            if let Some(host) = host {
+            if let Some(host) = acting(inner, exec_id) {
                 host.tool_call(call);
             }
         }
         CallAction::Answer(ok, payload) => crate::answer_call(inner, exec_id, call_id, ok, payload),
         CallAction::Ask(request) => {
-            let host = {
-                let mut st = inner.lock();
-                crate::deadlines::unsuspend(inner, &mut st, exec_id);
-                st.running.get(&exec_id).map(|r| r.host.clone())
-            };
-            if let Some(host) = host {
+            if let Some(host) = acting(inner, exec_id) {
                 host.approve(request);
             }
         }
         CallAction::Hold => {}
         CallAction::Stop => crate::stop_run(inner, exec_id),
     }
+}
+
+/// Run `exec_id` made a request: one resting on decisions acts again (deadlines.rs
+/// `suspend`). Its host, while it runs.
+fn acting(inner: &Inner, exec_id: u64) -> Option<Arc<dyn crate::Host>> {
+    let mut st = inner.lock();
+    crate::deadlines::unsuspend(inner, &mut st, exec_id);
+    st.running.get(&exec_id).map(|r| r.host.clone())
 }
 
 /// Routes a run's fetch by its outbound mode: to the host's policy, or to the native fetch

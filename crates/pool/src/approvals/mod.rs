@@ -353,15 +353,9 @@ impl Book {
             );
             return CallAction::Forward(call);
         };
-        if gate.ended.is_some() {
+        let Some(n) = gate.next_request() else {
             return CallAction::Hold;
-        }
-        gate.idle = false;
-        let n = gate.requests;
-        gate.requests += 1;
-        if !gate.overflowed() {
-            gate.slots.push(None);
-        }
+        };
         let asked = (call.provider.clone(), call.tool.clone(), call.args.clone());
         if let Some(expected) = gate.script.get(n) {
             match expected {
@@ -547,15 +541,9 @@ impl Book {
         let Some(gate) = runs.get_mut(&exec_id).and_then(|t| t.gate.as_mut()) else {
             return FetchAction::Live;
         };
-        if gate.ended.is_some() {
+        let Some(n) = gate.next_request() else {
             return FetchAction::Stop;
-        }
-        gate.idle = false;
-        let n = gate.requests;
-        gate.requests += 1;
-        if !gate.overflowed() {
-            gate.slots.push(None);
-        }
+        };
         if let Some(expected) = gate.script.get(n) {
             return match expected {
                 Slot::Fetch {
@@ -711,6 +699,22 @@ impl Gate {
             bytes: 0,
             asked_bytes: 0,
         }
+    }
+
+    /// The worker sent a request: it is active again, and the request takes the next slot
+    /// (its index); `None` once the run ended here (paused, diverged), when nothing more of it
+    /// is to reach the host.
+    fn next_request(&mut self) -> Option<usize> {
+        if self.ended.is_some() {
+            return None;
+        }
+        self.idle = false;
+        let n = self.requests;
+        self.requests += 1;
+        if !self.overflowed() {
+            self.slots.push(None);
+        }
+        Some(n)
     }
 
     fn needs_approval(&self, provider: &str, tool: &str) -> bool {
