@@ -5,10 +5,9 @@
 // its calls.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { executor, failureCatalog, rejection, sleep, thrown, until } from './helpers.mjs';
+import { declaredText, executor, rejection, sleep, thrown, until } from './helpers.mjs';
 
-/** The declared text of `code` with its placeholders filled. */
-const text = (code, values) => failureCatalog().find((f) => f.code === code).text.replace(/\{(\w+)\}/g, (_, k) => values[k]);
+const text = declaredText;
 
 const KEY = randomBytes(32);
 

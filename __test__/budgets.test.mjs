@@ -4,10 +4,9 @@
 // program can catch it. An executor's budgets are its requests' defaults; each invocation of a
 // retained execution starts all three afresh. Real workers, real isolates.
 import { describe, expect, it } from 'vitest';
-import { executor, failureCatalog, rejection, thrown } from './helpers.mjs';
+import { declaredText, executor, rejection, thrown } from './helpers.mjs';
 
-/** The declared text of `code` with its placeholders filled. */
-const text = (code, values) => failureCatalog().find((f) => f.code === code).text.replace(/\{(\w+)\}/g, (_, k) => values[k]);
+const text = declaredText;
 const BUSY = 'async () => { for (;;) {} }';
 const dec = new TextDecoder();
 const get = (url) => ({ method: 'GET', url, headers: [], body: null });

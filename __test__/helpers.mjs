@@ -3,6 +3,8 @@ import { afterAll } from 'vitest';
 
 const require = createRequire(import.meta.url);
 export const { IsolateExecutor, ExecutorError, failureCatalog } = require('../index.js');
+/** The declared text of failure `code` with its placeholders filled (the grammar's own renderer). */
+export const { render: declaredText } = require('../lib/errors.js');
 
 const open = [];
 

@@ -228,12 +228,14 @@ fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequ
         .approvals
         .fetch(exec_id, call_id, &request.method, &request.url)
     {
-        FetchAction::Live => crate::deadlines::unsuspend(inner, &mut inner.lock(), exec_id),
+        FetchAction::Live => {}
         FetchAction::Answer(result) => return answer_fetch(inner, exec_id, call_id, result),
         FetchAction::Stop => return crate::stop_run(inner, exec_id),
     }
     let admitted = {
         let mut st = inner.lock();
+        // A run resting on decisions acts again (deadlines.rs `suspend`).
+        crate::deadlines::unsuspend(inner, &mut st, exec_id);
         let found = match st.running.get(&exec_id) {
             Some(r) => Some((r.outbound, r.host.clone(), r.deadline)),
             // A retained execution's fetch (from a handler or a timer): bounded by the
