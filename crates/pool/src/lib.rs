@@ -535,11 +535,6 @@ impl Pool {
                 ("advice", ", or raise `queueBound` or `workers`"),
             ]));
         }
-        if st.workers.is_empty() {
-            drop(st);
-            spawn::spawn_worker(&self.inner)?;
-            st = self.inner.lock();
-        }
         let (host, done) = self
             .inner
             .observe
@@ -558,6 +553,16 @@ impl Pool {
             host,
             done,
         });
+        if st.workers.is_empty() {
+            // Every worker was refused at its handshake (refused workers are not replaced):
+            // this run starts one more. Queued first, so a refusal of that worker, however
+            // soon it comes, finds the run and fails it (`fail_queue_if_no_workers`).
+            drop(st);
+            if let Err(failure) = spawn::spawn_worker(&self.inner) {
+                lifecycle::fail_queue_if_no_workers(&self.inner, failure);
+            }
+            return Ok(exec_id);
+        }
         schedule::pump(&self.inner, &mut st);
         Ok(exec_id)
     }

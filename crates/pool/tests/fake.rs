@@ -387,6 +387,47 @@ fn a_worker_of_another_protocol_version_is_refused_by_name() {
     );
 }
 
+/// A run submitted when every worker was refused starts one more; that worker may be refused
+/// before the run is queued (its reader is quicker than the submitter under load). The run
+/// still fails, at once, with the refusal: it never waits for a worker that will not come.
+#[test]
+fn a_run_never_waits_for_a_worker_refused_while_it_was_submitted() {
+    let pool = start(1, 4, wrapper("exits-at-once", "--exit-before-hello 72"));
+    let host = Answering::new(&pool);
+    // Busy threads make the submitter lose its core between starting the worker and queueing
+    // the run, the window the refusal used to fall into.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinners: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let mut outcome = Ok(());
+    for i in 0..200 {
+        let Ok(rx) = submit(&pool, &host, script("return 1")) else {
+            continue;
+        };
+        match rx.recv_timeout(BOUND) {
+            Ok(Err(f)) if f.code == FailureCode::WorkerStartFailed => {}
+            other => {
+                outcome = Err(format!("run {i}: {other:?}"));
+                break;
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for s in spinners {
+        s.join().unwrap();
+    }
+    pool.shutdown(Duration::from_secs(2));
+    outcome.unwrap();
+}
+
 #[test]
 fn shutdown_reaps_every_worker_and_settles_every_run() {
     let pool = pool(3, 8);
