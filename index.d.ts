@@ -927,3 +927,54 @@ export interface BundleModulesOptions {
  * request size bound like any other (`REQUEST_TOO_LARGE`).
  */
 export declare function bundleModules(options: BundleModulesOptions): Promise<Record<string, string>>
+
+/**
+ * One upstream MCP server of the gateway, as the `mcpServers` entries of Claude Desktop and
+ * Cursor write it: a stdio server (`command`, `args`, `env`, `cwd`) or a Streamable HTTP one
+ * (`url`, `headers`). `disabled: true` leaves it out. Any other key is refused
+ * (`MCP_CONFIG_INVALID`).
+ */
+export type McpServerEntry =
+  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string; type?: 'stdio'; disabled?: boolean; description?: string }
+  | { url: string; headers?: Record<string, string>; type?: 'http' | 'streamable-http' | 'streamableHttp'; disabled?: boolean; description?: string }
+
+/** {@link createMcpGateway}'s options (docs/mcp.md). Bad ones reject with `INVALID_OPTION` or `MCP_CONFIG_INVALID`. */
+export interface McpGatewayOptions {
+  /**
+   * The upstream servers keyed by name (or a whole config holding `mcpServers`). Each becomes
+   * the global its name sanitizes to (`my-server` → `my_server`) in the model's programs.
+   */
+  servers: Record<string, McpServerEntry> | { mcpServers: Record<string, McpServerEntry> }
+  /** Runs the programs: an {@link IsolateExecutor} (its bounds and outbound apply) or a {@link RemoteExecutor}. Stays the caller's to close. */
+  executor: { execute(request: ExecuteRequest): Promise<Outcome> }
+  /**
+   * How the model learns the tools: `'full'`, every declaration in the `code` tool's
+   * description; `'search'`, a `search` and a `describe` tool load them on demand; `'auto'`
+   * (default), full until the declarations pass 32,000 characters.
+   */
+  catalog?: 'auto' | 'full' | 'search'
+  /**
+   * Calls that wait for a person's yes, as `server.tool` or `server.*` (the server's configured
+   * name; the tool's own or sanitized name). The gateway asks through MCP elicitation; a
+   * client without it gets the call refused inside the program with a text saying why.
+   */
+  approve?: string[]
+  /** Milliseconds a call waits for that yes (default 300,000; then it is denied). */
+  approvalTimeout?: number
+  /** Milliseconds a tool call waits for its upstream (default 60,000): then `UPSTREAM_TIMEOUT`, and the upstream is restarted. */
+  callTimeout?: number
+  /** The answer's text bound in characters (default 24,000): a larger result is cut structurally and says so. */
+  maxResultChars?: number
+  /** Whether the executor lets programs fetch (only changes what the description tells the model). Default false. */
+  network?: boolean
+  /** The gateway's diagnostic lines (upstream restarts, their stderr). Default: stderr. */
+  log?: (line: string) => void
+}
+
+/**
+ * Starts an MCP gateway: connects every upstream (one that fails keeps retrying with backoff)
+ * and resolves with an MCP SDK `Server` offering the `code` tool (and `search` / `describe`),
+ * ready for `server.connect(transport)`. Its `close()` also closes the upstreams (stdio
+ * servers' processes end). docs/mcp.md.
+ */
+export declare function createMcpGateway(options: McpGatewayOptions): Promise<import('@modelcontextprotocol/sdk/server/index.js').Server>

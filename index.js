@@ -26,4 +26,12 @@ function register() {
   registerHooks(pathToFileURL(require('node:path').join(__dirname, 'lib', 'cloudflare-workers-hooks.mjs')));
 }
 
-module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, connect, serve, failureCatalog, register, bundleModules };
+/**
+ * The MCP gateway as a library (lib/mcp/gateway.js, docs/mcp.md); the MCP SDK loads only here.
+ * @param {import('./lib/mcp/gateway').GatewayOptions} options
+ */
+function createMcpGateway(options) {
+  return require('./lib/mcp/gateway').createMcpGateway(options);
+}
+
+module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, connect, serve, failureCatalog, register, bundleModules, createMcpGateway };

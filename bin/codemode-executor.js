@@ -4,7 +4,8 @@
 // The package's command line: `codemode-executor serve` runs the daemon (docs/protocol.md) in
 // this process, prints one line when it listens, logs to stderr, and drains on SIGTERM or
 // SIGINT, then exits 0. `codemode-executor testbed` replays a host's own cases through both
-// executors (lib/testbed/cli.mjs, docs/testbed.md).
+// executors (lib/testbed/cli.mjs, docs/testbed.md). `codemode-executor mcp` serves MCP servers
+// to an MCP client as one sandboxed `code` tool (lib/mcp/cli.js, docs/mcp.md).
 
 const fs = require('node:fs');
 const { parseArgs } = require('node:util');
@@ -13,6 +14,7 @@ const { ExecutorError } = require('../lib/errors');
 const { limits } = require('../lib/native');
 const { fieldOf } = require('../lib/validate/fields');
 const { TESTBED_USAGE } = require('../lib/testbed/usage');
+const { MCP_USAGE } = require('../lib/mcp/usage');
 
 /** The usage text; the defaults are crates/protocol's and crates/daemon's (`limits`, through the addon). */
 function usage() {
@@ -69,7 +71,8 @@ Options:
   -h, --help                   show this text
   -v, --version                print the version
 
-${TESTBED_USAGE}`;
+${TESTBED_USAGE}
+${MCP_USAGE}`;
 }
 
 /** Flag -> the serve() option it sets, for the integer flags. */
@@ -106,6 +109,11 @@ function log(line) {
 }
 
 async function main() {
+  if (process.argv[2] === 'mcp') {
+    const code = await require('../lib/mcp/cli').main(process.argv.slice(3));
+    if (code !== 0) process.exit(code);
+    return;
+  }
   if (process.argv[2] === 'testbed') {
     const { main: testbed } = await import('../lib/testbed/cli.mjs');
     process.exitCode = await testbed(process.argv.slice(3));

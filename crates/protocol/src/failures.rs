@@ -256,6 +256,16 @@ failure_codes! {
     ToolBytesInFlight => ("TOOL_BYTES_IN_FLIGHT", Sandbox, false,
         "A tool call's arguments would take the bytes the host holds for the run's unanswered tool calls past `limits::TOOL_BYTES_IN_FLIGHT`; the call rejects inside the sandbox and never reaches `dispatch`.",
         "This call to {provider}.{tool} was not made: its arguments ({size} bytes) and those of the calls still waiting for an answer ({held} bytes) would pass the {limit} bytes a run's tool calls may hold at once. Keep fewer or smaller calls in flight: await them in batches (a few at a time instead of one large Promise.all), or pass less data per call (an id or a page instead of the whole data set)."),
+    // The MCP gateway (lib/mcp/): a call from the `code` tool's program to an upstream server.
+    UpstreamLost => ("UPSTREAM_LOST", Sandbox, true,
+        "The MCP gateway's upstream server was not connected when a program called one of its tools, or its connection ended before the answer came (it crashed, exited or hung up); the gateway restarts it with backoff, and other servers keep serving.",
+        "The call to {server}.{tool} was not answered: the MCP server \"{server}\" is not connected ({detail}). The gateway is restarting it; try the call again in a later run, or do without it."),
+    UpstreamTimeout => ("UPSTREAM_TIMEOUT", Sandbox, true,
+        "An upstream MCP server did not answer a tool call within the gateway's call timeout; the call rejects inside the sandbox (the program may catch it).",
+        "The call to {server}.{tool} got no answer within {ms} ms and was given up. The server may be busy or stuck: try it again later with less work per call, or do without it."),
+    McpConfigInvalid => ("MCP_CONFIG_INVALID", Fault, false,
+        "The MCP gateway's server configuration (the `mcpServers` file of `codemode-executor mcp --config`, or `createMcpGateway`'s `servers`) is malformed.",
+        "The MCP server configuration is invalid: {where}: {problem}. Each server is `{ \"command\": \"...\", \"args\": [...], \"env\": {...} }` (stdio) or `{ \"url\": \"https://...\", \"headers\": {...} }` (Streamable HTTP), keyed by its name under `mcpServers`."),
     // Program text refused before it is parsed (the parsers recurse per level of nesting).
     NestingTooDeep => ("NESTING_TOO_DEEP", Program, false,
         "The code (or a TypeScript module it imports) nests more deeply than `limits::NESTING_LEVELS`: brackets, blocks, nested statements and chained operators are counted in one pass before any parser reads it, and code past the bound is never parsed.",

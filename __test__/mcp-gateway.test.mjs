@@ -1,0 +1,379 @@
+// The MCP gateway (`codemode-executor mcp`, lib/mcp/) driven by the real MCP SDK client over
+// stdio and Streamable HTTP, in front of real upstream servers from npm (server-everything,
+// server-memory, server-filesystem on a temp folder) and a paginated SDK server of our own
+// (fixtures/mcp-paged-server.mjs). Every socket is on 127.0.0.1.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { render } = require('../lib/errors');
+const { NO_ELICITATION } = require('../lib/mcp/gateway');
+
+const root = path.resolve(import.meta.dirname, '..');
+const bin = path.join(root, 'bin', 'codemode-executor.js');
+const server = (name) => path.join(root, 'node_modules', '@modelcontextprotocol', name, 'dist', 'index.js');
+const paged = path.join(import.meta.dirname, 'fixtures', 'mcp-paged-server.mjs');
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'codemode-mcp-'));
+const files = fs.mkdtempSync(path.join(os.tmpdir(), 'codemode-mcp-files-'));
+// The filesystem server reports the folder's real path (macOS and some CI temp dirs are links).
+const filesReal = fs.realpathSync(files);
+
+/** @param {object} servers @param {string} name */
+function configFile(servers, name = 'servers.json') {
+  const file = path.join(tmp, name);
+  fs.writeFileSync(file, JSON.stringify({ mcpServers: servers }));
+  return file;
+}
+
+const SERVERS = {
+  everything: { command: process.execPath, args: [server('server-everything'), 'stdio'] },
+  memory: { command: process.execPath, args: [server('server-memory')], env: { MEMORY_FILE_PATH: path.join(tmp, 'memory.jsonl') } },
+  filesystem: { command: process.execPath, args: [server('server-filesystem'), files] },
+  paged: { command: process.execPath, args: [paged] },
+};
+
+/** A client of a gateway over stdio, started with `flags`. */
+async function stdioGateway(config, flags = [], capabilities = {}) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp', '--config', config, '--workers', '1', ...flags],
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (c) => { stderr += c; });
+  const client = new Client({ name: 'test', version: '1' }, { capabilities });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+/** Runs `code` through the `code` tool; returns its text and whether it is an error. */
+async function run(client, code, options) {
+  const answer = await client.callTool({ name: 'code', arguments: { code } }, undefined, options);
+  return { text: answer.content.map((c) => c.text).join('\n'), isError: answer.isError === true };
+}
+
+/** A result's value: JSON, except a string result, which the answer carries as it is. */
+function parsed(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The pids of processes whose parent is `ppid` and whose command line holds `needle`. */
+function children(ppid, needle) {
+  const out = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent !== ppid) continue;
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) out.push(Number(entry));
+    } catch {}
+  }
+  return out;
+}
+
+/** Polls `fn` until it returns a truthy value (at most `ms`). */
+async function until(fn, ms = 15_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('the gateway over stdio, four upstream servers', () => {
+  let gw;
+  beforeAll(async () => {
+    gw = await stdioGateway(configFile(SERVERS), ['--call-timeout', '1500']);
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.client.close();
+  });
+
+  it('offers one code tool declaring every server’s tools, every page, as TypeScript', async () => {
+    const { tools } = await gw.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['code']);
+    const d = tools[0].description;
+    expect(d).toContain('declare const everything: {');
+    expect(d).toMatch(/get_structured_content\(input: \{[^]*location: "New York" \| "Chicago" \| "Los Angeles"/);
+    expect(d).toMatch(/get_structured_content\([^)]*\): Promise<\{[^]*temperature: number/);
+    expect(d).toContain('declare const memory: {');
+    expect(d).toContain('create_entities(');
+    expect(d).toContain('declare const filesystem: {');
+    expect(d).toContain('read_text_file(');
+    // The paginated server's last page, and the names made identifiers (the mapping stated).
+    expect(d).toContain('filler_4(');
+    expect(d).toContain('MCP tool "weird-name.v2"');
+    expect(d).toContain('weird_name_v2_2(');
+    expect(d).toContain('no network');
+  });
+
+  it('one program calls tools of three servers and gets structured content as values', async () => {
+    const code = `async () => {
+      await filesystem.write_file({ path: ${JSON.stringify(path.join(filesReal, 'a.txt'))}, content: 'hello from the sandbox' });
+      const text = await filesystem.read_text_file({ path: ${JSON.stringify(path.join(filesReal, 'a.txt'))} });
+      await memory.create_entities({ entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote a note'] }] });
+      const graph = await memory.read_graph({});
+      const weather = await everything.get_structured_content({ location: 'Chicago' });
+      const doubled = await paged.double({ n: 21 });
+      console.log('done');
+      return { text, people: graph.entities.map((e) => e.name), weather, doubled };
+    }`;
+    const { text, isError } = await run(gw.client, code);
+    expect(isError, text).toBe(false);
+    const [json, logs] = text.split('\n\nConsole:\n');
+    const value = parsed(json);
+    expect(JSON.stringify(value.text)).toContain('hello from the sandbox');
+    expect(value.people).toEqual(['Ada']);
+    expect(value.weather).toEqual({ temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 });
+    expect(value.doubled).toEqual({ value: 42 });
+    expect(logs).toBe('[log] done');
+    expect(fs.readFileSync(path.join(files, 'a.txt'), 'utf8')).toBe('hello from the sandbox');
+  });
+
+  it('an upstream error rejects the call and the program catches it', async () => {
+    const { text, isError } = await run(gw.client, `async () => {
+      const caught = [];
+      try { await paged.fail({}) } catch (e) { caught.push(e.message) }
+      try { await filesystem.read_text_file({ path: ${JSON.stringify(path.join(filesReal, 'missing.txt'))} }) } catch (e) { caught.push('fs: ' + e.message) }
+      return caught;
+    }`);
+    expect(isError).toBe(false);
+    const [fail, missing] = parsed(text);
+    expect(fail).toBe('fail: this tool always fails');
+    expect(missing).toMatch(/^fs: .*(ENOENT|no such file|not found)/i);
+  });
+
+  it('a name that is not an identifier reaches its own tool', async () => {
+    const { text } = await run(gw.client, 'async () => [await paged.weird_name_v2({}), await paged.weird_name_v2_2({})]');
+    expect(parsed(text)).toEqual(['dotted', 'underscored']);
+  });
+
+  it('an unfinished program fails with its text and isError', async () => {
+    const { text, isError } = await run(gw.client, 'async () => { throw new Error("boom") }');
+    expect(isError).toBe(true);
+    expect(text).toContain('The program failed (PROGRAM_ERROR)');
+    expect(text).toContain('boom');
+  });
+
+  it('a hung upstream: the call rejects with UPSTREAM_TIMEOUT and the server is restarted', async () => {
+    const { text } = await run(gw.client, 'async () => { try { await paged.hang({}) } catch (e) { return e.message } }');
+    expect(parsed(text)).toBe(render('UPSTREAM_TIMEOUT', { server: 'paged', tool: 'hang', ms: 1500 }));
+    const again = await until(async () => {
+      const r = await run(gw.client, 'async () => paged.double({ n: 2 })');
+      return r.isError || r.text.includes('not connected') ? null : r.text;
+    });
+    expect(parsed(again)).toEqual({ value: 4 });
+  });
+
+  it('an upstream killed mid-run: the call rejects, the others keep serving, it comes back', async () => {
+    const gatewayPid = gw.transport.pid;
+    const [pid] = children(gatewayPid, 'server-everything');
+    expect(pid).toBeGreaterThan(0);
+    const pending = run(gw.client, `async () => {
+      const others = await paged.double({ n: 5 });
+      try {
+        await everything.trigger_long_running_operation({ duration: 20, steps: 20 });
+        return 'finished';
+      } catch (e) {
+        return { caught: e.message, others, after: await paged.double({ n: 6 }) };
+      }
+    }`);
+    await new Promise((r) => setTimeout(r, 1000));
+    process.kill(pid, 'SIGKILL');
+    const { text } = await pending;
+    const value = parsed(text);
+    expect(value.caught).toMatch(/^The call to everything\.trigger_long_running_operation was not answered: the MCP server "everything" is not connected/);
+    expect(value.others).toEqual({ value: 10 });
+    expect(value.after).toEqual({ value: 12 });
+    const back = await until(async () => {
+      const r = await run(gw.client, 'async () => everything.echo({ message: "back" })');
+      return r.text.includes('not connected') ? null : r.text;
+    });
+    expect(back).toContain('back');
+    const [again] = children(gatewayPid, 'server-everything');
+    expect(again).toBeGreaterThan(0);
+    expect(again).not.toBe(pid);
+  }, 60_000);
+
+  it('a crashing upstream rejects the call it took down', async () => {
+    const { text } = await run(gw.client, 'async () => { try { await paged.crash({}) } catch (e) { return e.message } }');
+    expect(parsed(text)).toMatch(/^The call to paged\.crash was not answered: the MCP server "paged" is not connected/);
+    await until(async () => !(await run(gw.client, 'async () => paged.double({ n: 1 })')).text.includes('not connected'));
+  });
+
+  it('tools/list_changed upstream refreshes the declarations and tells the client', async () => {
+    let told = 0;
+    gw.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { told++; });
+    await run(gw.client, 'async () => paged.add_tool({ name: "late_tool" })');
+    await until(() => told > 0);
+    const { tools } = await gw.client.listTools();
+    expect(tools[0].description).toContain('late_tool(');
+    const { text } = await run(gw.client, 'async () => paged.late_tool({})');
+    expect(parsed(text)).toBe('ran late_tool');
+  });
+});
+
+describe('the gateway over Streamable HTTP', () => {
+  let child;
+  let url;
+  const token = 'a-token-of-sixteen-plus';
+  beforeAll(async () => {
+    const tokenFile = path.join(tmp, 'token');
+    fs.writeFileSync(tokenFile, `${token}\n`);
+    const upstream = spawn(process.execPath, [paged, '--http'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const upstreamUrl = await firstLine(upstream);
+    const config = configFile({ everything: SERVERS.everything, remote: { url: upstreamUrl } }, 'http.json');
+    child = spawn(process.execPath, [bin, 'mcp', '--config', config, '--http', '0', '--token-file', tokenFile, '--workers', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.upstream = upstream;
+    url = (await firstLine(child)).replace('codemode-executor mcp listening on ', '');
+  }, 60_000);
+  afterAll(() => {
+    child?.kill();
+    child?.upstream.kill();
+  });
+
+  it('serves the SDK client with the token, one program over a stdio and an HTTP upstream', async () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    const { tools } = await client.listTools();
+    expect(tools[0].description).toContain('declare const remote: {');
+    const { text, isError } = await run(client, 'async () => ({ a: await remote.double({ n: 4 }), b: await everything.echo({ message: "hi" }) })');
+    expect(isError, text).toBe(false);
+    expect(parsed(text)).toEqual({ a: { value: 8 }, b: 'Echo: hi' });
+    await client.close();
+  });
+
+  it('refuses a request without the token, from another Host, or from a web page', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const post = (headers) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init) });
+    expect((await post({})).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${token}x` })).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${token}`, origin: 'https://evil.example' })).status).toBe(403);
+    const rebound = await new Promise((resolve) => {
+      const u = new URL(url);
+      const req = require('node:http').request({ host: u.hostname, port: u.port, path: '/mcp', method: 'POST', headers: { host: `attacker.example:${u.port}`, authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => { res.resume(); resolve(res.statusCode); });
+      req.end(JSON.stringify(init));
+    });
+    expect(rebound).toBe(403);
+    expect((await post({ authorization: `Bearer ${token}` })).status).toBe(200);
+  });
+});
+
+describe('approvals through MCP elicitation', () => {
+  const config = () => configFile({ paged: SERVERS.paged }, 'approve.json');
+
+  it('a yes runs the call, a no rejects it inside the program', async () => {
+    let answer = 'accept';
+    const asked = [];
+    const gw = await stdioGateway(config(), ['--approve', 'paged.double'], { elicitation: {} });
+    gw.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: answer };
+    });
+    try {
+      const yes = await run(gw.client, 'async () => paged.double({ n: 3 })');
+      expect(parsed(yes.text)).toEqual({ value: 6 });
+      expect(asked[0]).toContain('paged.double');
+      expect(asked[0]).toContain('"n": 3');
+      answer = 'decline';
+      const no = await run(gw.client, 'async () => { try { return await paged.double({ n: 4 }) } catch (e) { return e.message } }');
+      expect(parsed(no.text)).toBe(render('APPROVAL_DENIED', { provider: 'paged', tool: 'double', reason: 'the person declined it' }));
+      // Tools not named by --approve are not asked about.
+      await run(gw.client, 'async () => paged.filler_0({})');
+      expect(asked).toHaveLength(2);
+    } finally {
+      await gw.client.close();
+    }
+  }, 60_000);
+
+  it('a client without elicitation: the call is refused with a text saying why', async () => {
+    const gw = await stdioGateway(config(), ['--approve', 'paged.*']);
+    try {
+      const { text } = await run(gw.client, 'async () => { try { return await paged.double({ n: 4 }) } catch (e) { return e.message } }');
+      expect(parsed(text)).toBe(render('APPROVAL_DENIED', { provider: 'paged', tool: 'double', reason: NO_ELICITATION }));
+    } finally {
+      await gw.client.close();
+    }
+  }, 60_000);
+});
+
+describe('search mode and the command line', () => {
+  it('--catalog search offers search and describe instead of the whole catalog', async () => {
+    const gw = await stdioGateway(configFile({ everything: SERVERS.everything }, 'search.json'), ['--catalog', 'search']);
+    try {
+      const { tools } = await gw.client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(['code', 'search', 'describe']);
+      expect(tools[0].description).not.toContain('declare const');
+      expect(tools[0].description).toContain('`everything` (MCP server "everything"');
+      const found = await gw.client.callTool({ name: 'search', arguments: { query: 'structured content' } });
+      expect(found.content[0].text.split('\n')[0]).toMatch(/^everything\.get_structured_content: /);
+      const described = await gw.client.callTool({ name: 'describe', arguments: { tools: ['everything.get_structured_content'] } });
+      expect(described.content[0].text).toMatch(/everything\.get_structured_content\(input: \{/);
+      const { text } = await run(gw.client, 'async () => (await everything.get_structured_content({ location: "New York" })).temperature');
+      expect(text).toBe('33');
+    } finally {
+      await gw.client.close();
+    }
+  }, 60_000);
+
+  it('refuses a bad config, and HTTP off loopback without a token, before starting anything', () => {
+    const fail = (args) => {
+      try {
+        execFileSync(process.execPath, [bin, 'mcp', ...args], { stdio: 'pipe' });
+        return null;
+      } catch (e) {
+        return { status: e.status, stderr: String(e.stderr) };
+      }
+    };
+    const bad = configFile({ x: { command: 'a', url: 'http://127.0.0.1:1/mcp' } }, 'bad.json');
+    const r1 = fail(['--config', bad]);
+    expect(r1.status).toBe(2);
+    expect(r1.stderr).toContain('The MCP server configuration is invalid: mcpServers.x: needs exactly one of `command`');
+    const r2 = fail(['--config', configFile(SERVERS, 'ok.json'), '--http', '0', '--host', '0.0.0.0']);
+    expect(r2.status).toBe(2);
+    expect(r2.stderr).toContain(render('TOKEN_REQUIRED', { address: '0.0.0.0' }));
+    const r3 = fail(['--config', configFile(SERVERS, 'ok.json'), '--approve', 'nosuch.tool']);
+    expect(r3.status).toBe(2);
+    expect(r3.stderr).toContain('"nosuch.tool" names no configured server\'s tool');
+    expect(fail(['--config', path.join(tmp, 'absent.json')]).stderr).toContain('cannot be read');
+  });
+});
+
+describe('docs/mcp.md', () => {
+  it('states the token sizes scripts/mcp-tokens.mjs measures, and the code tool is the smaller', () => {
+    const out = execFileSync(process.execPath, [path.join(root, 'scripts', 'mcp-tokens.mjs'), '--check'], { encoding: 'utf8' });
+    const [, upstream] = /all three, as a client lists them\*\* \| \d+ \| \*\*(\d+)\*\*/.exec(out);
+    const [, code] = /the gateway's `code` tool\*\* .* \| 1 \| \*\*(\d+)\*\*/.exec(out);
+    expect(Number(code)).toBeLessThan(Number(upstream));
+  }, 60_000);
+});
+
+/** The first line a child prints on stdout. */
+function firstLine(child) {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code} before printing`)));
+  });
+}

@@ -1,0 +1,410 @@
+// @ts-check
+'use strict';
+// The MCP gateway: upstream MCP servers offered to a client as one `code` tool (and `search` /
+// `describe` when the catalog is large). The model's program runs in an executor; each upstream
+// server is a provider global, each call a `tools/call` on it. docs/mcp.md.
+
+const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
+const { ListToolsRequestSchema, CallToolRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
+const { Upstream } = require('./upstream');
+const { parseServers } = require('./config');
+const { declareServers, declareTool, summaryLine } = require('./types');
+const { truncateResult } = require('./truncate');
+const { fault, render } = require('../errors');
+
+/** @typedef {import('./config').ServerSpec} ServerSpec */
+/** @typedef {import('./upstream').UpstreamTool} UpstreamTool */
+/** @typedef {import('../../index').Outcome} Outcome */
+/** @typedef {import('../../index').ProviderDeclaration} ProviderDeclaration */
+/** @typedef {{ execute(request: import('../../index').ExecuteRequest): Promise<Outcome> }} Executor */
+
+/** Declarations longer than this (characters) make `catalog: 'auto'` switch to search. */
+const FULL_CATALOG_CHARS = 32_000;
+/** The answer's text bound (characters, about 6,000 tokens); the result is cut structurally. */
+const RESULT_CHARS = 24_000;
+/** The console lines' share of the answer (characters). */
+const LOG_CHARS = 8_000;
+/** How long a tool call may wait for its upstream (ms). */
+const CALL_TIMEOUT_MS = 60_000;
+/** Matches `search` returns at most. */
+const SEARCH_LIMIT = 20;
+/** A denial's reason when the client cannot ask a person. */
+const NO_ELICITATION = 'the MCP client cannot ask a person: it does not support elicitation, so calls that need approval are refused; use a client that supports it, or run the gateway without --approve for this tool';
+
+/**
+ * @typedef {object} GatewayOptions
+ * @property {unknown} servers the `mcpServers` object (or a whole config holding one)
+ * @property {Executor} executor runs the programs (an IsolateExecutor, or connect()'s)
+ * @property {'auto' | 'full' | 'search'} [catalog] how the model learns the tools (default auto)
+ * @property {string[]} [approve] `server.tool` (or `server.*`) calls that need a person's yes
+ * @property {number} [approvalTimeout] ms a call waits for that yes (default 300,000)
+ * @property {number} [callTimeout] ms a call waits for its upstream (default 60,000)
+ * @property {number} [maxResultChars] the answer's text bound (default 24,000)
+ * @property {boolean} [network] whether programs may fetch (only says so to the model)
+ * @property {(line: string) => void} [log] the gateway's diagnostics (default: stderr)
+ */
+
+class McpGateway {
+  /** @type {Upstream[]} */
+  upstreams;
+  /** @type {Set<Server>} */
+  #servers = new Set();
+  #options;
+  /** @type {Array<{ server: string, tool: string }>} */
+  #approve;
+  #closed = false;
+
+  /** @param {GatewayOptions} options */
+  constructor(options) {
+    if (typeof options !== 'object' || options === null) throw fault('INVALID_OPTION', { field: 'options', problem: 'must be an object', allowed: '{ servers, executor, ... }' });
+    const specs = parseServers(options.servers);
+    if (!options.executor || typeof options.executor.execute !== 'function') {
+      throw fault('INVALID_OPTION', { field: 'executor', problem: 'must be an executor', allowed: 'an IsolateExecutor or what connect() returns' });
+    }
+    const catalog = options.catalog ?? 'auto';
+    if (!['auto', 'full', 'search'].includes(catalog)) throw fault('INVALID_OPTION', { field: 'catalog', problem: `${JSON.stringify(catalog)} is not a mode`, allowed: "'auto', 'full' or 'search'" });
+    const callTimeoutMs = positive('callTimeout', options.callTimeout, CALL_TIMEOUT_MS);
+    this.#options = {
+      executor: options.executor,
+      catalog,
+      callTimeoutMs,
+      approvalTimeout: positive('approvalTimeout', options.approvalTimeout, 300_000),
+      maxResultChars: positive('maxResultChars', options.maxResultChars, RESULT_CHARS),
+      network: options.network === true,
+      log: options.log ?? ((/** @type {string} */ line) => process.stderr.write(`${line}\n`)),
+    };
+    this.#approve = (options.approve ?? []).map((pattern) => {
+      const dot = typeof pattern === 'string' ? pattern.lastIndexOf('.') : -1;
+      const server = dot > 0 ? pattern.slice(0, dot) : '';
+      if (!specs.some((s) => s.name === server) || dot === pattern.length - 1) {
+        throw fault('INVALID_OPTION', { field: 'approve', problem: `${JSON.stringify(pattern)} names no configured server's tool`, allowed: `server.tool or server.* with a server of ${specs.map((s) => s.name).join(', ')}` });
+      }
+      return { server, tool: pattern.slice(dot + 1) };
+    });
+    this.upstreams = specs.map((spec) => new Upstream(spec, { callTimeoutMs, log: this.#options.log }));
+    for (const up of this.upstreams) up.on('tools', () => this.#toolsChanged());
+  }
+
+  /** Connects every upstream (each first attempt ended; a failed one keeps retrying). */
+  async start() {
+    await Promise.all(this.upstreams.map((u) => u.start()));
+  }
+
+  /** Whether the model gets the catalog by `search` and `describe` rather than whole. */
+  get searching() {
+    if (this.#options.catalog !== 'auto') return this.#options.catalog === 'search';
+    return this.declarations().length > FULL_CATALOG_CHARS;
+  }
+
+  /** Every upstream's tools as TypeScript declarations. */
+  declarations() {
+    return declareServers(this.upstreams.map((u) => ({ provider: u.spec.provider, server: u.spec.name, tools: u.tools })));
+  }
+
+  /** The `code` tool's description: what the model reads. */
+  codeDescription() {
+    const searching = this.searching;
+    const catalog = searching
+      ? this.upstreams.map((u) => `- \`${u.spec.provider}\` (MCP server "${u.spec.name}", ${u.tools.length} tools${u.connected ? '' : ', not connected now'})`).join('\n') +
+        '\n\nFind tools with the `search` tool and read their exact declarations with `describe` before you call them.'
+      : this.declarations();
+    return [
+      'Run a JavaScript or TypeScript program that calls the tools of these MCP servers, and get back what it returns.',
+      'Write one async arrow function: `async () => { ... }`. Each server is a global object; each of its tools is an async method taking one object argument. Await the calls, combine their results in code, and return only what is needed (the result comes back as JSON, cut structurally past ' + this.#options.maxResultChars + ' characters). console.log output comes back too.',
+      '',
+      catalog,
+      '',
+      'A tool with an output type resolves to its structured content; any other resolves to its text content as a string (several parts joined by newlines), or to its content array when it holds more than text. A tool error rejects the call: catch it with try/catch.',
+      this.#options.network ? 'The program may use fetch.' : 'The program has no network: fetch is closed; reach the outside only through the tools.',
+      '',
+      'Example:',
+      'async () => {',
+      `  const found = await ${exampleCall(this.upstreams)};`,
+      '  return found;',
+      '}',
+    ].join('\n');
+  }
+
+  /** The tools this gateway offers to a client. */
+  listTools() {
+    /** @type {Array<{ name: string, description: string, inputSchema: any, annotations?: any }>} */
+    const tools = [{
+      name: 'code',
+      description: this.codeDescription(),
+      inputSchema: {
+        type: 'object',
+        properties: { code: { type: 'string', description: 'The program: one async arrow function, e.g. `async () => { return await server.tool({}) }`.' } },
+        required: ['code'],
+      },
+    }];
+    if (this.searching) {
+      tools.push({
+        name: 'search',
+        description: 'Find tools of the MCP servers the `code` tool can call, by keywords. Answers one line per tool: `server.tool: what it does`.',
+        inputSchema: { type: 'object', properties: { query: { type: 'string', description: 'Keywords, e.g. "create issue"' } }, required: ['query'] },
+        annotations: { readOnlyHint: true },
+      });
+      tools.push({
+        name: 'describe',
+        description: 'The exact TypeScript declarations of tools found with `search` (names as `server.tool`), to call them from the `code` tool.',
+        inputSchema: { type: 'object', properties: { tools: { type: 'array', items: { type: 'string' }, description: 'e.g. ["github.create_issue"]' } }, required: ['tools'] },
+        annotations: { readOnlyHint: true },
+      });
+    }
+    return tools;
+  }
+
+  /**
+   * A new MCP server object for one client (a stdio connection, or one HTTP session), sharing
+   * this gateway's upstreams.
+   * @param {{ name?: string, version?: string }} [info]
+   */
+  createServer(info = {}) {
+    const server = new Server(
+      { name: info.name ?? 'codemode-executor', version: info.version ?? '1' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.listTools() }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const args = request.params.arguments ?? {};
+      switch (request.params.name) {
+        case 'code':
+          if (typeof args.code !== 'string') return textAnswer('The `code` argument must be a string holding the program.', true);
+          return this.#run(server, args.code, extra);
+        case 'search':
+          if (this.searching) return textAnswer(this.search(String(args.query ?? '')), false);
+          break;
+        case 'describe':
+          if (this.searching && Array.isArray(args.tools)) return textAnswer(this.describe(args.tools.map(String)), false);
+          if (this.searching) return textAnswer('The `tools` argument must be an array of names such as "server.tool".', true);
+          break;
+      }
+      return textAnswer(`There is no tool "${request.params.name}" here; the tools are ${this.listTools().map((t) => t.name).join(', ')}.`, true);
+    });
+    this.#servers.add(server);
+    server.onclose = () => { this.#servers.delete(server); };
+    return server;
+  }
+
+  /**
+   * `search`: tools whose name or description holds the query's words, best first.
+   * @param {string} query
+   */
+  search(query) {
+    const words = query.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+    /** @type {Array<{ score: number, line: string }>} */
+    const hits = [];
+    for (const u of this.upstreams) {
+      for (const t of u.tools) {
+        const name = `${u.spec.provider}.${t.name} ${t.original}`.toLowerCase();
+        const text = (t.description ?? '').toLowerCase();
+        let score = 0;
+        for (const w of words) score += (name.includes(w) ? 3 : 0) + (text.includes(w) ? 1 : 0);
+        if (score > 0 || words.length === 0) hits.push({ score, line: `${u.spec.provider}.${summaryLine(t)}` });
+      }
+    }
+    hits.sort((a, b) => b.score - a.score);
+    if (hits.length === 0) return `No tool matches "${query}". Try other words; the servers are ${this.upstreams.map((u) => u.spec.provider).join(', ')}.`;
+    const shown = hits.slice(0, SEARCH_LIMIT).map((h) => h.line);
+    if (hits.length > SEARCH_LIMIT) shown.push(`(${hits.length - SEARCH_LIMIT} more; use more specific words)`);
+    return shown.join('\n');
+  }
+
+  /**
+   * `describe`: the declarations of `names` (`server.tool`).
+   * @param {string[]} names
+   */
+  describe(names) {
+    return names.slice(0, 50).map((full) => {
+      const dot = full.indexOf('.');
+      const up = this.upstreams.find((u) => u.spec.provider === full.slice(0, dot) || u.spec.name === full.slice(0, dot));
+      const tool = up?.tools.find((t) => t.name === full.slice(dot + 1) || t.original === full.slice(dot + 1));
+      return up && tool ? declareTool(up.spec.provider, tool) : `// ${full}: no such tool (search first)`;
+    }).join('\n\n');
+  }
+
+  /** The run's providers, from the tools known now. */
+  #providers() {
+    return this.upstreams.map((u) => {
+      const known = u.tools.length > 0;
+      /** @type {ProviderDeclaration} */
+      const p = { name: u.spec.provider, tools: known ? u.tools.map((t) => t.name) : '*' };
+      const rules = this.#approve.filter((a) => a.server === u.spec.name);
+      if (rules.length > 0) {
+        if (rules.some((r) => r.tool === '*')) p.approve = true;
+        else {
+          const names = known
+            ? u.tools.filter((t) => rules.some((r) => r.tool === t.name || r.tool === t.original)).map((t) => t.name)
+            : rules.map((r) => r.tool);
+          if (names.length > 0) p.approve = names;
+        }
+      }
+      return p;
+    });
+  }
+
+  /**
+   * Runs one program for `server`'s client.
+   * @param {Server} server
+   * @param {string} code
+   * @param {any} extra the request's context (its abort signal, its id)
+   */
+  async #run(server, code, extra) {
+    const providers = this.#providers();
+    const gated = providers.some((p) => p.approve);
+    /** @type {Outcome} */
+    let outcome;
+    try {
+      outcome = await this.#options.executor.execute({
+        code,
+        providers,
+        dispatch: (call) => this.#dispatch(call, extra.signal),
+        signal: extra.signal,
+        ...(gated ? { approval: { mode: 'callback', timeout: this.#options.approvalTimeout, decide: (call) => this.#ask(server, call, extra) } } : {}),
+      });
+    } catch (e) {
+      const err = /** @type {{ code?: string, message?: string }} */ (e);
+      return textAnswer(`The program could not be run (${err.code ?? 'ERROR'}): ${err.message}`, true);
+    }
+    return this.#answer(outcome);
+  }
+
+  /**
+   * A program's tool call: `tools/call` on its upstream.
+   * @param {{ provider: string, tool: string, args: unknown[] }} call
+   * @param {AbortSignal} [signal]
+   */
+  async #dispatch(call, signal) {
+    const up = this.upstreams.find((u) => u.spec.provider === call.provider);
+    if (!up) throw new Error(render('TOOL_NOT_FOUND', { tool: `${call.provider}.${call.tool}` }));
+    const tool = up.byName.get(call.tool);
+    if (!tool) {
+      if (!up.connected) throw new Error(render('UPSTREAM_LOST', { server: up.spec.name, tool: call.tool, detail: up.down }));
+      throw new Error(render('TOOL_NOT_FOUND', { tool: `${call.provider}.${call.tool}` }));
+    }
+    const input = call.args[0] ?? {};
+    if (typeof input !== 'object' || input === null || Array.isArray(input) || call.args.length > 1) {
+      throw new TypeError(`${call.provider}.${call.tool} takes one object argument (its input), e.g. ${call.provider}.${call.tool}({ ... })`);
+    }
+    const result = await up.call(tool, /** @type {Record<string, unknown>} */ (input), signal);
+    const content = Array.isArray(result.content) ? result.content : [];
+    const allText = content.every((/** @type {any} */ c) => c.type === 'text');
+    const text = content.filter((/** @type {any} */ c) => c.type === 'text').map((/** @type {any} */ c) => c.text).join('\n');
+    if (result.isError) throw new Error(text || `${call.provider}.${call.tool} reported an error`);
+    if (result.structuredContent !== undefined) return result.structuredContent;
+    return allText ? text : content;
+  }
+
+  /**
+   * Asks the person behind `server`'s client whether a call may run (MCP elicitation).
+   * @param {Server} server
+   * @param {{ provider: string, tool: string, args: unknown[] }} call
+   * @param {any} extra
+   */
+  async #ask(server, call, extra) {
+    if (!server.getClientCapabilities()?.elicitation) return { approved: false, reason: NO_ELICITATION };
+    const up = this.upstreams.find((u) => u.spec.provider === call.provider);
+    const original = up?.byName.get(call.tool)?.original ?? call.tool;
+    let args = JSON.stringify(call.args[0] ?? {}, null, 2) ?? '{}';
+    if (args.length > 2_000) args = `${args.slice(0, 2_000)}… (${args.length - 2_000} more characters)`;
+    const answer = await server.elicitInput(
+      { message: `The program wants to call ${up?.spec.name ?? call.provider}.${original} with:\n${args}\nAllow this call?`, requestedSchema: { type: 'object', properties: {} } },
+      { relatedRequestId: extra.requestId, timeout: this.#options.approvalTimeout },
+    );
+    if (answer.action === 'accept') return { approved: true };
+    return { approved: false, reason: answer.action === 'decline' ? 'the person declined it' : 'the person dismissed the question' };
+  }
+
+  /**
+   * The answer to a `code` call: the result (cut structurally), the program's failure, and
+   * its console lines.
+   * @param {Outcome} outcome
+   */
+  #answer(outcome) {
+    /** @type {string[]} */
+    const parts = [];
+    const max = this.#options.maxResultChars;
+    if (outcome.error) {
+      parts.push(`The program failed (${outcome.error.code}): ${outcome.error.message}`);
+    } else if (outcome.result === undefined) {
+      parts.push('The program returned nothing (undefined).');
+    } else {
+      const { value, truncated } = truncateResult(outcome.result, max);
+      if (typeof value === 'string') parts.push(value);
+      else {
+        const pretty = JSON.stringify(value, null, 2);
+        parts.push(pretty.length <= max ? pretty : JSON.stringify(value));
+      }
+      if (truncated) parts.push(`(The result was longer than ${max} characters and was cut where it says TRUNCATED. Return less: a summary, a page, or only the needed fields.)`);
+    }
+    if (outcome.logs.length > 0) {
+      let logs = outcome.logs.map((l) => `[${l.level}] ${l.message}`).join('\n');
+      if (logs.length > LOG_CHARS) logs = `${logs.slice(0, LOG_CHARS)}\n… (${logs.length - LOG_CHARS} more characters of console output)`;
+      parts.push(`Console:\n${logs}`);
+    }
+    return textAnswer(parts.join('\n\n'), Boolean(outcome.error));
+  }
+
+  #toolsChanged() {
+    for (const server of this.#servers) server.sendToolListChanged().catch(() => {});
+  }
+
+  /** Closes every client's server and every upstream (stdio servers' processes end). */
+  async close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    const servers = [...this.#servers];
+    this.#servers.clear();
+    await Promise.all(servers.map((s) => s.close().catch(() => {})));
+    await Promise.all(this.upstreams.map((u) => u.close()));
+  }
+}
+
+/**
+ * @param {string} field
+ * @param {unknown} value
+ * @param {number} fallback
+ */
+function positive(field, value, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 2_147_483_647) {
+    throw fault('INVALID_OPTION', { field, problem: `${JSON.stringify(value)} is not a whole number of at least 1`, allowed: '1 to 2,147,483,647' });
+  }
+  return value;
+}
+
+/**
+ * @param {string} text
+ * @param {boolean} isError
+ */
+function textAnswer(text, isError) {
+  return { content: [{ type: /** @type {const} */ ('text'), text }], isError };
+}
+
+/** @param {Upstream[]} upstreams */
+function exampleCall(upstreams) {
+  for (const u of upstreams) {
+    const t = u.tools[0];
+    if (t) return `${u.spec.provider}.${t.name}({ /* its input */ })`;
+  }
+  return `${upstreams[0]?.spec.provider ?? 'server'}.tool({ /* its input */ })`;
+}
+
+/**
+ * Starts a gateway and returns the MCP server object for one client; closing it closes the
+ * gateway's upstreams too. `executor` stays the caller's to close.
+ * @param {GatewayOptions} options
+ */
+async function createMcpGateway(options) {
+  const gateway = new McpGateway(options);
+  await gateway.start();
+  const server = gateway.createServer();
+  const close = server.close.bind(server);
+  server.close = async () => {
+    await close();
+    await gateway.close();
+  };
+  return server;
+}
+
+module.exports = { McpGateway, createMcpGateway, FULL_CATALOG_CHARS, NO_ELICITATION };

@@ -1,0 +1,37 @@
+// @ts-check
+'use strict';
+// The usage text of `codemode-executor mcp`, apart from the gateway so the command line's other
+// commands print it without loading the MCP SDK.
+
+const MCP_USAGE = `Usage: codemode-executor mcp --config FILE [options]
+
+Serves the MCP servers of FILE (the "mcpServers" format of Claude Desktop and Cursor) to an MCP
+client as one \`code\` tool: the model writes a program that calls their tools, and it runs in a
+fresh V8 isolate. docs/mcp.md.
+
+Options:
+  --config FILE          the servers (required)
+  --http PORT            serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
+                         (0 picks a free port; the URL is printed on stdout)
+  --host ADDRESS         the address --http listens on (default 127.0.0.1); any address
+                         other than loopback needs --token-file
+  --token-file PATH      a shared secret (16+ characters) HTTP clients send as
+                         "Authorization: Bearer SECRET"
+  --allow-origin ORIGIN  a web origin whose pages may call --http (repeatable; default none)
+  --outbound MODE        what programs' fetch may reach: null (closed, the default),
+                         public (public internet addresses only) or native (everything)
+  --approve SERVER.TOOL  a tool whose calls wait for a person's yes, asked through the
+                         client (MCP elicitation); SERVER.* for all of a server's (repeatable)
+  --catalog MODE         how the model learns the tools: auto (the default: whole, or
+                         search and describe tools past 32,000 characters), full, search
+  --workers N            worker processes (default 2)
+  --timeout MS           a program's time bound (default 60000)
+  --memory-limit MIB     a program's memory (default 128)
+  --cpu-limit MS         a program's CPU budget (default: none)
+  --tool-call-limit N    tool calls a program may make (default 256)
+  --call-timeout MS      how long one tool call waits for its server (default 60000)
+  --approval-timeout MS  how long a call waits for a person's yes (default 300000)
+  -h, --help             show this text
+`;
+
+module.exports = { MCP_USAGE };
