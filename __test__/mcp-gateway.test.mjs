@@ -356,6 +356,72 @@ describe('search mode and the command line', () => {
   });
 });
 
+describe('createMcpGateway, in process', () => {
+  const { IsolateExecutor, createMcpGateway, ExecutorError } = require('..');
+  const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');
+
+  it('serves an SDK client in the same process; closing it ends the upstreams', async () => {
+    const executor = new IsolateExecutor({ workers: 1, outbound: null });
+    const lines = [];
+    const server = await createMcpGateway({ servers: { paged: SERVERS.paged }, executor, log: (l) => lines.push(l) });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(b);
+    try {
+      const { text } = await run(client, 'async () => (await paged.double({ n: 20 })).value + 2');
+      expect(text).toBe('42');
+      const pid = children(process.pid, 'mcp-paged-server')[0];
+      expect(pid).toBeGreaterThan(0);
+      await server.close();
+      await until(() => children(process.pid, 'mcp-paged-server').length === 0);
+    } finally {
+      await executor.close();
+    }
+  }, 60_000);
+
+  it('refuses bad options with typed errors, starting nothing', async () => {
+    const executor = { execute: async () => ({}) };
+    const code = async (options) => {
+      try {
+        await createMcpGateway(options);
+      } catch (e) {
+        expect(e).toBeInstanceOf(ExecutorError);
+        return `${e.code}: ${e.message}`;
+      }
+      throw new Error('accepted');
+    };
+    expect(await code({ servers: {}, executor })).toMatch(/^MCP_CONFIG_INVALID: .*names no server/);
+    expect(await code({ servers: { paged: SERVERS.paged } })).toMatch(/^INVALID_OPTION: Invalid option `executor`/);
+    expect(await code({ servers: { paged: SERVERS.paged }, executor, catalog: 'all' })).toMatch(/^INVALID_OPTION: Invalid option `catalog`/);
+    expect(await code({ servers: { paged: SERVERS.paged }, executor, approve: ['paged'] })).toMatch(/^INVALID_OPTION: Invalid option `approve`: "paged" names no configured server's tool/);
+    expect(await code({ servers: { paged: SERVERS.paged }, executor, callTimeout: 0 })).toMatch(/^INVALID_OPTION: Invalid option `callTimeout`/);
+  });
+
+  it('a server not connected yet: every call to it needs a yes (it may come up during the run)', async () => {
+    const executor = new IsolateExecutor({ workers: 1, outbound: null });
+    // A port nothing listens on (bound, then released): the upstream cannot connect.
+    const port = await new Promise((resolve) => {
+      const probe = require('node:net').createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address();
+        probe.close(() => resolve(port));
+      });
+    });
+    const server = await createMcpGateway({ servers: { remote: { url: `http://127.0.0.1:${port}/mcp` } }, executor, approve: ['remote.double'], log: () => {} });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(b);
+    try {
+      const { text } = await run(client, 'async () => { try { return await remote.anything({}) } catch (e) { return e.message } }');
+      expect(text).toBe(render('APPROVAL_DENIED', { provider: 'remote', tool: 'anything', reason: NO_ELICITATION }));
+    } finally {
+      await server.close();
+      await executor.close();
+    }
+  }, 60_000);
+});
+
 describe('docs/mcp.md', () => {
   it('states the token sizes scripts/mcp-tokens.mjs measures, and the code tool is the smaller', () => {
     const out = execFileSync(process.execPath, [path.join(root, 'scripts', 'mcp-tokens.mjs'), '--check'], { encoding: 'utf8' });

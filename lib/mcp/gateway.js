@@ -223,6 +223,15 @@ class McpGateway {
     }).join('\n\n');
   }
 
+  /**
+   * Whether `--approve` names `tool` of `up`.
+   * @param {Upstream} up
+   * @param {UpstreamTool} tool
+   */
+  #needsYes(up, tool) {
+    return this.#approve.some((r) => r.server === up.spec.name && (r.tool === '*' || r.tool === tool.name || r.tool === tool.original));
+  }
+
   /** The run's providers, from the tools known now. */
   #providers() {
     return this.upstreams.map((u) => {
@@ -231,11 +240,11 @@ class McpGateway {
       const p = { name: u.spec.provider, tools: known ? u.tools.map((t) => t.name) : '*' };
       const rules = this.#approve.filter((a) => a.server === u.spec.name);
       if (rules.length > 0) {
-        if (rules.some((r) => r.tool === '*')) p.approve = true;
+        // A server whose tools are not known yet (not connected) may come up during the run:
+        // every call to it then waits for a yes.
+        if (!known || rules.some((r) => r.tool === '*')) p.approve = true;
         else {
-          const names = known
-            ? u.tools.filter((t) => rules.some((r) => r.tool === t.name || r.tool === t.original)).map((t) => t.name)
-            : rules.map((r) => r.tool);
+          const names = u.tools.filter((t) => this.#needsYes(u, t)).map((t) => t.name);
           if (names.length > 0) p.approve = names;
         }
       }
@@ -258,7 +267,7 @@ class McpGateway {
       outcome = await this.#options.executor.execute({
         code,
         providers,
-        dispatch: (call) => this.#dispatch(call, extra.signal),
+        dispatch: (call) => this.#dispatch(call, providers, extra.signal),
         signal: extra.signal,
         ...(gated ? { approval: { mode: 'callback', timeout: this.#options.approvalTimeout, decide: (call) => this.#ask(server, call, extra) } } : {}),
       });
@@ -272,15 +281,22 @@ class McpGateway {
   /**
    * A program's tool call: `tools/call` on its upstream.
    * @param {{ provider: string, tool: string, args: unknown[] }} call
+   * @param {ProviderDeclaration[]} providers the run's, as it started
    * @param {AbortSignal} [signal]
    */
-  async #dispatch(call, signal) {
+  async #dispatch(call, providers, signal) {
     const up = this.upstreams.find((u) => u.spec.provider === call.provider);
     if (!up) throw new Error(render('TOOL_NOT_FOUND', { tool: `${call.provider}.${call.tool}` }));
     const tool = up.byName.get(call.tool);
     if (!tool) {
       if (!up.connected) throw new Error(render('UPSTREAM_LOST', { server: up.spec.name, tool: call.tool, detail: up.down }));
       throw new Error(render('TOOL_NOT_FOUND', { tool: `${call.provider}.${call.tool}` }));
+    }
+    // The tool list may have changed since the run started (the names, or the server came up):
+    // a call the run did not put to a person, to a tool that needs a yes, is refused.
+    const gate = providers.find((p) => p.name === call.provider)?.approve;
+    if (this.#needsYes(up, tool) && gate !== true && !(gate ?? []).includes(call.tool)) {
+      throw new Error(render('APPROVAL_DENIED', { provider: call.provider, tool: call.tool, reason: 'the server changed its tool list during this run, so the call was not put to a person; run the program again' }));
     }
     const input = call.args[0] ?? {};
     if (typeof input !== 'object' || input === null || Array.isArray(input) || call.args.length > 1) {
