@@ -353,6 +353,9 @@ describe('search mode and the command line', () => {
     expect(r3.status).toBe(2);
     expect(r3.stderr).toContain('"nosuch.tool" names no configured server\'s tool');
     expect(fail(['--config', path.join(tmp, 'absent.json')]).stderr).toContain('cannot be read');
+    const help = execFileSync(process.execPath, [bin, 'mcp', '--help'], { encoding: 'utf8' });
+    expect(help).toContain('Usage: codemode-executor mcp --config FILE');
+    expect(help).toMatch(new RegExp(`--memory-limit MIB +a program's memory \\(default ${require('../lib/native').limits().defaults.memoryLimit}\\)`));
   });
 });
 
@@ -396,6 +399,7 @@ describe('createMcpGateway, in process', () => {
     expect(await code({ servers: { paged: SERVERS.paged }, executor, catalog: 'all' })).toMatch(/^INVALID_OPTION: Invalid option `catalog`/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, approve: ['paged'] })).toMatch(/^INVALID_OPTION: Invalid option `approve`: "paged" names no configured server's tool/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, callTimeout: 0 })).toMatch(/^INVALID_OPTION: Invalid option `callTimeout`/);
+    expect(await code({ servers: { paged: SERVERS.paged }, executor, approvalTimeout: 3_600_001 })).toMatch(/^INVALID_OPTION: Invalid option `approvalTimeout`: 3600001 is not a whole number from 1 to 3600000/);
   });
 
   it('a server not connected yet: every call to it needs a yes (it may come up during the run)', async () => {

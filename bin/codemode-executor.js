@@ -14,7 +14,7 @@ const { ExecutorError } = require('../lib/errors');
 const { limits } = require('../lib/native');
 const { fieldOf } = require('../lib/validate/fields');
 const { TESTBED_USAGE } = require('../lib/testbed/usage');
-const { MCP_USAGE } = require('../lib/mcp/usage');
+const { mcpUsage } = require('../lib/mcp/usage');
 
 /** The usage text; the defaults are crates/protocol's and crates/daemon's (`limits`, through the addon). */
 function usage() {
@@ -72,7 +72,7 @@ Options:
   -v, --version                print the version
 
 ${TESTBED_USAGE}
-${MCP_USAGE}`;
+${mcpUsage()}`;
 }
 
 /** Flag -> the serve() option it sets, for the integer flags. */

@@ -12,7 +12,7 @@ const { parseArgs } = require('node:util');
 const { readConfig, parseServers } = require('./config');
 const { McpGateway } = require('./gateway');
 const { ExecutorError, render } = require('../errors');
-const { MCP_USAGE } = require('./usage');
+const { mcpUsage, MCP_DEFAULTS } = require('./usage');
 
 
 /** Flag -> gateway or executor option, for the integer flags. */
@@ -42,7 +42,7 @@ function isLoopback(host) {
 async function main(argv) {
   /** @param {string} message */
   const usageError = (message) => {
-    process.stderr.write(`codemode-executor mcp: ${message}\n\n${MCP_USAGE}`);
+    process.stderr.write(`codemode-executor mcp: ${message}\n\n${mcpUsage()}`);
     return 2;
   };
   let parsed;
@@ -67,7 +67,7 @@ async function main(argv) {
   }
   const values = /** @type {Record<string, any>} */ (parsed.values);
   if (values.help) {
-    process.stdout.write(MCP_USAGE);
+    process.stdout.write(mcpUsage());
     return 0;
   }
   if (values.config === undefined) return usageError('--config FILE is required');
@@ -106,11 +106,11 @@ async function main(argv) {
     parseServers(config);
     const { IsolateExecutor } = require('../../index');
     executor = new IsolateExecutor({
-      workers: n.workers ?? 2,
-      timeout: n.timeout ?? 60_000,
+      workers: n.workers ?? MCP_DEFAULTS.workers,
+      timeout: n.timeout ?? MCP_DEFAULTS.timeout,
       memoryLimit: n.memoryLimit,
       cpuLimit: n.cpuLimit,
-      toolCallLimit: n.toolCallLimit ?? 256,
+      toolCallLimit: n.toolCallLimit ?? MCP_DEFAULTS.toolCallLimit,
       outbound: outbound === 'null' ? null : /** @type {'public' | 'native'} */ (outbound),
     });
     try {
@@ -255,4 +255,4 @@ async function serveHttp(gateway, { host, port, token, origins }) {
   return `http://${shown}:${address.port}/mcp`;
 }
 
-module.exports = { main, MCP_USAGE };
+module.exports = { main };

@@ -11,6 +11,8 @@ const { parseServers } = require('./config');
 const { declareServers, declareTool, summaryLine } = require('./types');
 const { truncateResult } = require('./truncate');
 const { fault, render } = require('../errors');
+const { limits } = require('../native');
+const { MCP_DEFAULTS } = require('./usage');
 
 /** @typedef {import('./config').ServerSpec} ServerSpec */
 /** @typedef {import('./upstream').UpstreamTool} UpstreamTool */
@@ -18,14 +20,10 @@ const { fault, render } = require('../errors');
 /** @typedef {import('../../index').ProviderDeclaration} ProviderDeclaration */
 /** @typedef {{ execute(request: import('../../index').ExecuteRequest): Promise<Outcome> }} Executor */
 
-/** Declarations longer than this (characters) make `catalog: 'auto'` switch to search. */
-const FULL_CATALOG_CHARS = 32_000;
 /** The answer's text bound (characters, about 6,000 tokens); the result is cut structurally. */
 const RESULT_CHARS = 24_000;
 /** The console lines' share of the answer (characters). */
 const LOG_CHARS = 8_000;
-/** How long a tool call may wait for its upstream (ms). */
-const CALL_TIMEOUT_MS = 60_000;
 /** Matches `search` returns at most. */
 const SEARCH_LIMIT = 20;
 /** A denial's reason when the client cannot ask a person. */
@@ -63,12 +61,12 @@ class McpGateway {
     }
     const catalog = options.catalog ?? 'auto';
     if (!['auto', 'full', 'search'].includes(catalog)) throw fault('INVALID_OPTION', { field: 'catalog', problem: `${JSON.stringify(catalog)} is not a mode`, allowed: "'auto', 'full' or 'search'" });
-    const callTimeoutMs = positive('callTimeout', options.callTimeout, CALL_TIMEOUT_MS);
+    const callTimeoutMs = positive('callTimeout', options.callTimeout, MCP_DEFAULTS.callTimeout);
     this.#options = {
       executor: options.executor,
       catalog,
       callTimeoutMs,
-      approvalTimeout: positive('approvalTimeout', options.approvalTimeout, 300_000),
+      approvalTimeout: positive('approvalTimeout', options.approvalTimeout, limits().approval.defaultTimeout, limits().approval.timeout[1]),
       maxResultChars: positive('maxResultChars', options.maxResultChars, RESULT_CHARS),
       network: options.network === true,
       log: options.log ?? ((/** @type {string} */ line) => process.stderr.write(`${line}\n`)),
@@ -93,7 +91,7 @@ class McpGateway {
   /** Whether the model gets the catalog by `search` and `describe` rather than whole. */
   get searching() {
     if (this.#options.catalog !== 'auto') return this.#options.catalog === 'search';
-    return this.declarations().length > FULL_CATALOG_CHARS;
+    return this.declarations().length > MCP_DEFAULTS.fullCatalogChars;
   }
 
   /** Every upstream's tools as TypeScript declarations. */
@@ -380,11 +378,12 @@ class McpGateway {
  * @param {string} field
  * @param {unknown} value
  * @param {number} fallback
+ * @param {number} [max]
  */
-function positive(field, value, fallback) {
+function positive(field, value, fallback, max = 2_147_483_647) {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 2_147_483_647) {
-    throw fault('INVALID_OPTION', { field, problem: `${JSON.stringify(value)} is not a whole number of at least 1`, allowed: '1 to 2,147,483,647' });
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw fault('INVALID_OPTION', { field, problem: `${JSON.stringify(value)} is not a whole number from 1 to ${max}`, allowed: `1 to ${max}` });
   }
   return value;
 }
@@ -423,4 +422,4 @@ async function createMcpGateway(options) {
   return server;
 }
 
-module.exports = { McpGateway, createMcpGateway, FULL_CATALOG_CHARS, NO_ELICITATION };
+module.exports = { McpGateway, createMcpGateway, NO_ELICITATION };

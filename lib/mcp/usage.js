@@ -3,7 +3,23 @@
 // The usage text of `codemode-executor mcp`, apart from the gateway so the command line's other
 // commands print it without loading the MCP SDK.
 
-const MCP_USAGE = `Usage: codemode-executor mcp --config FILE [options]
+/**
+ * The gateway's own defaults (the executor's come from `limits()`): a desktop's, a few workers and
+ * the time a person's tools may take.
+ */
+const MCP_DEFAULTS = {
+  workers: 2,
+  timeout: 60_000,
+  toolCallLimit: 256,
+  callTimeout: 60_000,
+  /** Declarations longer than this (characters) make `--catalog auto` switch to search. */
+  fullCatalogChars: 32_000,
+};
+
+/** The usage text, its defaults filled in. */
+function mcpUsage() {
+  const { limits } = require('../native');
+  return `Usage: codemode-executor mcp --config FILE [options]
 
 Serves the MCP servers of FILE (the "mcpServers" format of Claude Desktop and Cursor) to an MCP
 client as one \`code\` tool: the model writes a program that calls their tools, and it runs in a
@@ -23,15 +39,16 @@ Options:
   --approve SERVER.TOOL  a tool whose calls wait for a person's yes, asked through the
                          client (MCP elicitation); SERVER.* for all of a server's (repeatable)
   --catalog MODE         how the model learns the tools: auto (the default: whole, or
-                         search and describe tools past 32,000 characters), full, search
-  --workers N            worker processes (default 2)
-  --timeout MS           a program's time bound (default 60000)
-  --memory-limit MIB     a program's memory (default 128)
+                         search and describe tools past ${MCP_DEFAULTS.fullCatalogChars} characters), full, search
+  --workers N            worker processes (default ${MCP_DEFAULTS.workers})
+  --timeout MS           a program's time bound (default ${MCP_DEFAULTS.timeout})
+  --memory-limit MIB     a program's memory (default ${limits().defaults.memoryLimit})
   --cpu-limit MS         a program's CPU budget (default: none)
-  --tool-call-limit N    tool calls a program may make (default 256)
-  --call-timeout MS      how long one tool call waits for its server (default 60000)
-  --approval-timeout MS  how long a call waits for a person's yes (default 300000)
+  --tool-call-limit N    tool calls a program may make (default ${MCP_DEFAULTS.toolCallLimit})
+  --call-timeout MS      how long one tool call waits for its server (default ${MCP_DEFAULTS.callTimeout})
+  --approval-timeout MS  how long a call waits for a person's yes (default ${limits().approval.defaultTimeout})
   -h, --help             show this text
 `;
+}
 
-module.exports = { MCP_USAGE };
+module.exports = { mcpUsage, MCP_DEFAULTS };
