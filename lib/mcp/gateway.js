@@ -19,6 +19,12 @@ const { MCP_DEFAULTS } = require('./usage');
 /** @typedef {import('../../index').Outcome} Outcome */
 /** @typedef {import('../../index').ProviderDeclaration} ProviderDeclaration */
 /** @typedef {{ execute(request: import('../../index').ExecuteRequest): Promise<Outcome> }} Executor */
+/**
+ * One run's view of the tools: its providers, what each name meant at its start (per provider),
+ * and the server tool each name was put to a person as.
+ * @typedef {{ providers: ProviderDeclaration[], names: Map<string, Map<string, UpstreamTool>>,
+ *   pinned: Map<string, string> }} Run
+ */
 
 /** The answer's text bound (characters, about 6,000 tokens); the result is cut structurally. */
 const RESULT_CHARS = 24_000;
@@ -26,6 +32,13 @@ const RESULT_CHARS = 24_000;
 const LOG_CHARS = 8_000;
 /** Matches `search` returns at most. */
 const SEARCH_LIMIT = 20;
+/** The part of a `search` query read: its first characters, and words of those. */
+const SEARCH_QUERY_CHARS = 1_000;
+const SEARCH_WORDS = 32;
+/** An approval question shows every argument, each value cut to this many characters. */
+const ASK_VALUE_CHARS = 500;
+/** A call with more top-level arguments than this is not put to a person (it could not read them). */
+const ASK_KEYS = 40;
 /** A denial's reason when the client cannot ask a person. */
 const NO_ELICITATION = 'the MCP client cannot ask a person: it does not support elicitation, so calls that need approval are refused; use a client that supports it, or run the gateway without --approve for this tool';
 
@@ -51,6 +64,8 @@ class McpGateway {
   /** @type {Array<{ server: string, tool: string }>} */
   #approve;
   #closed = false;
+  /** @type {string | null} */
+  #declared = null;
 
   /** @param {GatewayOptions} options */
   constructor(options) {
@@ -94,9 +109,10 @@ class McpGateway {
     return this.declarations().length > MCP_DEFAULTS.fullCatalogChars;
   }
 
-  /** Every upstream's tools as TypeScript declarations. */
+  /** Every upstream's tools as TypeScript declarations (made again only when a tool list changed). */
   declarations() {
-    return declareServers(this.upstreams.map((u) => ({ provider: u.spec.provider, server: u.spec.name, tools: u.tools })));
+    this.#declared ??= declareServers(this.upstreams.map((u) => ({ provider: u.spec.provider, server: u.spec.name, tools: u.tools })));
+    return this.#declared;
   }
 
   /** The `code` tool's description: what the model reads. */
@@ -189,7 +205,7 @@ class McpGateway {
    * @param {string} query
    */
   search(query) {
-    const words = query.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+    const words = query.slice(0, SEARCH_QUERY_CHARS).toLowerCase().split(/[^a-z0-9]+/).filter(Boolean).slice(0, SEARCH_WORDS);
     /** @type {Array<{ score: number, line: string }>} */
     const hits = [];
     for (const u of this.upstreams) {
@@ -258,6 +274,14 @@ class McpGateway {
    */
   async #run(server, code, extra) {
     const providers = this.#providers();
+    // What each name meant when the run started: a tool list that changes during the run does
+    // not move a name onto another tool. `pinned` holds what a person was asked about.
+    /** @type {Run} */
+    const run = {
+      providers,
+      names: new Map(this.upstreams.map((u) => [u.spec.provider, new Map(u.byName)])),
+      pinned: new Map(),
+    };
     const gated = providers.some((p) => p.approve);
     /** @type {Outcome} */
     let outcome;
@@ -265,9 +289,9 @@ class McpGateway {
       outcome = await this.#options.executor.execute({
         code,
         providers,
-        dispatch: (call) => this.#dispatch(call, providers, extra.signal),
+        dispatch: (call) => this.#dispatch(call, run, extra.signal),
         signal: extra.signal,
-        ...(gated ? { approval: { mode: 'callback', timeout: this.#options.approvalTimeout, decide: (call) => this.#ask(server, call, extra) } } : {}),
+        ...(gated ? { approval: { mode: 'callback', timeout: this.#options.approvalTimeout, decide: (call) => this.#ask(server, call, run, extra) } } : {}),
       });
     } catch (e) {
       const err = /** @type {{ code?: string, message?: string }} */ (e);
@@ -279,21 +303,24 @@ class McpGateway {
   /**
    * A program's tool call: `tools/call` on its upstream.
    * @param {{ provider: string, tool: string, args: unknown[] }} call
-   * @param {ProviderDeclaration[]} providers the run's, as it started
+   * @param {Run} run
    * @param {AbortSignal} [signal]
    */
-  async #dispatch(call, providers, signal) {
+  async #dispatch(call, run, signal) {
     const up = this.upstreams.find((u) => u.spec.provider === call.provider);
     if (!up) throw new Error(render('TOOL_NOT_FOUND', { tool: `${call.provider}.${call.tool}` }));
-    const tool = up.byName.get(call.tool);
+    // A server unknown at the start has no names of the run's: they resolve now.
+    const names = run.names.get(call.provider);
+    const tool = names && names.size > 0 ? names.get(call.tool) : up.byName.get(call.tool);
     if (!tool) {
       if (!up.connected) throw new Error(render('UPSTREAM_LOST', { server: up.spec.name, tool: call.tool, detail: up.down }));
       throw new Error(render('TOOL_NOT_FOUND', { tool: `${call.provider}.${call.tool}` }));
     }
     // The tool list may have changed since the run started (the names, or the server came up):
     // a call the run did not put to a person, to a tool that needs a yes, is refused.
-    const gate = providers.find((p) => p.name === call.provider)?.approve;
-    if (this.#needsYes(up, tool) && gate !== true && !(gate ?? []).includes(call.tool)) {
+    const gate = run.providers.find((p) => p.name === call.provider)?.approve;
+    const asked = run.pinned.get(`${call.provider}.${call.tool}`);
+    if ((this.#needsYes(up, tool) && gate !== true && !(gate ?? []).includes(call.tool)) || (asked !== undefined && asked !== tool.original)) {
       throw new Error(render('APPROVAL_DENIED', { provider: call.provider, tool: call.tool, reason: 'the server changed its tool list during this run, so the call was not put to a person; run the program again' }));
     }
     const input = call.args[0] ?? {};
@@ -310,19 +337,41 @@ class McpGateway {
   }
 
   /**
-   * Asks the person behind `server`'s client whether a call may run (MCP elicitation).
+   * Asks the person behind `server`'s client whether a call may run (MCP elicitation). The
+   * question names the server's own tool and shows every argument (each value cut short), so
+   * the program cannot push the one that matters out of view; a call with too many arguments
+   * to read is refused instead.
    * @param {Server} server
    * @param {{ provider: string, tool: string, args: unknown[] }} call
+   * @param {Run} run
    * @param {any} extra
    */
-  async #ask(server, call, extra) {
+  async #ask(server, call, run, extra) {
     if (!server.getClientCapabilities()?.elicitation) return { approved: false, reason: NO_ELICITATION };
     const up = this.upstreams.find((u) => u.spec.provider === call.provider);
-    const original = up?.byName.get(call.tool)?.original ?? call.tool;
-    let args = JSON.stringify(call.args[0] ?? {}, null, 2) ?? '{}';
-    if (args.length > 2_000) args = `${args.slice(0, 2_000)}… (${args.length - 2_000} more characters)`;
+    const names = run.names.get(call.provider);
+    const tool = (names && names.size > 0 ? names : up?.byName)?.get(call.tool);
+    const original = tool?.original ?? call.tool;
+    run.pinned.set(`${call.provider}.${call.tool}`, original);
+    const input = call.args[0] ?? {};
+    const entries = typeof input === 'object' && input !== null && !Array.isArray(input) ? Object.entries(input) : [['(input)', input]];
+    if (entries.length > ASK_KEYS) {
+      return { approved: false, reason: `the call has ${entries.length} arguments, more than the ${ASK_KEYS} a person can be shown; pass fewer` };
+    }
+    const lines = entries.map(([key, value]) => {
+      let text = JSON.stringify(value) ?? String(value);
+      if (text.length > ASK_VALUE_CHARS) text = `${text.slice(0, ASK_VALUE_CHARS)}… (${text.length - ASK_VALUE_CHARS} more characters)`;
+      return `- ${visible(JSON.stringify(key))}: ${visible(text)}`;
+    });
     const answer = await server.elicitInput(
-      { message: `The program wants to call ${up?.spec.name ?? call.provider}.${original} with:\n${args}\nAllow this call?`, requestedSchema: { type: 'object', properties: {} } },
+      {
+        message: [
+          `The program wants to call ${visible(JSON.stringify(up?.spec.name ?? call.provider))} tool ${visible(JSON.stringify(original))} with ${entries.length === 0 ? 'no arguments' : `these ${entries.length} arguments`}:`,
+          ...lines,
+          'Allow this call?',
+        ].join('\n'),
+        requestedSchema: { type: 'object', properties: {} },
+      },
       { relatedRequestId: extra.requestId, timeout: this.#options.approvalTimeout },
     );
     if (answer.action === 'accept') return { approved: true };
@@ -339,7 +388,8 @@ class McpGateway {
     const parts = [];
     const max = this.#options.maxResultChars;
     if (outcome.error) {
-      parts.push(`The program failed (${outcome.error.code}): ${outcome.error.message}`);
+      const message = outcome.error.message.length > max ? `${outcome.error.message.slice(0, max)}… (${outcome.error.message.length - max} more characters)` : outcome.error.message;
+      parts.push(`The program failed (${outcome.error.code}): ${message}`);
     } else if (outcome.result === undefined) {
       parts.push('The program returned nothing (undefined).');
     } else {
@@ -360,6 +410,7 @@ class McpGateway {
   }
 
   #toolsChanged() {
+    this.#declared = null;
     for (const server of this.#servers) server.sendToolListChanged().catch(() => {});
   }
 
@@ -386,6 +437,15 @@ function positive(field, value, fallback, max = 2_147_483_647) {
     throw fault('INVALID_OPTION', { field, problem: `${JSON.stringify(value)} is not a whole number from 1 to ${max}`, allowed: `1 to ${max}` });
   }
   return value;
+}
+
+/**
+ * `text` with the characters that change how text around them reads (line and paragraph
+ * separators, bidirectional controls) written as escapes.
+ * @param {string} text
+ */
+function visible(text) {
+  return text.replace(/[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

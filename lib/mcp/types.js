@@ -7,6 +7,8 @@
 const MAX_DEPTH = 32; // schema nesting (guards against cyclic schema objects)
 const MAX_REF_DEPTH = 8; // $ref expansions inside one another
 const MAX_NODES = 5000; // schemas rendered for one call (guards against $ref fan-out)
+const MAX_CHARS = 16_000; // text rendered for one schema: a larger type is declared `unknown`
+const MAX_LITERAL = 200; // a longer const or enum value is declared by its type
 const PROPERTY_DOC_CHARS = 300;
 const TOOL_DOC_CHARS = 1000;
 const SUMMARY_CHARS = 120;
@@ -20,12 +22,14 @@ const SUMMARY_CHARS = 120;
 /**
  * A rendered type and how tightly it binds: 0 a union, 1 an intersection, 2 anything else.
  * @typedef {{ text: string, prec: 0 | 1 | 2 }} Rendered
- * @typedef {{ root: unknown, refs: string[], depth: number, nodes: number }} Context
+ * @typedef {{ root: unknown, refs: string[], depth: number, nodes: number, chars: number }} Context
  */
 
 /** @param {string} text @returns {Rendered} */
 const atom = (text) => ({ text, prec: 2 });
 const UNKNOWN = atom('unknown');
+/** Thrown out of a render that passed the text budget. */
+const TOO_LARGE = new Error('schema too large to declare');
 const NEVER = atom('never');
 
 /** @param {unknown} v @returns {v is Record<string, any>} */
@@ -57,6 +61,7 @@ function literal(value) {
   if (typeof value === 'number' && !Number.isFinite(value)) return atom('number');
   try {
     const text = JSON.stringify(value); // JSON data written as a type is its own literal type
+    if (text !== undefined && text.length > MAX_LITERAL) return typeof value === 'string' ? atom('string') : UNKNOWN;
     return text === undefined ? UNKNOWN : atom(text);
   } catch {
     return UNKNOWN;
@@ -82,6 +87,10 @@ function render(schema, indent, ctx) {
   ctx.depth++;
   try {
     const type = renderSchema(schema, indent, ctx);
+    // Every rendered text counts (a parent's includes its children's): past the budget the
+    // whole schema is `unknown`, so a schema built to blow up (a $ref fan-out) stays cheap.
+    ctx.chars += type.text.length;
+    if (ctx.chars > MAX_CHARS * 8) throw TOO_LARGE;
     return schema.nullable === true ? union([type, atom('null')]) : type;
   } finally {
     ctx.depth--;
@@ -197,9 +206,10 @@ function renderRef(ref, indent, ctx) {
  */
 function schemaType(schema, indent = '') {
   try {
-    return render(schema, String(indent), { root: schema, refs: [], depth: 0, nodes: 0 }).text;
+    const text = render(schema, String(indent), { root: schema, refs: [], depth: 0, nodes: 0, chars: 0 }).text;
+    return text.length > MAX_CHARS ? 'unknown' : text;
   } catch {
-    return 'unknown'; // e.g. a Proxy or getter that throws
+    return 'unknown'; // past the text budget, or a Proxy or getter that throws
   }
 }
 

@@ -70,6 +70,8 @@ class Upstream extends EventEmitter {
   /** @type {Promise<void> | null} */
   #starting = null;
   #generation = 0;
+  #refreshing = false;
+  #again = false;
   /** @type {(line: string) => void} */
   #log;
 
@@ -136,10 +138,15 @@ class Upstream extends EventEmitter {
       this.#lost(Date.now() - since >= STABLE_MS ? 'its connection ended' : 'it stopped right after connecting');
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (generation === this.#generation) this.#refresh(client).catch((e) => this.#log(`[${spec.name}] tools/list failed: ${e.message}`));
+      if (generation === this.#generation) this.#changed(client);
     });
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
+      if (this.#closed || generation !== this.#generation) {
+        // Closed (or lost and restarted) while it connected: this client is nobody's.
+        await client.close().catch(() => {});
+        return;
+      }
       this.#client = client;
       this.pid = transport instanceof StdioClientTransport ? transport.pid : null;
       await this.#refresh(client);
@@ -161,6 +168,29 @@ class Upstream extends EventEmitter {
   }
 
   /**
+   * `notifications/tools/list_changed`: one read of the list at a time, and one more after it
+   * when notifications came meanwhile (a storm of them costs two reads, and the last read
+   * started is the one kept).
+   * @param {Client} client
+   */
+  #changed(client) {
+    if (this.#refreshing) {
+      this.#again = true;
+      return;
+    }
+    this.#refreshing = true;
+    this.#refresh(client)
+      .catch((e) => this.#log(`[${this.spec.name}] tools/list failed: ${e.message}`))
+      .finally(() => {
+        this.#refreshing = false;
+        if (this.#again && client === this.#client) {
+          this.#again = false;
+          this.#changed(client);
+        }
+      });
+  }
+
+  /**
    * Reads every page of the tool list and emits `tools` when it changed.
    * @param {Client} client
    */
@@ -177,6 +207,7 @@ class Upstream extends EventEmitter {
       if (cursor === undefined || seen.has(cursor) || listed.length >= MAX_TOOLS) break;
       seen.add(cursor);
     }
+    if (this.#client !== null && client !== this.#client) return; // a lost connection's list
     /** The definitions as the server listed them (what a client would show the model). */
     this.listed = listed.slice(0, MAX_TOOLS);
     const tools = nameTools(this.listed);
