@@ -217,6 +217,31 @@ describe('the gateway over stdio, four upstream servers', () => {
     await until(async () => !(await run(gw.client, 'async () => paged.double({ n: 1 })')).text.includes('not connected'));
   });
 
+  it('a storm of list_changed costs two reads of the list, not one per notification', async () => {
+    const lists = async () => Number((await run(gw.client, 'async () => paged.lists({})')).text);
+    const before = await lists();
+    await run(gw.client, 'async () => paged.storm({ n: 300 })');
+    // Settled: two reads 500 ms apart agree.
+    let last = -1;
+    const after = await until(async () => {
+      await new Promise((r) => setTimeout(r, 500));
+      const now = await lists();
+      const settled = now === last;
+      last = now;
+      return settled ? now : null;
+    });
+    // A read is every page (five of three tools); two reads at most, the notification's and one after.
+    expect(after - before).toBeGreaterThan(0);
+    expect(after - before).toBeLessThanOrEqual(2 * Math.ceil(14 / 3));
+  });
+
+  it("a failure's text is cut like a result", async () => {
+    const { text, isError } = await run(gw.client, 'async () => { throw new Error("x".repeat(100000)) }');
+    expect(isError).toBe(true);
+    expect(text.length).toBeLessThan(24_000 + 200);
+    expect(text).toMatch(/x… \(\d+ more characters\)$/);
+  });
+
   it('tools/list_changed upstream refreshes the declarations and tells the client', async () => {
     let told = 0;
     gw.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { told++; });
@@ -276,6 +301,55 @@ describe('the gateway over Streamable HTTP', () => {
   });
 });
 
+describe('HTTP without --token-file, and its bounds', () => {
+  it('makes a random token and prints it with the URL: on loopback too, nothing runs without it', async () => {
+    const child = spawn(process.execPath, [bin, 'mcp', '--config', configFile({ paged: SERVERS.paged }, 'gen.json'), '--http', '0', '--workers', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await firstLine(child);
+      const [, url, token] = /^codemode-executor mcp listening on (\S+) \(send "Authorization: Bearer ([A-Za-z0-9_-]{32})"/.exec(line);
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+      const post = (headers) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init) });
+      expect((await post({})).status).toBe(401);
+      expect((await post({ authorization: `Bearer ${token}` })).status).toBe(200);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('a refused initialize leaves no session behind; off loopback any Host with the token', async () => {
+    const { McpGateway } = require('../lib/mcp/gateway');
+    const { serveHttp } = require('../lib/mcp/cli');
+    const gateway = new McpGateway({ servers: { paged: SERVERS.paged }, executor: { execute: async () => ({}) }, log: () => {} });
+    await gateway.start();
+    try {
+      // An address the loopback check does not know (a v4-mapped loopback): served as if off
+      // loopback, so the token guards it and the Host is not checked.
+      const url = await serveHttp(gateway, { host: '::ffff:127.0.0.1', port: 0, token: 'a-token-of-sixteen-plus', origins: [] });
+      const port = new URL(url).port;
+      const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+      const post = (accept) => fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept, authorization: 'Bearer a-token-of-sixteen-plus' }, body: init });
+      for (let i = 0; i < 20; i++) expect((await post('application/json')).status).toBe(406);
+      expect(gateway.clients).toBe(0);
+      expect((await post('application/json, text/event-stream')).status).toBe(200);
+      expect(gateway.clients).toBe(1);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('an upstream closed while it connects does not outlive the gateway', async () => {
+    const { McpGateway } = require('../lib/mcp/gateway');
+    const slow = { ...SERVERS.paged, env: { SLOW_START_MS: '3000' } };
+    const gateway = new McpGateway({ servers: { slow }, executor: { execute: async () => ({}) }, log: () => {} });
+    const started = gateway.start();
+    const pid = await until(() => children(process.pid, 'mcp-paged-server')[0]);
+    await gateway.close();
+    await started;
+    await until(() => children(process.pid, 'mcp-paged-server').length === 0, 2_000);
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
 describe('approvals through MCP elicitation', () => {
   const config = () => configFile({ paged: SERVERS.paged }, 'approve.json');
 
@@ -290,14 +364,24 @@ describe('approvals through MCP elicitation', () => {
     try {
       const yes = await run(gw.client, 'async () => paged.double({ n: 3 })');
       expect(parsed(yes.text)).toEqual({ value: 6 });
-      expect(asked[0]).toContain('paged.double');
+      expect(asked[0]).toContain('"paged" tool "double"');
       expect(asked[0]).toContain('"n": 3');
       answer = 'decline';
       const no = await run(gw.client, 'async () => { try { return await paged.double({ n: 4 }) } catch (e) { return e.message } }');
       expect(parsed(no.text)).toBe(render('APPROVAL_DENIED', { provider: 'paged', tool: 'double', reason: 'the person declined it' }));
+      // Every argument is shown: a long first one cannot push the next out of view.
+      answer = 'accept';
+      await run(gw.client, 'async () => paged.double({ filler: "y".repeat(5000), n: 5 })');
+      expect(asked[2]).toContain('with these 2 arguments');
+      expect(asked[2]).toMatch(/- "filler": "y{499}… \(4502 more characters\)/);
+      expect(asked[2]).toContain('- "n": 5');
+      // Characters that reorder how text reads are shown as escapes.
+      await run(gw.client, 'async () => paged.double({ n: 1, note: "\\u202e\\u2028" })');
+      expect(asked[3]).toContain('\\u202e\\u2028');
+      expect(asked[3]).not.toMatch(/[\u202e\u2028]/);
       // Tools not named by --approve are not asked about.
       await run(gw.client, 'async () => paged.filler_0({})');
-      expect(asked).toHaveLength(2);
+      expect(asked).toHaveLength(4);
     } finally {
       await gw.client.close();
     }
@@ -324,6 +408,9 @@ describe('search mode and the command line', () => {
       expect(tools[0].description).toContain('`everything` (MCP server "everything"');
       const found = await gw.client.callTool({ name: 'search', arguments: { query: 'structured content' } });
       expect(found.content[0].text.split('\n')[0]).toMatch(/^everything\.get_structured_content: /);
+      // The first 32 words of a query count, no more.
+      const long = await gw.client.callTool({ name: 'search', arguments: { query: `${'zzz '.repeat(32)}structured` } });
+      expect(long.content[0].text).toMatch(/^No tool matches/);
       const described = await gw.client.callTool({ name: 'describe', arguments: { tools: ['everything.get_structured_content'] } });
       expect(described.content[0].text).toMatch(/everything\.get_structured_content\(input: \{/);
       const { text } = await run(gw.client, 'async () => (await everything.get_structured_content({ location: "New York" })).temperature');

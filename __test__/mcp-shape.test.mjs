@@ -387,3 +387,16 @@ describe('truncateResult', () => {
     expect(cut).toBeGreaterThan(20); // the property exercised the cutting, not only the fast path
   });
 });
+
+describe('schemas built to blow up', () => {
+  it('a $ref fan-out and a huge literal stay small and quick', () => {
+    // Each level refers to the next three times: 3^10 copies of the last if inlined.
+    const $defs = {};
+    for (let i = 0; i < 10; i++) $defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/$defs/d${i + 1}` }, b: { $ref: `#/$defs/d${i + 1}` }, c: { $ref: `#/$defs/d${i + 1}` } } };
+    $defs.d10 = { const: 'z'.repeat(150) };
+    const text = schemaType({ $ref: '#/$defs/d0', $defs });
+    expect(text.length).toBeLessThanOrEqual(16_000);
+    expect(schemaType({ const: 'q'.repeat(10_000) })).toBe('string');
+    expect(schemaType({ enum: ['short', 'q'.repeat(10_000)] })).toBe('"short" | string');
+  });
+});

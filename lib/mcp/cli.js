@@ -96,6 +96,10 @@ async function main(argv) {
     if (token.length < 16) return usageError(`--token-file ${values['token-file']} holds ${token.length} characters; a token needs at least 16 (e.g. openssl rand -hex 32)`);
   }
   if (httpMode && !token && !isLoopback(host)) return usageError(render('TOKEN_REQUIRED', { address: host }));
+  // On loopback too: any local process or user could otherwise run programs against every
+  // upstream and its credentials. Without --token-file, a random one, printed with the URL.
+  const generated = httpMode && !token;
+  if (generated) token = crypto.randomBytes(24).toString('base64url');
 
   /** @type {import('../../index').IsolateExecutor} */
   let executor;
@@ -151,15 +155,15 @@ async function main(argv) {
     process.stdin.on('end', () => void stop());
     return 0;
   }
-  const url = await serveHttp(gateway, { host, port: n.port, token, origins: values['allow-origin'] ?? [] });
-  process.stdout.write(`codemode-executor mcp listening on ${url}\n`);
+  const url = await serveHttp(gateway, { host, port: n.port, token: /** @type {string} */ (token), origins: values['allow-origin'] ?? [] });
+  process.stdout.write(`codemode-executor mcp listening on ${url}${generated ? ` (send "Authorization: Bearer ${token}"; --token-file sets your own)` : ''}\n`);
   return 0;
 }
 
 /**
  * Serves the gateway over Streamable HTTP at /mcp, one MCP server per session.
  * @param {McpGateway} gateway
- * @param {{ host: string, port: number, token: string | null, origins: string[] }} options
+ * @param {{ host: string, port: number, token: string, origins: string[] }} options
  * @returns {Promise<string>} the URL
  */
 async function serveHttp(gateway, { host, port, token, origins }) {
@@ -169,7 +173,8 @@ async function serveHttp(gateway, { host, port, token, origins }) {
   const sessions = new Map();
   /** @type {Set<string>} */
   let hosts = new Set();
-  const expected = token === null ? null : Buffer.from(`Bearer ${token}`);
+  const expected = crypto.createHash('sha256').update(`Bearer ${token}`).digest();
+  const loopback = isLoopback(host);
 
   /**
    * @param {http.ServerResponse} res
@@ -192,13 +197,12 @@ async function serveHttp(gateway, { host, port, token, origins }) {
   const server = http.createServer(async (req, res) => {
     try {
       if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return refuse(res, 404, 'Not found: the MCP endpoint is /mcp');
-      // DNS rebinding: the Host must name this server; a browser page must be an allowed origin.
-      if (!hosts.has(String(req.headers.host ?? '').toLowerCase())) return refuse(res, 403, `Host ${JSON.stringify(req.headers.host ?? '')} is not this server's`);
+      // DNS rebinding: on loopback the Host must name this server (off loopback clients reach it
+      // by names of their own, and the token guards it); a browser page must be an allowed origin.
+      if (loopback && !hosts.has(String(req.headers.host ?? '').toLowerCase())) return refuse(res, 403, `Host ${JSON.stringify(req.headers.host ?? '')} is not this server's`);
       if (req.headers.origin !== undefined && !origins.includes(req.headers.origin)) return refuse(res, 403, `Origin ${JSON.stringify(req.headers.origin)} is not allowed (--allow-origin)`);
-      if (expected) {
-        const given = Buffer.from(String(req.headers.authorization ?? ''));
-        if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return refuse(res, 401, 'Unauthorized: send "Authorization: Bearer TOKEN" with the token of --token-file');
-      }
+      const given = crypto.createHash('sha256').update(String(req.headers.authorization ?? '')).digest();
+      if (!crypto.timingSafeEqual(given, expected)) return refuse(res, 401, 'Unauthorized: send "Authorization: Bearer TOKEN" with the token of --token-file (or the one printed at start)');
       /** @type {unknown} */
       let body;
       if (req.method === 'POST') {
@@ -237,8 +241,11 @@ async function serveHttp(gateway, { host, port, token, origins }) {
           sessions.delete(sid);
         }
       };
-      await gateway.createServer().connect(transport);
+      const session = gateway.createServer();
+      await session.connect(transport);
       await transport.handleRequest(req, res, body);
+      // Refused before a session began (a wrong Accept or Content-Type): nothing may stay.
+      if (transport.sessionId === undefined) await session.close();
     } catch (e) {
       if (!res.headersSent) refuse(res, 500, `Internal error: ${e instanceof Error ? e.message : String(e)}`);
       else res.end();
@@ -251,8 +258,8 @@ async function serveHttp(gateway, { host, port, token, origins }) {
   const address = /** @type {net.AddressInfo} */ (server.address());
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   hosts = new Set([`${shown}:${address.port}`]);
-  if (isLoopback(host)) for (const h of ['127.0.0.1', 'localhost', '[::1]']) hosts.add(`${h}:${address.port}`);
+  if (loopback) for (const h of ['127.0.0.1', 'localhost', '[::1]']) hosts.add(`${h}:${address.port}`);
   return `http://${shown}:${address.port}/mcp`;
 }
 
-module.exports = { main };
+module.exports = { main, serveHttp };

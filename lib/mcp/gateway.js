@@ -103,6 +103,11 @@ class McpGateway {
     await Promise.all(this.upstreams.map((u) => u.start()));
   }
 
+  /** The MCP server objects live now (one per stdio connection or HTTP session). */
+  get clients() {
+    return this.#servers.size;
+  }
+
   /** Whether the model gets the catalog by `search` and `describe` rather than whole. */
   get searching() {
     if (this.#options.catalog !== 'auto') return this.#options.catalog === 'search';

@@ -71,6 +71,9 @@ class Upstream extends EventEmitter {
   #starting = null;
   #generation = 0;
   #refreshing = false;
+  /** The client of the attempt under way, for close() to end it (a stdio server's process). */
+  /** @type {Client | null} */
+  #connecting = null;
   #again = false;
   /** @type {(line: string) => void} */
   #log;
@@ -140,6 +143,7 @@ class Upstream extends EventEmitter {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (generation === this.#generation) this.#changed(client);
     });
+    this.#connecting = client;
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
       if (this.#closed || generation !== this.#generation) {
@@ -148,10 +152,14 @@ class Upstream extends EventEmitter {
         return;
       }
       this.#client = client;
+      this.#connecting = null;
       this.pid = transport instanceof StdioClientTransport ? transport.pid : null;
       await this.#refresh(client);
     } catch (e) {
-      if (generation !== this.#generation) return;
+      if (this.#connecting === client) this.#connecting = null;
+      if (this.#closed) return;
+      // The transport's end may have been reported first (as a loss): say what failed.
+      if (generation !== this.#generation) return void this.#log(`[${spec.name}] connecting failed: ${/** @type {Error} */ (e).message}`);
       this.#client = null;
       await client.close().catch(() => {});
       this.#lost(`connecting failed: ${/** @type {Error} */ (e).message}`);
@@ -269,10 +277,11 @@ class Upstream extends EventEmitter {
     this.#generation++;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    const client = this.#client;
+    const clients = [this.#client, this.#connecting];
     this.#client = null;
+    this.#connecting = null;
     this.down = 'the gateway is closing';
-    if (client) await client.close().catch(() => {});
+    await Promise.all(clients.map((c) => c?.close().catch(() => {})));
   }
 }
 

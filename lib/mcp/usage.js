@@ -32,7 +32,8 @@ Options:
   --host ADDRESS         the address --http listens on (default 127.0.0.1); any address
                          other than loopback needs --token-file
   --token-file PATH      a shared secret (16+ characters) HTTP clients send as
-                         "Authorization: Bearer SECRET"
+                         "Authorization: Bearer SECRET"; without it --http makes a
+                         random one and prints it with the URL
   --allow-origin ORIGIN  a web origin whose pages may call --http (repeatable; default none)
   --outbound MODE        what programs' fetch may reach: null (closed, the default),
                          public (public internet addresses only) or native (everything)
