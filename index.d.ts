@@ -878,7 +878,9 @@ export declare class CodemodeExecutor {
  * Makes `cloudflare:workers` importable on plain Node, with stand-ins for what
  * `@cloudflare/codemode` uses from it (`WorkerEntrypoint`, `DurableObject`, `RpcTarget`, `env`),
  * so its root and `/ai` entries load. Call it before importing them. The same as starting Node
- * with `--import @supolka/codemode-executor/register`.
+ * with `--import @supolka/codemode-executor/register`. The resolution hook goes through
+ * `module.registerHooks()` where Node has it (22.15+, so no `DEP0205` on Node 26), else through
+ * `module.register()` (Node 20); a second call does nothing.
  */
 export declare function register(): void
 

@@ -9,6 +9,9 @@ const { CodemodeExecutor } = require('./lib/codemode-executor');
 const { connect } = require('./lib/connect');
 const { serve } = require('./lib/serve');
 const { bundleModules } = require('./lib/bundle');
+const { warnIfUnsupportedNode } = require('./lib/node-support');
+
+warnIfUnsupportedNode();
 
 /** The failure grammar: every code with its kind, retryability, when it happens, and text. */
 function failureCatalog() {
@@ -21,9 +24,7 @@ function failureCatalog() {
  * `node --import @supolka/codemode-executor/register`.
  */
 function register() {
-  const { register: registerHooks } = require('node:module');
-  const { pathToFileURL } = require('node:url');
-  registerHooks(pathToFileURL(require('node:path').join(__dirname, 'lib', 'cloudflare-workers-hooks.mjs')));
+  require('./lib/cloudflare-workers-register').registerCloudflareWorkers();
 }
 
 /**

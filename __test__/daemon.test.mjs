@@ -455,9 +455,20 @@ describe('serve() in this process', () => {
     const outbound = await rejection(served({ outbound: 'everything' }));
     expect(outbound.code).toBe('INVALID_OPTION');
     expect(outbound.message).toContain('`outbound`');
-    const noSocket = await rejection(connect('ws://127.0.0.1:1'));
+    // A runtime without a global WebSocket (Node 20; Node 22+ has one, which connect() uses).
+    const global = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');
+    delete globalThis.WebSocket;
+    let noSocket;
+    try {
+      noSocket = await rejection(connect('ws://127.0.0.1:1'));
+    } finally {
+      if (global) Object.defineProperty(globalThis, 'WebSocket', global);
+    }
     expect(noSocket.code).toBe('INVALID_OPTION');
-    expect(noSocket.message).toContain('`websocket`');
+    expect(noSocket.message).toContain('`websocket`: was not given, and this runtime has no global WebSocket');
+    const notAClass = await rejection(connect('ws://127.0.0.1:1', { websocket: 'ws' }));
+    expect(notAClass.code).toBe('INVALID_OPTION');
+    expect(notAClass.message).toContain('`websocket`');
     const badUrl = await rejection(connect('http://127.0.0.1:1', { websocket: WebSocket }));
     expect(badUrl.code).toBe('INVALID_OPTION');
     expect(badUrl.message).toContain('`url`');

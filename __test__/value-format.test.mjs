@@ -60,6 +60,37 @@ describe('the value-serializer format', () => {
     expect(() => new IsolateExecutor({ workers: 1 })).toThrow(/format 14, and the codemode-worker speaks format 15/);
   });
 
+  it("a Float16Array answer (Node 24 and 26 write one in format 15; the worker's V8 13.0 has none) is refused inside the sandbox, never misread", async () => {
+    // What V8 13.6+ writes for new Float16Array([1.5, 2]) after the header: the buffer ('B', 4
+    // bytes), then a view ('V') of subtag 'h', a subtag V8 13.0 does not know.
+    const float16 = Buffer.from([0x42, 0x04, 0x00, 0x3e, 0x00, 0x40, 0x56, 0x68, 0x00, 0x04, 0x00]);
+    if (typeof Float16Array === 'function') {
+      // This Node has Float16Array: the bytes above are what it writes.
+      const s = new Serializer();
+      s.writeValue(new Float16Array([1.5, 2]));
+      expect(s.releaseBuffer()).toEqual(float16);
+    }
+    const realWriteValue = Serializer.prototype.writeValue;
+    const ex = executor({ workers: 1 });
+    const out = await ex.execute({
+      code: `async () => { try { return ['read', await t.answer()] } catch (e) { return ['rejected', e.message] } }`,
+      providers: [{ name: 't', tools: ['answer'] }],
+      dispatch: () => {
+        // The next value this host writes is that Float16Array (restored as in the test below).
+        Serializer.prototype.writeValue = function writeValue() {
+          Serializer.prototype.writeValue = realWriteValue;
+          this.writeRawBytes(float16);
+          return true;
+        };
+        return 'replaced by a Float16Array';
+      },
+    });
+    Serializer.prototype.writeValue = realWriteValue;
+    expect(out.error).toBeUndefined();
+    expect(out.result[0]).toBe('rejected');
+    expect(out.result[1]).toMatch(/^The tool's answer could not be read/);
+  });
+
   it('a tool answer in a newer format is refused inside the sandbox, never misread', async () => {
     const ex = executor({ workers: 1 });
     let calls = 0;

@@ -15,6 +15,9 @@ const { limits } = require('../lib/native');
 const { fieldOf } = require('../lib/validate/fields');
 const { TESTBED_USAGE } = require('../lib/testbed/usage');
 const { mcpUsage } = require('../lib/mcp/usage');
+const { warnIfUnsupportedNode } = require('../lib/node-support');
+
+warnIfUnsupportedNode();
 
 /** The usage text; the defaults are crates/protocol's and crates/daemon's (`limits`, through the addon). */
 function usage() {

