@@ -289,7 +289,10 @@ No target.
 ${apRows.join('\n')}
 `;
   const file = path.join(__dirname, '..', 'docs', 'benchmarks.md');
-  fs.writeFileSync(file, doc);
+  // The TanStack section is bench/tanstack/bench.mjs's (npm run bench:tanstack): kept as it is.
+  const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const kept = /<!-- tanstack:begin[\s\S]*?<!-- tanstack:end -->\n/.exec(old);
+  fs.writeFileSync(file, kept ? `${doc.trimEnd()}\n\n${kept[0]}` : doc);
   return file;
 }
 

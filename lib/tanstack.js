@@ -1,0 +1,420 @@
+// @ts-check
+'use strict';
+// createIsolateDriver: @tanstack/ai-code-mode's IsolateDriver over this executor
+// (`@supolka/codemode-executor/tanstack`, docs/tanstack.md). Code mode hands a driver the
+// model's program as a function body (its TypeScript already stripped by its transpiler, top-level
+// `return` and `await` allowed), its tools as `external_<name>` bindings, and reads back
+// `{ success, value, error, logs }`. Each execute here is one run of the executor: the body is
+// wrapped in the executor's entry shape, every binding becomes a tool of one provider behind an
+// `external_<name>` global, and values, logs and errors take the shapes @tanstack/ai-isolate-node
+// gives them (values and tool arguments cross as JSON, logs as `ERROR: ` / `WARN: ` / `INFO: `
+// prefixed strings, errors as isolated-vm copies them out). Where the two differ on purpose,
+// docs/tanstack.md says so.
+
+const { IsolateExecutor } = require('./isolate-executor');
+const { ExecutorError, fault: executorFault } = require('./errors');
+const { limits } = require('./native');
+const { fault, describe, integerIn, checkOutbound, reading } = require('./validate/fields');
+const { BUDGETS, budgets, reservedNames, IDENTIFIER } = require('./validate');
+
+/**
+ * @typedef {import('../tanstack').IsolateDriverOptions} IsolateDriverOptions
+ * @typedef {import('../tanstack').IsolateDriver} IsolateDriver
+ * @typedef {import('../tanstack').IsolateConfig} IsolateConfig
+ * @typedef {import('../tanstack').IsolateContext} IsolateContext
+ * @typedef {import('../tanstack').ExecutionResult} ExecutionResult
+ * @typedef {import('../tanstack').NormalizedError} NormalizedError
+ * @typedef {import('../tanstack').DriverExecutor} DriverExecutor
+ * @typedef {import('../index').ExecuteRequest} ExecuteRequest
+ * @typedef {import('../index').Outcome} Outcome
+ * @typedef {import('../index').Outbound} Outbound
+ */
+
+/** The provider whose tools are the bindings; the `external_<name>` globals call it. */
+const PROVIDER = '__tanstackBindings';
+/** @tanstack/ai-code-mode's defaults, which @tanstack/ai-isolate-node shares. */
+const DEFAULT_TIMEOUT = 30_000;
+const DEFAULT_MEMORY_LIMIT = 128;
+const OPTION_KEYS = ['executor', 'executorOptions', 'timeout', 'memoryLimit', 'outbound', ...BUDGETS];
+const CONFIG_KEYS = ['bindings', 'timeout', 'memoryLimit'];
+const LOG_PREFIX = { log: '', info: 'INFO: ', warn: 'WARN: ', error: 'ERROR: ', debug: 'DEBUG: ' };
+/** The first line's start: the model's code follows it on the same line. */
+const HEAD = 'async () => { __tsdSetup(); try { const __tsdValue = await (async function () {';
+/**
+ * What the executor puts before the program's expression (docs/contract.md, "Entry shape"):
+ * V8's stack columns on the first line count it; a failure's `column` does not.
+ */
+const ENTRY = 'export default (';
+
+/**
+ * The rest of the program after the model's code. `__tsdSetup` and `__tsdDescribe` are function
+ * declarations, hoisted, so the first line can call them while the lines numbered as the model
+ * wrote them come before them. The setup gives the sandbox what @tanstack/ai-isolate-node's
+ * context has: `global`, `console.log/error/warn/info` rendering each argument as `JSON.stringify`
+ * (objects) or `String` (the rest), joined by spaces, and one async global per binding that sends
+ * `JSON.stringify(input ?? {})` and reads `{ success, value | error }` back. The describer reads
+ * a thrown value as isolated-vm copies one out of its isolate (ExternalCopy::CopyThrownValue):
+ * an object whose constructor is Error, RangeError, ReferenceError, SyntaxError or TypeError, or
+ * that has a `message` or `stack`, is an error (its `name` kept only for other constructors); a
+ * string and the other primitives are themselves; anything else is thrown on, for the
+ * executor's own `Uncaught <value>`.
+ * @param {string[]} names
+ */
+function tail(names) {
+  return `
+    })();
+    return { __tsd: 'ok', json: JSON.stringify(__tsdValue) };
+  } catch (__tsdError) {
+    return __tsdDescribe(__tsdError);
+  }
+  function __tsdSetup() {
+    const provider = ${PROVIDER};
+    globalThis.global = globalThis;
+    const format = (args) => args.map((a) => (typeof a === 'object' ? JSON.stringify(a) : String(a))).join(' ');
+    for (const level of ['log', 'error', 'warn', 'info']) {
+      const write = console[level].bind(console);
+      console[level] = (...args) => write('%s', format(args));
+    }
+    for (const name of ${JSON.stringify(names)}) {
+      const binding = async function (input) {
+        const resultJson = await provider[name](JSON.stringify(input ?? {}));
+        const result = JSON.parse(resultJson);
+        if (!result.success) {
+          throw new Error(result.error);
+        }
+        return result.value;
+      };
+      Object.defineProperty(binding, 'name', { value: name });
+      globalThis[name] = binding;
+    }
+  }
+  function __tsdDescribe(e) {
+    if (e !== null && (typeof e === 'object' || typeof e === 'function')) {
+      let ctor = 'Object';
+      try {
+        for (let p = e; p !== null; p = Object.getPrototypeOf(p)) {
+          const d = Object.getOwnPropertyDescriptor(p, 'constructor');
+          if (d !== undefined && typeof d.value === 'function') {
+            ctor = String(d.value.name);
+            break;
+          }
+        }
+      } catch {}
+      const read = (key) => {
+        try {
+          const v = e[key];
+          return v === undefined ? undefined : \`\${v}\`;
+        } catch {
+          return undefined;
+        }
+      };
+      const standard = ctor === 'Error' || ctor === 'RangeError' || ctor === 'ReferenceError' || ctor === 'SyntaxError' || ctor === 'TypeError';
+      const message = read('message');
+      const stack = read('stack');
+      if (standard || message !== undefined || stack !== undefined) {
+        return { __tsd: 'error', name: standard ? ctor : read('name'), message: message ?? '', stack };
+      }
+      throw e;
+    }
+    if (typeof e === 'string') return { __tsd: 'string', message: e };
+    if (typeof e === 'symbol') throw e;
+    return { __tsd: 'primitive', message: String(e) };
+  }
+}`;
+}
+
+/**
+ * V8's header of an error's stack (ErrorUtils::ToString): what isolated-vm's copy of an error
+ * without a `stack` of its own shows.
+ * @param {string} name
+ * @param {string} message
+ */
+function errorHeader(name, message) {
+  if (name === '') return message;
+  if (message === '') return name;
+  return `${name}: ${message}`;
+}
+
+/**
+ * A stack from the sandbox with the wrapper's frames left out and the first line's columns
+ * counted from the model's code, so every place is one in the code the driver was given.
+ * @param {string} stack
+ * @param {number} codeLines
+ */
+function modelStack(stack, codeLines) {
+  const out = [];
+  for (const line of stack.split('\n')) {
+    const m = /program\.js:(\d+):(\d+)/.exec(line);
+    if (!m) {
+      out.push(line);
+      continue;
+    }
+    const n = Number(m[1]);
+    const col = Number(m[2]);
+    const shift = ENTRY.length + HEAD.length;
+    if (n > codeLines || (n === 1 && col <= shift)) continue;
+    out.push(n === 1 ? line.replace(m[0], `program.js:1:${col - shift}`) : line);
+  }
+  return out.join('\n');
+}
+
+/**
+ * A failure the executor reported (its text for the model, its code kept in `code`), with the
+ * place counted in the code the driver was given: the first line's columns without the
+ * wrapper's head, and a place past the code's last line (a bracket the code left open, found
+ * in the wrapper's closing lines) said as the end of the code.
+ * @param {import('../index').ProgramError} error
+ * @param {number} codeLines
+ */
+function programFailure(error, codeLines) {
+  let message = error.message;
+  if (error.line !== undefined && error.module === undefined) {
+    const line = error.line;
+    message = message.replace(/\(line (\d+), column (\d+)\)(\.?)$/, (whole, _l, col, dot) => {
+      if (line > codeLines) return `(at the end of the code)${dot}`;
+      if (line === 1 && Number(col) > HEAD.length) return `(line 1, column ${Number(col) - HEAD.length})${dot}`;
+      return whole;
+    });
+  }
+  /** @type {NormalizedError} */
+  const out = { name: 'Error', message, code: error.code };
+  if (error.code === 'SYNTAX_ERROR') {
+    out.name = 'SyntaxError';
+    out.message = message.replace(/^SyntaxError: /, '');
+  } else if (error.code === 'TYPESCRIPT_UNSUPPORTED') {
+    out.name = 'TypeScriptError';
+  }
+  return out;
+}
+
+/**
+ * An error thrown on the host, as @tanstack/ai-isolate-node's normalizeError shapes one.
+ * @param {unknown} e
+ * @returns {NormalizedError}
+ */
+function hostFailure(e) {
+  if (e instanceof Error) {
+    const code = /** @type {{ code?: unknown }} */ (e).code;
+    return {
+      name: e.name,
+      message: e.message,
+      ...(e.stack !== undefined ? { stack: e.stack } : {}),
+      ...(code !== undefined ? { code: String(code) } : {}),
+    };
+  }
+  return { name: 'UnknownError', message: String(e) };
+}
+
+/**
+ * @param {string} kind
+ * @param {Record<string, unknown>} given
+ * @param {string[]} keys
+ * @param {string} allowed
+ */
+function refuseUnknown(kind, given, keys, allowed) {
+  for (const key of Object.keys(given)) {
+    if (!keys.includes(key)) throw fault(/** @type {'INVALID_OPTION' | 'INVALID_REQUEST'} */ (kind), { field: key, problem: 'is not an option here', allowed });
+  }
+}
+
+/**
+ * @param {string} field
+ * @param {unknown} value
+ * @param {'timeout' | 'memoryLimit'} key
+ * @param {'INVALID_OPTION' | 'INVALID_REQUEST'} kind
+ */
+function bound(kind, field, value, key) {
+  const [min, max] = limits().options[key];
+  return integerIn(kind, field, value, [Number(min), Number(max)], key === 'timeout' ? ' (ms)' : ' (MiB)');
+}
+
+/**
+ * Checks createContext's config: the bindings (each an identifier that is no global of the
+ * sandbox, with an `execute` function) and the bounds.
+ * @param {unknown} config
+ * @returns {{ bindings: Map<string, (args: unknown) => Promise<unknown>>, timeout: number | undefined, memoryLimit: number | undefined }}
+ */
+function checkConfig(config) {
+  const kind = 'INVALID_REQUEST';
+  if (config === null || typeof config !== 'object') {
+    throw fault(kind, { field: 'config', problem: `got ${describe(config)}`, allowed: 'an object { bindings, timeout?, memoryLimit? }' });
+  }
+  const given = /** @type {Record<string, unknown>} */ (config);
+  refuseUnknown(kind, given, CONFIG_KEYS, 'bindings, timeout, memoryLimit');
+  const raw = reading(kind, 'bindings', () => given.bindings);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw fault(kind, { field: 'bindings', problem: `got ${describe(raw)}`, allowed: 'an object of tool bindings keyed by their names ({ external_x: { execute } })' });
+  }
+  /** @type {Map<string, (args: unknown) => Promise<unknown>>} */
+  const bindings = new Map();
+  for (const [name, binding] of reading(kind, 'bindings', () => Object.entries(/** @type {object} */ (raw)))) {
+    const problem = !IDENTIFIER.test(name)
+      ? 'is not a JavaScript identifier, so a program could not call it'
+      : reservedNames().has(name)
+        ? 'is a global the sandbox already has'
+        : name === '__proto__' || name === PROVIDER
+          ? 'is reserved'
+          : null;
+    if (problem) {
+      throw fault(kind, { field: `bindings.${name}`, problem: `${JSON.stringify(name)} ${problem}`, allowed: 'a JavaScript identifier that is not a global the sandbox already has (console, fetch, JSON, ...), e.g. external_getWeather' });
+    }
+    const execute = reading(kind, `bindings.${name}`, () => (binding !== null && typeof binding === 'object' ? /** @type {{ execute?: unknown }} */ (binding).execute : undefined));
+    if (typeof execute !== 'function') {
+      throw fault(kind, { field: `bindings.${name}.execute`, problem: `got ${describe(execute)}`, allowed: 'a function (args) => Promise<unknown>' });
+    }
+    const fn = /** @type {Function} */ (execute);
+    bindings.set(name, (args) => fn.call(binding, args));
+  }
+  const timeout = given.timeout === undefined ? undefined : bound(kind, 'timeout', given.timeout, 'timeout');
+  const memoryLimit = given.memoryLimit === undefined ? undefined : bound(kind, 'memoryLimit', given.memoryLimit, 'memoryLimit');
+  return { bindings, timeout, memoryLimit };
+}
+
+/**
+ * One context: its bindings and bounds; each execute is a fresh isolate.
+ * @implements {IsolateContext}
+ */
+class Context {
+  /** @type {() => DriverExecutor} */
+  #executor;
+  /** @type {ReturnType<typeof checkConfig>} */
+  #config;
+  /** @type {Omit<ExecuteRequest, 'code'>} */
+  #base;
+  /** @type {Set<AbortController>} */
+  #running = new Set();
+  #disposed = false;
+
+  /**
+   * @param {() => DriverExecutor} executor
+   * @param {ReturnType<typeof checkConfig>} config
+   * @param {Omit<ExecuteRequest, 'code'>} base
+   */
+  constructor(executor, config, base) {
+    this.#executor = executor;
+    this.#config = config;
+    this.#base = base;
+    this.execute = this.execute.bind(this);
+    this.dispose = this.dispose.bind(this);
+  }
+
+  /**
+   * @template [T=unknown]
+   * @param {string} code
+   * @returns {Promise<import('../tanstack').ExecutionResult<T>>}
+   */
+  async execute(code) {
+    if (this.#disposed) return { success: false, error: { name: 'DisposedError', message: 'Context has been disposed' }, logs: [] };
+    if (typeof code !== 'string') {
+      return { success: false, error: hostFailure(fault('INVALID_REQUEST', { field: 'code', problem: `got ${describe(code)}`, allowed: "a string: the program's body" })), logs: [] };
+    }
+    const names = [...this.#config.bindings.keys()];
+    const bindings = this.#config.bindings;
+    const abort = new AbortController();
+    this.#running.add(abort);
+    /** @type {Outcome} */
+    let outcome;
+    try {
+      outcome = await this.#executor().execute({
+        ...this.#base,
+        code: HEAD + code + tail(names),
+        providers: [{ name: PROVIDER, tools: names }],
+        dispatch: async ({ tool, args }) => {
+          const execute = /** @type {(args: unknown) => Promise<unknown>} */ (bindings.get(tool));
+          try {
+            const value = await execute(JSON.parse(/** @type {string} */ (args[0])));
+            return JSON.stringify({ success: true, value });
+          } catch (error) {
+            return JSON.stringify({ success: false, error: error instanceof Error ? error.message : String(error) });
+          }
+        },
+        signal: abort.signal,
+      });
+    } catch (e) {
+      if (e instanceof ExecutorError && e.code === 'ABORTED' && this.#disposed) {
+        return { success: false, error: { name: 'DisposedError', message: 'Context has been disposed', code: 'ABORTED' }, logs: [] };
+      }
+      return { success: false, error: hostFailure(e), logs: [] };
+    } finally {
+      this.#running.delete(abort);
+    }
+    const logs = outcome.logs.map((l) => LOG_PREFIX[l.level] + l.message);
+    if (outcome.error) return { success: false, error: programFailure(outcome.error, code.split('\n').length), logs };
+    const r = /** @type {{ __tsd?: string, json?: string, name?: string, message?: string, stack?: string }} */ (outcome.result);
+    if (r === null || typeof r !== 'object' || typeof r.__tsd !== 'string') {
+      // The model's code closed the wrapper's function itself and returned from outside it.
+      return { success: true, value: /** @type {T} */ (outcome.result), logs };
+    }
+    if (r.__tsd === 'ok') return { success: true, value: r.json === undefined ? /** @type {T} */ (undefined) : JSON.parse(r.json), logs };
+    if (r.__tsd === 'string') return { success: false, error: { name: 'Error', message: String(r.message) }, logs };
+    if (r.__tsd === 'primitive') return { success: false, error: { name: 'UnknownError', message: String(r.message) }, logs };
+    const name = r.name ?? 'Error';
+    const message = r.message ?? '';
+    const stack = r.stack === undefined ? errorHeader(name, message) : modelStack(r.stack, code.split('\n').length);
+    return { success: false, error: { name, message, stack }, logs };
+  }
+
+  /** Stops the runs in flight (they answer `DisposedError`); later executes answer it at once. */
+  async dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const abort of this.#running) abort.abort(new Error('Context has been disposed'));
+  }
+}
+
+/**
+ * @param {IsolateDriverOptions} [options]
+ * @returns {IsolateDriver}
+ */
+function createIsolateDriver(options = {}) {
+  const kind = 'INVALID_OPTION';
+  if (options === null || typeof options !== 'object') {
+    throw fault(kind, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { executor?, executorOptions?, timeout?, memoryLimit?, outbound?, cpuLimit?, toolCallLimit?, fetchLimit? }' });
+  }
+  const given = /** @type {Record<string, unknown>} */ ({ ...options });
+  refuseUnknown(kind, given, OPTION_KEYS, OPTION_KEYS.join(', '));
+  const provided = given.executor;
+  if (provided !== undefined && (provided === null || typeof provided !== 'object' || typeof /** @type {{ execute?: unknown }} */ (provided).execute !== 'function')) {
+    throw fault(kind, { field: 'executor', problem: `got ${describe(provided)}`, allowed: 'an executor: new IsolateExecutor(), or what connect() resolves to' });
+  }
+  if (provided !== undefined && given.executorOptions !== undefined) {
+    throw fault(kind, { field: 'executorOptions', problem: 'given with an executor', allowed: 'executorOptions only when the driver makes its own executor (no executor given)' });
+  }
+  const executorOptions = /** @type {import('../index').IsolateExecutorOptions | undefined} */ (given.executorOptions);
+  if (executorOptions !== undefined && (executorOptions === null || typeof executorOptions !== 'object')) {
+    throw fault(kind, { field: 'executorOptions', problem: `got ${describe(executorOptions)}`, allowed: "IsolateExecutor's options" });
+  }
+  const timeout = given.timeout === undefined ? DEFAULT_TIMEOUT : bound(kind, 'timeout', given.timeout, 'timeout');
+  const memoryLimit = given.memoryLimit === undefined ? DEFAULT_MEMORY_LIMIT : bound(kind, 'memoryLimit', given.memoryLimit, 'memoryLimit');
+  // Blocked unless asked for: code mode's system prompt tells the model the sandbox has no network.
+  const outbound = 'outbound' in given ? checkOutbound(kind, 'outbound', given.outbound) : null;
+  const spend = budgets(kind, given);
+
+  /** @type {DriverExecutor | undefined} */
+  let own;
+  let closed = false;
+  const executor = () => {
+    if (provided !== undefined) return /** @type {DriverExecutor} */ (provided);
+    if (closed) throw executorFault('CLOSED');
+    own ??= new IsolateExecutor({ outbound: null, ...executorOptions });
+    return own;
+  };
+  // The driver's own executor is made here, so a bad executorOptions is refused at once.
+  if (provided === undefined) executor();
+
+  return {
+    async createContext(config) {
+      const checked = checkConfig(config);
+      executor();
+      /** @type {Omit<ExecuteRequest, 'code'>} */
+      const base = { timeout: checked.timeout ?? timeout, memoryLimit: checked.memoryLimit ?? memoryLimit, outbound, ...spend };
+      return new Context(executor, checked, base);
+    },
+    async close() {
+      closed = true;
+      if (own !== undefined) await /** @type {IsolateExecutor} */ (own).close();
+    },
+  };
+}
+
+module.exports = { createIsolateDriver };
