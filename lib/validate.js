@@ -355,4 +355,4 @@ function bodyBytes(body) {
   return false;
 }
 
-module.exports = { options, request, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
+module.exports = { options, request, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, range, reservedNames, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
