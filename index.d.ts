@@ -980,3 +980,168 @@ export interface McpGatewayOptions {
  * servers' processes end). docs/mcp.md.
  */
 export declare function createMcpGateway(options: McpGatewayOptions): Promise<import('@modelcontextprotocol/sdk/server/index.js').Server>
+
+/**
+ * A call of the code tool's program that waits for a person (interrupt mode), or that
+ * `approval.decide` is asked about (callback mode), in the fields of the AI SDK's tool approval
+ * requests.
+ */
+export interface CodeModeApprovalRequest {
+  /**
+   * `<code tool call id>:approval-<n>`: unique in the conversation; a
+   * {@link CodeModeApprovalResponse} names it.
+   */
+  approvalId: string
+  /** The host tool the program called. */
+  toolName: string
+  /** The input it passed, as the tool's input schema validated it. */
+  input: unknown
+  /** Why it needs approval, when a `toolApproval` status of `{ type: 'user-approval', reason }` said. */
+  reason?: string
+}
+
+/**
+ * A person's answer to a {@link CodeModeApprovalRequest}: the AI SDK's `tool-approval-response`
+ * part, whose `type` and `providerExecuted` are allowed and ignored. A denial's `reason` reaches
+ * the program (the call rejects with `APPROVAL_DENIED`, which it can catch).
+ */
+export interface CodeModeApprovalResponse {
+  type?: 'tool-approval-response'
+  approvalId: string
+  approved: boolean
+  reason?: string
+  providerExecuted?: boolean
+}
+
+/** The code tool's output when the program returned. */
+export interface CodeModeCompleted {
+  /** What the program's function returned, as structuredClone copies it. */
+  result: unknown
+  /** Its console output (at most 1,000 entries and 1 MiB, as {@link Outcome}'s). */
+  logs: LogEntry[]
+  /** Its tool calls in order, with their status (the audit trail, as {@link Outcome}'s). */
+  calls: CallRecord[]
+}
+
+/**
+ * The code tool's output when the program failed (it threw, timed out, ...): a program failure
+ * is an output the model reads and can fix, not a tool error. A fault of the executor (a full
+ * queue, a closed executor, an abort) rejects instead, and the AI SDK reports a tool error.
+ */
+export interface CodeModeFailed {
+  error: ProgramError
+  logs: LogEntry[]
+  calls: CallRecord[]
+}
+
+/**
+ * The code tool's output when the program paused at calls that need a person (interrupt mode):
+ * show `approvals`, then pass this output and the answers to {@link CodeModeTool.resume}. Keep it
+ * on the server: `continuation.token` holds the program and every answer its tools gave
+ * (signed, not encrypted; docs/approvals.md, "The token"). The model is shown the waiting calls,
+ * never the token.
+ */
+export interface CodeModePaused {
+  approvals: CodeModeApprovalRequest[]
+  continuation: {
+    /** The executor's approval token (`outcome.paused.token`). */
+    token: string
+    /** The code tool call's id, which the approval ids extend. */
+    toolCallId: string
+    /**
+     * Decisions already made for pending calls that needed no person (by `toolApproval` or a
+     * `needsApproval` function), keyed by the executor's pending call id.
+     */
+    decided: Record<string, Decision>
+  }
+  logs: LogEntry[]
+  calls: CallRecord[]
+}
+
+/** What the code tool's `execute` (and {@link CodeModeTool.resume}) resolves to. */
+export type CodeModeOutput = CodeModeCompleted | CodeModeFailed | CodeModePaused
+
+/** {@link codeModeTool}'s options. Unknown keys and bad values throw `ExecutorError` `INVALID_OPTION`. */
+export interface CodeModeToolOptions extends Budgets {
+  /** Runs the programs: an {@link IsolateExecutor} or a `connect()`ed {@link RemoteExecutor}. Stays the caller's to close. */
+  executor: { execute(request: ExecuteRequest): Promise<Outcome>; resume?(request: ResumeRequest): Promise<Outcome> }
+  /**
+   * How calls that need a person wait (docs/ai-sdk.md, "Approvals"). Default `{ mode:
+   * 'interrupt' }`: the run pauses and the tool's output is a {@link CodeModePaused}; resume it
+   * with {@link CodeModeTool.resume} (`expiresIn`: how long its token stays good, as
+   * {@link Approval}'s). `callback`: `decide` is awaited while the run waits (its time bound
+   * resting); `true` / `false` or a {@link Decision}. A call that needs no person (its
+   * `needsApproval` function said `false`, or `toolApproval` said `approved` / `denied`) is
+   * decided without asking, in both modes.
+   */
+  approval?:
+    | { mode: 'interrupt'; expiresIn?: number }
+    | { mode: 'callback'; decide: (request: CodeModeApprovalRequest) => boolean | Decision | Promise<boolean | Decision>; timeout?: number }
+  /**
+   * The AI SDK 7 `toolApproval` setting of `generateText` / `streamText`, applied to the
+   * program's calls (the SDK applies it only to the model's own calls): per tool a status
+   * (`'not-applicable'`, `'approved'`, `'denied'`, `'user-approval'`, or `{ type, reason }`) or a
+   * function of the input; or one function of every call. Where it names a tool, it wins over
+   * that tool's `needsApproval`, as in the SDK.
+   */
+  toolApproval?: import('ai').ToolApprovalConfiguration<any, any>
+  /** The global the program calls the tools on (default `tools`, as @ai-sdk/code-mode's). */
+  provider?: string
+  /** ms each run may take (the executor's own bound otherwise). */
+  timeout?: number
+  /** MiB each run may use (the executor's own bound otherwise). */
+  memoryLimit?: number
+  /** Each run's outbound policy ({@link Outbound}); `null` also tells the model that fetch is closed. */
+  outbound?: Outbound
+  /** A module map each program may import from (e.g. {@link bundleModules}'s). */
+  modules?: Record<string, string>
+  /** Characters of the result the model is shown (default 24,000); a longer one is cut structurally and says so. The tool's output keeps it whole. */
+  maxResultChars?: number
+}
+
+/** {@link CodeModeTool.resume}'s options. */
+export interface CodeModeResumeOptions {
+  /**
+   * The tools to dispatch to. Default: those the tool was made with. With
+   * `experimental_toolCallers`, pass the tools given to `generateText`: the token allows only
+   * the calls of the tools the AI SDK bound to the code tool.
+   */
+  tools?: import('ai').ToolSet
+  abortSignal?: AbortSignal
+  /** Given to each host tool's `execute` (and approval checks) as `messages`. */
+  messages?: import('ai').ModelMessage[]
+  /** Given to each host tool's `execute` as `context`. */
+  context?: unknown
+}
+
+/**
+ * The AI SDK tool {@link codeModeTool} returns: its input is `{ code }`, its output a
+ * {@link CodeModeOutput}; the model is shown the result (cut to `maxResultChars`), the console
+ * lines and, for a pause, the waiting calls. It is also a local tool caller (`ai` 7's
+ * `experimental_toolCallers`): the tools that name it as their caller are bound to it.
+ */
+export type CodeModeTool = import('ai').Experimental_ToolCallerTool<import('ai').Tool<{ code: string }, CodeModeOutput>> & {
+  /**
+   * Runs a paused program on with a person's answers, one per approval (the AI SDK's
+   * `tool-approval-response` parts can be passed as they are), on this tool's executor or any
+   * with the same `approvalKey`. Resolves to the program's next output: completed, failed, or
+   * paused again at a later call. Rejects with `INVALID_REQUEST` for a `paused` that is not a
+   * paused output, `DECISIONS_INVALID` when the answers do not match its approvals one to one,
+   * and with the executor's `resume` faults (`TOKEN_EXPIRED`, `TOKEN_FOREIGN_KEY`, ...).
+   */
+  resume(paused: CodeModePaused, responses: CodeModeApprovalResponse[], options?: CodeModeResumeOptions): Promise<CodeModeOutput>
+}
+
+/**
+ * The AI SDK's own tools (`tool()` with zod or JSON schemas) as one code-mode tool whose
+ * programs run in `options.executor` (docs/ai-sdk.md). The model sees each tool declared in
+ * TypeScript (its input type, its output type when it has an `outputSchema`, its description)
+ * as a method of the global `tools`, and writes one async arrow function; each call is
+ * validated against the tool's input schema and runs its `execute` in this process. `needsApproval`
+ * (and `options.toolApproval`) map onto the executor's approvals. Use it in `tools` directly, or
+ * as `ai` 7's local tool caller in place of @ai-sdk/code-mode's:
+ * `tools: { codemode: codeModeTool({}, { executor }), getOrder }, experimental_toolCallers: { getOrder: ['codemode'] }`.
+ * Tools without `execute` are left out. Loads the host's `ai` (7.x, an optional peer
+ * dependency): without it, `INVALID_OPTION` naming `ai`.
+ */
+export declare function codeModeTool(tools: import('ai').ToolSet | Record<string, never> | undefined, options: CodeModeToolOptions): CodeModeTool

@@ -35,4 +35,15 @@ function createMcpGateway(options) {
   return require('./lib/mcp/gateway').createMcpGateway(options);
 }
 
-module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, connect, serve, failureCatalog, register, bundleModules, createMcpGateway };
+/**
+ * The AI SDK's tools as one code-mode tool running in this executor (lib/ai-sdk.js,
+ * docs/ai-sdk.md); the host's own `ai` loads only here.
+ * @param {unknown} tools
+ * @param {unknown} options
+ * @returns {import('./index').CodeModeTool}
+ */
+function codeModeTool(tools, options) {
+  return require('./lib/ai-sdk').codeModeTool(tools, options);
+}
+
+module.exports = { IsolateExecutor, CodemodeExecutor, ExecutorError, connect, serve, failureCatalog, register, bundleModules, createMcpGateway, codeModeTool };

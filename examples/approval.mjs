@@ -1,17 +1,18 @@
-// An AI SDK agent loop where a tool needs a person's approval (docs/approvals.md). The SDK declares
-// the tools; `refund` is marked `needsApproval`. A small code tool runs the model's program in an
-// IsolateExecutor with those tools as the `billing` provider, `needsApproval` mapped to the
-// provider's `approve`: when the program calls `billing.refund`, the run pauses and the code tool
-// answers with the pause (the token and the pending calls). The loop stops there, a person (here
-// scripted) decides, and the loop resumes the run - on a new executor, as after a restart: the
-// token carries the program and every answer so far - and hands the run's final outcome to the
+// An AI SDK agent loop where a tool needs a person's approval (docs/approvals.md, docs/ai-sdk.md).
+// The SDK declares the tools; `refund` is marked `needsApproval`. `codeModeTool` is the loop's
+// code tool: with `experimental_toolCallers`, the AI SDK binds it the tools that name it as their
+// caller, and the model writes one program that calls them as `billing.<name>(input)` in an
+// IsolateExecutor. When the program calls `billing.refund`, the run pauses and the code tool
+// answers with the pause. The loop stops there, a person (here scripted) answers as the AI SDK's
+// approval responses, and the run resumes - on a new executor, as after a restart: the token
+// carries the program and every answer so far - and the loop hands the run's final output to the
 // model, which answers. The model is the AI SDK's mock, scripted, so the example runs offline.
 //
 // Run: node examples/approval.mjs [approve|deny]
-import { asSchema, generateText, stepCountIs, tool } from 'ai';
+import { generateText, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
-import { IsolateExecutor } from '../index.js';
+import { IsolateExecutor, codeModeTool } from '../index.js';
 
 // Every executor that is to resume a token needs the key that signed it (from a secret store in
 // a real deployment; at least 32 bytes). Without one, an executor makes a random key per process.
@@ -39,75 +40,6 @@ const tools = {
   }),
 };
 
-// --- A code tool over IsolateExecutor with approvals ------------------------------------------
-// The program sees the tools as `billing.<name>(input)`. A tool whose `needsApproval` is `true`
-// or a function is in the provider's `approve`; a pending call whose function says `false` for
-// its input is approved without asking anyone (`forPerson`).
-function codeTool(toolSet, provider = 'billing') {
-  const names = Object.keys(toolSet);
-  const declaration = { name: provider, tools: names, approve: names.filter((n) => toolSet[n].needsApproval) };
-  const dispatch = async ({ tool: name, args }) => {
-    const input = await validate(toolSet[name], args[0]);
-    return toolSet[name].execute(input, { toolCallId: `${provider}.${name}`, messages: [] });
-  };
-  // What the code tool answers: the pause (token and pending calls), or the result or error.
-  const answer = (outcome) =>
-    outcome.paused
-      ? { paused: outcome.paused }
-      : outcome.error
-        ? { error: outcome.error.message, logs: outcome.logs }
-        : { result: outcome.result, logs: outcome.logs };
-  const withExecutor = async (run) => {
-    const executor = new IsolateExecutor({ approvalKey, workers: 1 });
-    try {
-      return answer(await run(executor));
-    } finally {
-      await executor.close();
-    }
-  };
-  return {
-    tool: tool({
-      description: `Run a JavaScript async arrow function. It may call ${names.map((n) => `${provider}.${n}(input)`).join(', ')}; some calls wait for a person's approval.`,
-      inputSchema: z.object({ code: z.string() }),
-      execute: ({ code }) =>
-        withExecutor((executor) => executor.execute({ code, providers: [declaration], dispatch, approval: { mode: 'interrupt' } })),
-      // The token holds the program and every answer so far, signed but not encrypted: the model
-      // is shown what waits, not the token.
-      toModelOutput: ({ output }) => ({
-        type: 'json',
-        value: output.paused ? { waitingForApproval: output.paused.pending.map((c) => ({ tool: c.tool, input: c.args[0] })) } : output,
-      }),
-    }),
-    // The pending calls a person must see: those whose `needsApproval` function (if any) says so.
-    async forPerson(pending) {
-      const ask = [];
-      for (const call of pending) {
-        const rule = toolSet[call.tool].needsApproval;
-        if (typeof rule !== 'function' || (await rule(call.args[0], { toolCallId: call.id, messages: [] }))) ask.push(call);
-      }
-      return ask;
-    },
-    // Runs a paused program on with the decisions (a pending call `forPerson` left out is
-    // approved). Any executor with the same key can do this, in any process.
-    resume: (paused, decisions) =>
-      withExecutor((executor) =>
-        executor.resume({
-          token: paused.token,
-          decisions: Object.fromEntries(paused.pending.map(({ id }) => [id, decisions[id] ?? { approved: true }])),
-          dispatch,
-        }),
-      ),
-  };
-}
-
-async function validate(t, value) {
-  const schema = asSchema(t.inputSchema);
-  if (!schema.validate) return value;
-  const checked = await schema.validate(value);
-  if (!checked.success) throw new Error(`invalid input: ${checked.error.message}`);
-  return checked.value;
-}
-
 // --- The model (scripted) ------------------------------------------------------------------
 const program = `async () => {
   const order = await billing.getOrder({ id: 'A-1042' })
@@ -130,6 +62,7 @@ const model = new MockLanguageModelV4({
         warnings: [],
       };
     }
+    // What the code tool shows the model (its toModelOutput): the result, or the failure.
     const out = toolMessage.content[0].output.value;
     const text = out.result
       ? `Refunded ${out.result.amount} ${out.result.currency} for order ${out.result.orderId} (${out.result.refundId}).`
@@ -140,50 +73,67 @@ const model = new MockLanguageModelV4({
 
 // --- The person (scripted) -----------------------------------------------------------------
 // `node examples/approval.mjs deny` makes the person say no: the refund then rejects inside the
-// program with APPROVAL_DENIED and the reason, and is never dispatched.
+// program with APPROVAL_DENIED and the reason, and is never dispatched. The answers are the AI
+// SDK's tool-approval-response parts, as a chat UI's addToolApprovalResponse makes them.
 const says = process.argv[2] ?? 'approve';
 const asked = [];
-const person = async (call) => {
-  asked.push(`${call.provider}.${call.tool} ${JSON.stringify(call.args[0])}`);
-  return says === 'approve' ? { approved: true } : { approved: false, reason: 'refunds need a manager today' };
+const person = async ({ approvalId, toolName, input }) => {
+  asked.push(`billing.${toolName} ${JSON.stringify(input)}`);
+  return says === 'approve'
+    ? { type: 'tool-approval-response', approvalId, approved: true }
+    : { type: 'tool-approval-response', approvalId, approved: false, reason: 'refunds need a manager today' };
 };
 
 // --- The loop ----------------------------------------------------------------------------
-const code = codeTool(tools);
-const pausedIn = (step) => step?.toolResults.find((r) => r.toolName === 'codemode' && r.output?.paused);
+const executor = new IsolateExecutor({ approvalKey, workers: 1 });
+// The code tool, made without tools: the AI SDK binds those that name it as their caller.
+const codemode = codeModeTool({}, { executor, provider: 'billing' });
+const pausedIn = (step) => step?.toolResults.find((r) => r.toolName === 'codemode' && r.output?.approvals);
 let messages = [{ role: 'user', content: 'Order A-1042 arrived damaged. Please refund it.' }];
 let pauses = 0;
 let answer;
-for (;;) {
-  const turn = await generateText({
-    model,
-    tools: { codemode: code.tool },
-    messages,
-    // Stop as soon as a run pauses: the model has nothing to do until a person decides.
-    stopWhen: [stepCountIs(5), ({ steps }) => Boolean(pausedIn(steps.at(-1)))],
-  });
-  messages = [...messages, ...turn.response.messages];
-  const waiting = pausedIn(turn.steps.at(-1));
-  if (!waiting) {
-    answer = turn.text;
-    break;
+try {
+  for (;;) {
+    const turn = await generateText({
+      model,
+      tools: { codemode, ...tools },
+      // Both tools only through programs; the model sees one tool, `codemode`.
+      experimental_toolCallers: { getOrder: ['codemode'], refund: ['codemode'] },
+      messages,
+      // Stop as soon as a run pauses: the model has nothing to do until a person decides.
+      stopWhen: [stepCountIs(5), ({ steps }) => Boolean(pausedIn(steps.at(-1)))],
+    });
+    messages = [...messages, ...turn.response.messages];
+    const waiting = pausedIn(turn.steps.at(-1));
+    if (!waiting) {
+      answer = turn.text;
+      break;
+    }
+    // A person decides; the run goes on, and may pause again at a later call. Any executor with
+    // the same key resumes it (here a new one, as after a restart), given the same tools.
+    let output = waiting.output;
+    const resumer = new IsolateExecutor({ approvalKey, workers: 1 });
+    try {
+      while (output.approvals) {
+        pauses += 1;
+        const responses = [];
+        for (const request of output.approvals) responses.push(await person(request));
+        output = await codeModeTool({}, { executor: resumer, provider: 'billing' }).resume(output, responses, { tools });
+      }
+    } finally {
+      await resumer.close();
+    }
+    // The code tool's call ends with the resumed run's output: the model sees one call of the
+    // code tool and its final answer, as if the run had simply taken longer.
+    const shown = await codemode.toModelOutput({ toolCallId: waiting.toolCallId, input: waiting.input, output });
+    messages = messages.map((m) =>
+      m.role !== 'tool'
+        ? m
+        : { ...m, content: m.content.map((p) => (p.type === 'tool-result' && p.toolCallId === waiting.toolCallId ? { ...p, output: shown } : p)) },
+    );
   }
-  // A person decides; the run goes on, and may pause again at a later call.
-  let outcome = waiting.output;
-  while (outcome.paused) {
-    pauses += 1;
-    const decisions = {};
-    for (const call of await code.forPerson(outcome.paused.pending)) decisions[call.id] = await person(call);
-    outcome = await code.resume(outcome.paused, decisions);
-  }
-  // The code tool's call ends with the resumed run's outcome: the model sees one call of the
-  // code tool and its final answer, as if the run had simply taken longer.
-  const output = code.tool.toModelOutput({ toolCallId: waiting.toolCallId, input: waiting.input, output: outcome });
-  messages = messages.map((m) =>
-    m.role !== 'tool'
-      ? m
-      : { ...m, content: m.content.map((p) => (p.type === 'tool-result' && p.toolCallId === waiting.toolCallId ? { ...p, output } : p)) },
-  );
+} finally {
+  await executor.close();
 }
 
 console.log(answer);

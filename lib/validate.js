@@ -355,4 +355,4 @@ function bodyBytes(body) {
   return false;
 }
 
-module.exports = { options, request, reservedNames, IDENTIFIER, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
+module.exports = { options, request, reservedNames, IDENTIFIER, range, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };

@@ -1,8 +1,9 @@
 // @ts-check
 'use strict';
-// Turns the JSON Schemas that MCP servers send for their tools into TypeScript declarations, so
-// the model writing a program sees each MCP server as one global object of typed async functions.
-// Pure and dependency-free: schemaType never throws, whatever it is given.
+// Turns the JSON Schemas of tools into TypeScript declarations, so the model writing a program
+// sees each provider as one global object of typed async functions: the MCP gateway's servers
+// (the schemas they send) and codeModeTool's AI SDK tools (lib/ai-sdk.js, their schemas as JSON
+// Schema). Pure and dependency-free: schemaType never throws, whatever it is given.
 
 const MAX_DEPTH = 32; // schema nesting (guards against cyclic schema objects)
 const MAX_REF_DEPTH = 8; // $ref expansions inside one another
@@ -14,8 +15,9 @@ const TOOL_DOC_CHARS = 1000;
 const SUMMARY_CHARS = 120;
 
 /**
- * A tool as the gateway offers it: `name` is the identifier programs call, `original` the MCP name.
- * @typedef {{ name: string, original: string, description?: string, inputSchema?: object, outputSchema?: object }} Tool
+ * A tool as a provider offers it: `name` is the name programs call, `original` the MCP name (a
+ * doc line says it when it differs).
+ * @typedef {{ name: string, original?: string, description?: string, inputSchema?: object, outputSchema?: object }} Tool
  * @typedef {{ provider: string, server: string, description?: string, tools: Tool[] }} Server
  */
 
@@ -214,8 +216,13 @@ function schemaType(schema, indent = '') {
 }
 
 /** The jsdoc and signature lines of one tool, indented as inside its server's block. */
-/** @param {Tool} tool @param {string} head what precedes `(input…)` @returns {string[]} */
-function toolLines(tool, head) {
+/**
+ * @param {Tool} tool
+ * @param {string} head what precedes `(input…)`
+ * @param {string} [untyped] what a tool without an output schema resolves to
+ * @returns {string[]}
+ */
+function toolLines(tool, head, untyped = 'string') {
   const doc = [];
   const description = typeof tool.description === 'string' ? tool.description.trim() : '';
   if (description) for (const line of cut(description, TOOL_DOC_CHARS).split(/\r\n?|\n/)) doc.push(escapeComment(line.trimEnd()));
@@ -224,7 +231,7 @@ function toolLines(tool, head) {
   const lines = doc.length === 1 ? [`  /** ${doc[0]} */`] : doc.length > 1 ? ['  /**', ...doc.map((l) => (l ? `   * ${l}` : '   *')), '   */'] : [];
   const input = tool.inputSchema ?? { type: 'object' };
   const required = isObject(input) && Array.isArray(input.required) && input.required.length > 0;
-  const output = tool.outputSchema ? schemaType(tool.outputSchema, '  ') : 'string';
+  const output = tool.outputSchema ? schemaType(tool.outputSchema, '  ') : untyped;
   lines.push(`  ${head}(input${required ? '' : '?'}: ${schemaType(input, '  ')}): Promise<${output}>;`);
   return lines;
 }
@@ -238,11 +245,23 @@ function declareServers(servers) {
   return servers
     .map((s) => {
       const about = typeof s.description === 'string' ? oneLine(s.description, PROPERTY_DOC_CHARS) : '';
-      const head = `/** MCP server ${escapeComment(JSON.stringify(s.server))}${about ? `: ${about}` : ''} */`;
-      const body = s.tools.flatMap((t) => toolLines(t, propertyName(t.name)));
-      return [head, `declare const ${s.provider}: {`, ...body, '};'].join('\n');
+      return declareProvider(s.provider, s.tools, { doc: `MCP server ${escapeComment(JSON.stringify(s.server))}${about ? `: ${about}` : ''}`, untyped: 'string' });
     })
     .join('\n\n');
+}
+
+/**
+ * One provider global as TypeScript: `declare const <provider>: { … };`, each tool a method
+ * taking its input and resolving to its output type (`untyped`, default `unknown`, when it
+ * declares no output schema), under an optional one-line `doc` comment.
+ * @param {string} provider
+ * @param {Tool[]} tools
+ * @param {{ doc?: string, untyped?: string }} [options]
+ * @returns {string}
+ */
+function declareProvider(provider, tools, { doc, untyped = 'unknown' } = {}) {
+  const body = tools.flatMap((t) => toolLines(t, propertyName(t.name), untyped));
+  return [...(doc ? [`/** ${doc} */`] : []), `declare const ${provider}: {`, ...body, '};'].join('\n');
 }
 
 /**
@@ -268,4 +287,4 @@ function summaryLine(tool) {
   return sentence ? `${tool.name}: ${cut(sentence, SUMMARY_CHARS)}` : tool.name;
 }
 
-module.exports = { schemaType, declareServers, declareTool, summaryLine };
+module.exports = { schemaType, declareServers, declareProvider, declareTool, summaryLine };

@@ -40,6 +40,9 @@ import {
   type WireResponse,
 } from '@supolka/codemode-executor';
 import * as facade from '@supolka/cloudflare-codemode-executor';
+import { generateText, tool, type ModelMessage, type LanguageModel } from 'ai';
+import { z } from 'zod';
+import { codeModeTool, type CodeModeOutput, type CodeModePaused, type CodeModeApprovalRequest, type CodeModeApprovalResponse, type CodeModeToolOptions } from '@supolka/codemode-executor';
 
 const outbound: OutboundPolicy = async (request: WireRequest): Promise<WireResponse> => ({
   status: 200,
@@ -138,3 +141,35 @@ async function host(): Promise<void> {
   await native.close();
 }
 void host;
+
+// codeModeTool with the host's own `ai` (installed in the project, as a host brings it).
+
+async function aiSdkHost(model: LanguageModel, messages: ModelMessage[]): Promise<void> {
+  const executor = new IsolateExecutor();
+  const getOrder = tool({ description: 'Look up an order', inputSchema: z.object({ id: z.string() }), execute: async ({ id }) => ({ id }) });
+  const refund = tool({ inputSchema: z.object({ amount: z.number() }), needsApproval: async ({ amount }) => amount > 10, execute: async () => 'ok' });
+  const options: CodeModeToolOptions = {
+    executor,
+    toolApproval: { refund: { type: 'user-approval', reason: 'money leaves' } },
+    approval: { mode: 'callback', decide: async (request: CodeModeApprovalRequest) => request.toolName !== 'refund' },
+  };
+  const direct = codeModeTool({ getOrder, refund }, options);
+  const caller = codeModeTool({}, { executor, approval: { mode: 'interrupt', expiresIn: 60_000 } });
+  const first = await generateText({ model, messages, tools: { direct } });
+  await generateText({ model, messages, tools: { caller, getOrder, refund }, experimental_toolCallers: { getOrder: ['caller'], refund: ['caller', 'AI_SDK_DIRECT_TOOL_CALL'] } });
+  const output = first.steps[0]?.toolResults[0]?.output as CodeModeOutput;
+  if ('approvals' in output) {
+    const paused: CodeModePaused = output;
+    const responses: CodeModeApprovalResponse[] = paused.approvals.map((a) => ({ type: 'tool-approval-response', approvalId: a.approvalId, approved: true }));
+    const next: CodeModeOutput = await caller.resume(paused, responses, { tools: { getOrder, refund } });
+    void next;
+  } else if ('error' in output) {
+    void output.error.code;
+  } else {
+    void [output.result, output.logs.length, output.calls.map((c) => c.status)];
+  }
+  // @ts-expect-error the executor is required
+  codeModeTool({ getOrder }, {});
+  await executor.close();
+}
+void aiSdkHost;
