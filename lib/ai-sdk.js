@@ -8,10 +8,10 @@
 
 const { fault } = require('./errors');
 const { describe, reading, snapshot, integerIn, checkOutbound, objectArgument } = require('./validate/fields');
-const { BUDGETS, range, reservedNames } = require('./validate');
+const { BUDGETS, range, reservedNames, IDENTIFIER } = require('./validate');
 const { limits } = require('./native');
 const { declareProvider } = require('./mcp/types');
-const { truncateResult } = require('./mcp/truncate');
+const { truncateResult, RESULT_CHARS, consoleText } = require('./mcp/truncate');
 
 /**
  * @typedef {import('../index').Outcome} Outcome
@@ -56,13 +56,8 @@ const { truncateResult } = require('./mcp/truncate');
  * @property {number} asked approvals asked in callback mode so far
  */
 
-/** Characters of the result the model sees by default (as the MCP gateway's answer). */
-const RESULT_CHARS = 24_000;
-/** The console lines' share of what the model sees (characters). */
-const LOG_CHARS = 8_000;
 /** Characters of one waiting call's input the model sees. */
 const INPUT_CHARS = 2_000;
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const STATUSES = ['not-applicable', 'approved', 'denied', 'user-approval'];
 const OPTION_KEYS = ['executor', 'approval', 'toolApproval', 'provider', 'timeout', 'memoryLimit', 'outbound', 'modules', 'maxResultChars', ...BUDGETS];
 const RESUME_KEYS = ['tools', 'abortSignal', 'messages', 'context'];
@@ -288,10 +283,12 @@ function description(ai, byName, settings, approvals) {
  */
 function modelOutput(output, max) {
   const out = /** @type {any} */ (output ?? {});
-  const logs = Array.isArray(out.logs) ? out.logs.map((/** @type {LogEntry} */ l) => `[${l.level}] ${l.message}`) : [];
-  const text = logs.join('\n');
-  const shown = text.length > LOG_CHARS ? [`${text.slice(0, LOG_CHARS)}\n… (${text.length - LOG_CHARS} more characters of console output)`] : logs;
-  const withLogs = shown.length > 0 ? { logs: shown } : {};
+  /** @type {LogEntry[]} */
+  const entries = Array.isArray(out.logs) ? out.logs : [];
+  const lines = entries.map((l) => `[${l.level}] ${l.message}`);
+  const text = consoleText(entries);
+  // One line an entry, or the cut text as one when the entries were too long.
+  const withLogs = lines.length === 0 ? {} : { logs: text.length < lines.join('\n').length ? [text] : lines };
   if (Array.isArray(out.approvals)) {
     return {
       type: 'json',

@@ -9,7 +9,7 @@ const { ListToolsRequestSchema, CallToolRequestSchema } = require('@modelcontext
 const { Upstream } = require('./upstream');
 const { parseServers } = require('./config');
 const { declareServers, declareTool, summaryLine } = require('./types');
-const { truncateResult } = require('./truncate');
+const { truncateResult, RESULT_CHARS, consoleText } = require('./truncate');
 const { fault, render } = require('../errors');
 const { limits } = require('../native');
 const { MCP_DEFAULTS } = require('./usage');
@@ -26,10 +26,6 @@ const { MCP_DEFAULTS } = require('./usage');
  *   pinned: Map<string, string> }} Run
  */
 
-/** The answer's text bound (characters, about 6,000 tokens); the result is cut structurally. */
-const RESULT_CHARS = 24_000;
-/** The console lines' share of the answer (characters). */
-const LOG_CHARS = 8_000;
 /** Matches `search` returns at most. */
 const SEARCH_LIMIT = 20;
 /** The part of a `search` query read: its first characters, and words of those. */
@@ -407,9 +403,7 @@ class McpGateway {
       if (truncated) parts.push(`(The result was longer than ${max} characters and was cut where it says TRUNCATED. Return less: a summary, a page, or only the needed fields.)`);
     }
     if (outcome.logs.length > 0) {
-      let logs = outcome.logs.map((l) => `[${l.level}] ${l.message}`).join('\n');
-      if (logs.length > LOG_CHARS) logs = `${logs.slice(0, LOG_CHARS)}\n… (${logs.length - LOG_CHARS} more characters of console output)`;
-      parts.push(`Console:\n${logs}`);
+      parts.push(`Console:\n${consoleText(outcome.logs)}`);
     }
     return textAnswer(parts.join('\n\n'), Boolean(outcome.error));
   }

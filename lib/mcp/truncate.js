@@ -207,4 +207,20 @@ function truncateResult(value, maxChars) {
   }
 }
 
-module.exports = { MARKER, truncateResult };
+/** Characters of a result a model is shown by default (about 6,000 tokens): the MCP gateway's and codeModeTool's. */
+const RESULT_CHARS = 24_000;
+/** The console lines' share of what a model is shown (characters). */
+const LOG_CHARS = 8_000;
+
+/**
+ * A run's console entries as a model reads them, `[level] message` a line, cut past LOG_CHARS
+ * with a line saying how much was left out.
+ * @param {Array<{ level: string, message: string }>} logs
+ * @returns {string}
+ */
+function consoleText(logs) {
+  const text = logs.map((l) => `[${l.level}] ${l.message}`).join('\n');
+  return text.length > LOG_CHARS ? `${text.slice(0, LOG_CHARS)}\n… (${text.length - LOG_CHARS} more characters of console output)` : text;
+}
+
+module.exports = { MARKER, truncateResult, RESULT_CHARS, LOG_CHARS, consoleText };
