@@ -1142,6 +1142,6 @@ export type CodeModeTool = import('ai').Experimental_ToolCallerTool<import('ai')
  * as `ai` 7's local tool caller in place of @ai-sdk/code-mode's:
  * `tools: { codemode: codeModeTool({}, { executor }), getOrder }, experimental_toolCallers: { getOrder: ['codemode'] }`.
  * Tools without `execute` are left out. Loads the host's `ai` (7.x, an optional peer
- * dependency): without it, `INVALID_OPTION` naming `ai`.
+ * dependency): without it, `PEER_MISSING` saying what to install.
  */
 export declare function codeModeTool(tools: import('ai').ToolSet | Record<string, never> | undefined, options: CodeModeToolOptions): CodeModeTool

@@ -543,10 +543,10 @@ describe('loading', () => {
     expect(out).toBe('false true');
   });
 
-  it('without ai, codeModeTool throws INVALID_OPTION naming it', () => {
+  it('without ai, codeModeTool throws PEER_MISSING saying what to install', () => {
     const out = node(`const M = require('node:module'); const resolve = M._resolveFilename;
       M._resolveFilename = function (request, ...rest) { if (request === 'ai') { const e = new Error("Cannot find module 'ai'"); e.code = 'MODULE_NOT_FOUND'; throw e } return resolve.call(this, request, ...rest) };
       try { require('./index.js').codeModeTool({}, { executor: { execute() {} } }) } catch (e) { console.log(e.code + ' ' + e.message) }`);
-    expect(out).toMatch(/^INVALID_OPTION Invalid option `ai`: the `ai` package could not be loaded \(Cannot find module 'ai'\)/);
+    expect(out).toMatch(/^PEER_MISSING codeModeTool needs the package `ai` \(7\) in the host project, and it could not be loaded \(Cannot find module 'ai'[^]*npm install ai@7\.$/);
   });
 });

@@ -73,15 +73,11 @@ function loadAi() {
     ai = require('ai');
   } catch (e) {
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
-    throw fault('INVALID_OPTION', {
-      field: 'ai',
-      problem: `the \`ai\` package could not be loaded (${why})`,
-      allowed: 'ai 7 installed in the host project (an optional peer dependency of this package), on a Node that loads ES modules with require (20.19+, 22.12+)',
-    });
+    throw fault('PEER_MISSING', { feature: 'codeModeTool', package: 'ai', version: '7', problem: `it could not be loaded (${why}; on Node 20 and 22, ai 7 loads from Node 20.19 and 22.12)` });
   }
   for (const name of ['tool', 'jsonSchema', 'asSchema']) {
     if (typeof ai[name] !== 'function') {
-      throw fault('INVALID_OPTION', { field: 'ai', problem: `the installed \`ai\` has no ${name}()`, allowed: 'ai 7' });
+      throw fault('PEER_MISSING', { feature: 'codeModeTool', package: 'ai', version: '7', problem: `the installed one has no ${name}()` });
     }
   }
   return ai;

@@ -266,6 +266,9 @@ failure_codes! {
     McpConfigInvalid => ("MCP_CONFIG_INVALID", Fault, false,
         "The MCP gateway's server configuration (the `mcpServers` file of `codemode-executor mcp --config`, or `createMcpGateway`'s `servers`) is malformed.",
         "The MCP server configuration is invalid: {where}: {problem}. Each server is `{ \"command\": \"...\", \"args\": [...], \"env\": {...} }` (stdio) or `{ \"url\": \"https://...\", \"headers\": {...} }` (Streamable HTTP), keyed by its name under `mcpServers`."),
+    PeerMissing => ("PEER_MISSING", Fault, false,
+        "A feature that works with another package (an optional peer dependency the host brings, such as `ai` for `codeModeTool`) found it missing, or too old to have what it needs.",
+        "{feature} needs the package `{package}` ({version}) in the host project, and {problem}. Install it beside @supolka/codemode-executor: npm install {package}@{version}."),
     // Program text refused before it is parsed (the parsers recurse per level of nesting).
     NestingTooDeep => ("NESTING_TOO_DEEP", Program, false,
         "The code (or a TypeScript module it imports) nests more deeply than `limits::NESTING_LEVELS`: brackets, blocks, nested statements and chained operators are counted in one pass before any parser reads it, and code past the bound is never parsed.",
