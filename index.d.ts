@@ -1039,7 +1039,10 @@ export interface CodeModeFailed {
  * show `approvals`, then pass this output and the answers to {@link CodeModeTool.resume}. Keep it
  * on the server: `continuation.token` holds the program and every answer its tools gave
  * (signed, not encrypted; docs/approvals.md, "The token"). The model is shown the waiting calls,
- * never the token.
+ * never the token. The AI SDK's UI streams carry tool outputs to the browser as they are: a
+ * client can read this and send back an altered copy, so `resume` trusts none of it but the
+ * signed token: each call that needs a person is checked again as it is dispatched and runs
+ * only as a person approved it (its tool and input).
  */
 export interface CodeModePaused {
   approvals: CodeModeApprovalRequest[]
@@ -1053,6 +1056,8 @@ export interface CodeModePaused {
      * `needsApproval` function), keyed by the executor's pending call id.
      */
     decided: Record<string, Decision>
+    /** Tool calls the run made before it paused: the ids of later dispatches count on from it. */
+    dispatched?: number
   }
   logs: LogEntry[]
   calls: CallRecord[]
@@ -1091,7 +1096,7 @@ export interface CodeModeToolOptions extends Budgets {
   timeout?: number
   /** MiB each run may use (the executor's own bound otherwise). */
   memoryLimit?: number
-  /** Each run's outbound policy ({@link Outbound}); `null` also tells the model that fetch is closed. */
+  /** What each run's `fetch` may reach ({@link Outbound}); the description tells the model. Default `null` (closed), as `@ai-sdk/code-mode`'s sandbox is. */
   outbound?: Outbound
   /** A module map each program may import from (e.g. {@link bundleModules}'s). */
   modules?: Record<string, string>

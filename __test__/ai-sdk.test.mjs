@@ -240,7 +240,7 @@ describe('approvals', () => {
     const paused = first.steps[0].toolResults[0].output;
     expect(paused).toEqual({
       approvals: [{ approvalId: 'call-1:approval-1', toolName: 'refund', input: { orderId: 'A-1', amount: 42.5 } }],
-      continuation: { token: expect.stringMatching(/^cm1\./), toolCallId: 'call-1', decided: {} },
+      continuation: { token: expect.stringMatching(/^cm1\./), toolCallId: 'call-1', decided: {}, dispatched: 1 },
       logs: [{ level: 'log', message: 'refunding 42.5' }],
       calls: anyCalls(['getOrder', 'ok'], ['refund', 'pending']),
     });
@@ -334,7 +334,9 @@ describe('approvals', () => {
       },
     });
     const both = await generic.execute({ code: "async () => { await tools.getOrder({ id: 'G' }); try { await tools.refund({ orderId: 'G', amount: 1 }) } catch (e) { return e.message } }" }, { toolCallId: 'g', messages: [] });
-    expect(seen).toEqual(['getOrder', 'refund']);
+    // Checked when the run pauses at a call, and again as it is dispatched (the check that binds
+    // it to what a person approved): getOrder passes both.
+    expect(seen).toEqual(['getOrder', 'getOrder', 'refund']);
     expect(both.result).toMatch(/denied \(the host's approval policy denies it\)/);
     expect(ran.map(([name, id]) => `${name} ${id}`)).toEqual(['refund X', 'getOrder G']);
   });
@@ -548,5 +550,89 @@ describe('loading', () => {
       M._resolveFilename = function (request, ...rest) { if (request === 'ai') { const e = new Error("Cannot find module 'ai'"); e.code = 'MODULE_NOT_FOUND'; throw e } return resolve.call(this, request, ...rest) };
       try { require('./index.js').codeModeTool({}, { executor: { execute() {} } }) } catch (e) { console.log(e.code + ' ' + e.message) }`);
     expect(out).toMatch(/^PEER_MISSING codeModeTool needs the package `ai` \(7\) in the host project, and it could not be loaded \(Cannot find module 'ai'[^]*npm install ai@7\.$/);
+  });
+});
+
+describe('a review\'s attacks on codeModeTool', () => {
+  it('a tool named constructor with needsApproval still waits for a person under an object toolApproval', async () => {
+    const ran = [];
+    const tools = {
+      constructor: tool({ description: 'c', inputSchema: z.object({}), needsApproval: true, execute: async () => { ran.push('constructor'); return 'EXECUTED' } }),
+      other: tool({ description: 'o', inputSchema: z.object({}), execute: async () => 'other' }),
+    };
+    const out = await codeModeTool(tools, { executor, toolApproval: { other: 'approved' } }).execute({ code: 'async () => tools.constructor({})' }, { toolCallId: 'k', messages: [] });
+    expect(out.approvals?.map((a) => a.toolName)).toEqual(['constructor']);
+    expect(ran).toEqual([]);
+  });
+
+  it('resume trusts only the token: a call moved from approvals into decided is refused at dispatch', async () => {
+    const { tools, ran } = shop();
+    const codemode = codeModeTool(tools, { executor });
+    const code = "async () => { try { return (await tools.refund({ orderId: 'Z', amount: 500 })).refundId } catch (e) { return e.message } }";
+    const paused = await codemode.execute({ code }, { toolCallId: 'f', messages: [] });
+    expect(paused.approvals).toHaveLength(1);
+    // What a client could send back from a UI stream: no approval asked, the call "decided".
+    const pendingId = paused.approvals[0].approvalId.slice('f:approval-'.length);
+    const forged = { ...paused, approvals: [], continuation: { ...paused.continuation, decided: { [pendingId]: { approved: true } } } };
+    const after = await codemode.resume(forged, []);
+    expect(after.result).toMatch(/APPROVAL|not made: it needs a person's approval, and it was denied \(no person approved this call with these arguments\)/);
+    expect(ran.filter(([name]) => name === 'refund')).toEqual([]);
+    // An approval shown with other arguments than the program's is no approval of its call.
+    const shown = { ...paused, approvals: [{ ...paused.approvals[0], input: { orderId: 'Z', amount: 5 } }] };
+    const other = await codemode.resume(shown, [{ approvalId: paused.approvals[0].approvalId, approved: true }]);
+    expect(other.result).toMatch(/no person approved this call with these arguments/);
+    expect(ran.filter(([name]) => name === 'refund')).toEqual([]);
+    // The real approval runs it.
+    const real = await codemode.resume(paused, [{ approvalId: paused.approvals[0].approvalId, approved: true }]);
+    expect(real.result).toBe('rf_Z');
+  });
+
+  it('a sparse array as a tool input is refused before any schema walks it', async () => {
+    const tools = { take: tool({ description: 't', inputSchema: z.object({ ids: z.array(z.string()) }), execute: async () => 'ran' }) };
+    const call = (length) => `async () => { const ids = []; ids.length = ${length}; ids[1] = 'x'; try { return await tools.take({ ids }) } catch (e) { return e.message } }`;
+    const huge = await codeModeTool(tools, { executor }).execute({ code: call('2 ** 32 - 1') }, { toolCallId: 's', messages: [] });
+    expect(huge.result).toBe('Invalid input for tool "take": it holds more than 100000 values; pass less (an id or a page)');
+    const small = await codeModeTool(tools, { executor }).execute({ code: call(3) }, { toolCallId: 's', messages: [] });
+    expect(small.result).toBe('Invalid input for tool "take": an array has a hole at 0 (sparse arrays are not JSON)');
+  });
+
+  it("a failure's text the model sees is cut like a result", async () => {
+    const codemode = codeModeTool({}, { executor, maxResultChars: 1_000 });
+    const out = await codemode.execute({ code: 'async () => { throw new Error("e".repeat(100000)) }' }, { toolCallId: 'e', messages: [] });
+    const shown = await codemode.toModelOutput({ output: out });
+    expect(shown.type).toBe('error-json');
+    expect(JSON.stringify(shown.value.error).length).toBeLessThanOrEqual(1_000);
+    expect(shown.value.error).toMatch(/^PROGRAM_ERROR: /);
+  });
+
+  it('tool call ids stay unique past the 1,000 calls a run lists', async () => {
+    const { tools, ran } = shop();
+    const codemode = codeModeTool(tools, { executor });
+    const code = "async () => { for (let i = 0; i < 1100; i++) await tools.getOrder({ id: 'n' + i }); return (await tools.refund({ orderId: 'Q', amount: 50 })).refundId }";
+    const paused = await codemode.execute({ code }, { toolCallId: 'u', messages: [] });
+    const refunds = [];
+    tools.refund.execute = async (input, { toolCallId }) => { refunds.push(toolCallId); return { refundId: 'rf_Q', amount: 50 } };
+    const after = await codemode.resume(paused, [{ approvalId: paused.approvals[0].approvalId, approved: true }]);
+    expect(after.result).toBe('rf_Q');
+    const ids = ran.filter(([name]) => name === 'getOrder').map(([, , id]) => id);
+    expect(ids).toHaveLength(1100);
+    expect(ids).not.toContain(refunds[0]);
+    expect(refunds[0]).toBe('u:1101');
+  }, 60_000);
+
+  it('pauses resumed without a person share one time bound', async () => {
+    const tools = { pay: tool({ description: 'p', inputSchema: z.object({ n: z.number() }), needsApproval: async () => false, execute: async ({ n }) => n }) };
+    const codemode = codeModeTool(tools, { executor, timeout: 1_000 });
+    // Each call pauses and is resumed at once (needsApproval says no), a replay of all before it.
+    const out = await codemode.execute({ code: 'async () => { let s = 0; for (let i = 0; i < 2000; i++) s += await tools.pay({ n: i }); return s }' }, { toolCallId: 't', messages: [] });
+    expect(out.error?.code).toBe('TIMEOUT');
+    expect(out.error?.message).toContain('1000 ms');
+  }, 60_000);
+
+  it('fetch is closed unless the host opens it, and the model is told', async () => {
+    const codemode = codeModeTool({}, { executor });
+    expect(codemode.description).toContain('fetch is closed');
+    const out = await codemode.execute({ code: "async () => { try { await fetch('http://127.0.0.1:9/') } catch (e) { return e.message } }" }, { toolCallId: 'n', messages: [] });
+    expect(out.result).toMatch(/network|closed/i);
   });
 });

@@ -400,3 +400,15 @@ describe('schemas built to blow up', () => {
     expect(schemaType({ enum: ['short', 'q'.repeat(10_000)] })).toBe('"short" | string');
   });
 });
+
+describe('results built to blow up', () => {
+  it('a sparse array of 2^32 - 1 slots (and a BigInt, so JSON cannot write it) is cut at once', () => {
+    const a = [];
+    a.length = 2 ** 32 - 1;
+    a[0] = 1n;
+    const { value, truncated } = truncateResult(a, 2_000);
+    expect(truncated).toBe(true);
+    expect(JSON.stringify(value).length).toBeLessThanOrEqual(2_000);
+    expect(value[0]).toBe('1');
+  });
+});

@@ -6,7 +6,7 @@
 // one. The host brings its own `ai` (an optional peer dependency), loaded here only when
 // codeModeTool is called. docs/ai-sdk.md.
 
-const { fault } = require('./errors');
+const { fault, render } = require('./errors');
 const { describe, reading, snapshot, integerIn, checkOutbound, objectArgument } = require('./validate/fields');
 const { BUDGETS, range, reservedNames, IDENTIFIER } = require('./validate');
 const { limits } = require('./native');
@@ -54,6 +54,9 @@ const { truncateResult, RESULT_CHARS, consoleText } = require('./mcp/truncate');
  * @property {AbortSignal | undefined} signal
  * @property {number} dispatched calls dispatched so far (their ids count on from it)
  * @property {number} asked approvals asked in callback mode so far
+ * @property {Array<{ toolName: string, input: unknown }> | null} gate interrupt mode: the calls a
+ *   person approved (a resume's), each dispatched once; a call that needs a person and is not
+ *   among them is refused at dispatch, whatever the paused output said. null in callback mode.
  */
 
 /** Characters of one waiting call's input the model sees. */
@@ -103,8 +106,10 @@ function checkOptions(given) {
   if (input.timeout !== undefined) run.timeout = integerIn(kind, 'timeout', input.timeout, range('timeout'), ' (ms)');
   if (input.memoryLimit !== undefined) run.memoryLimit = integerIn(kind, 'memoryLimit', input.memoryLimit, range('memoryLimit'), ' (MiB)');
   for (const key of BUDGETS) if (input[key] !== undefined) run[key] = integerIn(kind, key, input[key], range(key));
-  const outbound = input.outbound === undefined ? undefined : checkOutbound(kind, 'outbound', input.outbound);
-  if (input.outbound !== undefined) run.outbound = outbound;
+  // Closed unless the host opens it, as @ai-sdk/code-mode's sandbox is: a tool's answer that
+  // carries instructions must not find a way out of the machine.
+  const outbound = input.outbound === undefined ? null : checkOutbound(kind, 'outbound', input.outbound);
+  run.outbound = outbound;
   if (input.modules !== undefined) {
     const m = input.modules;
     if (m === null || typeof m !== 'object' || Array.isArray(m) || !Object.values(m).every((v) => typeof v === 'string')) {
@@ -157,8 +162,9 @@ function checkToolApproval(given) {
   if (given === undefined || typeof given === 'function') return given;
   const allowed = "a function ({ toolCall, tools, messages }) => status, or { [toolName]: status | (input, options) => status } with a status of 'not-applicable', 'approved', 'denied', 'user-approval' or { type, reason? }";
   if (given === null || typeof given !== 'object' || Array.isArray(given)) throw fault(kind, { field: 'toolApproval', problem: `got ${describe(given)}`, allowed });
+  // No prototype: a tool named `constructor` or `toString` must not find Object's.
   /** @type {Record<string, unknown>} */
-  const out = {};
+  const out = Object.create(null);
   for (const [name, entry] of reading(kind, 'toolApproval', () => Object.entries(given))) {
     if (entry !== undefined && typeof entry !== 'function' && normalizeStatus(entry) === null) {
       throw fault(kind, { field: `toolApproval.${name}`, problem: `got ${describe(entry)}`, allowed });
@@ -231,7 +237,7 @@ function jsonSchemaOf(ai, schema) {
 function mayNeedApproval(settings, name, t) {
   const ta = /** @type {any} */ (settings.toolApproval);
   if (typeof ta === 'function') return true;
-  if (ta && ta[name] !== undefined) return typeof ta[name] === 'function' || normalizeStatus(ta[name])?.type !== 'not-applicable';
+  if (ta && Object.hasOwn(ta, name) && ta[name] !== undefined) return typeof ta[name] === 'function' || normalizeStatus(ta[name])?.type !== 'not-applicable';
   return t.needsApproval !== undefined && t.needsApproval !== null && t.needsApproval !== false;
 }
 
@@ -296,7 +302,8 @@ function modelOutput(output, max) {
     };
   }
   if (out.error) {
-    return { type: 'error-json', value: { error: `${out.error.code}: ${out.error.message}`, ...withLogs } };
+    const error = truncateResult(`${out.error.code}: ${out.error.message}`, max).value;
+    return { type: 'error-json', value: { error: /** @type {string} */ (error), ...withLogs } };
   }
   if (out.result === undefined) return { type: 'json', value: { note: 'The program returned undefined.', ...withLogs } };
   const { value, truncated } = truncateResult(out.result, max);
@@ -342,6 +349,44 @@ function checkInput(value) {
   return { success: true, value: { code: v.code } };
 }
 
+/** Values a tool's input may hold at most (every array item and object entry, nested ones too). */
+const INPUT_VALUES = 100_000;
+/** Levels a tool's input may nest. */
+const INPUT_DEPTH = 64;
+
+/**
+ * What keeps `value` from being the JSON data a tool's input is, checked before any schema
+ * reads it (a sparse array of 2^32 - 1 slots crosses the sandbox in a few bytes, and a schema
+ * would walk every slot): null when it is within bounds.
+ * @param {unknown} value
+ * @returns {string | null}
+ */
+function jsonShapeProblem(value) {
+  let budget = INPUT_VALUES;
+  /** @param {unknown} v @param {number} depth @returns {string | null} */
+  const walk = (v, depth) => {
+    if (v === null || typeof v !== 'object') return null;
+    if (depth > INPUT_DEPTH) return `it nests more than ${INPUT_DEPTH} levels`;
+    const entries = Array.isArray(v) ? v.length : Object.keys(v).length;
+    budget -= entries;
+    if (budget < 0) return `it holds more than ${INPUT_VALUES} values; pass less (an id or a page)`;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (!(i in v)) return `an array has a hole at ${i} (sparse arrays are not JSON)`;
+        const problem = walk(v[i], depth + 1);
+        if (problem) return problem;
+      }
+      return null;
+    }
+    for (const key of Object.keys(v)) {
+      const problem = walk(/** @type {Record<string, unknown>} */ (v)[key], depth + 1);
+      if (problem) return problem;
+    }
+    return null;
+  };
+  return walk(value, 0);
+}
+
 /** @param {unknown} v @returns {v is AsyncIterable<unknown>} */
 const isAsyncIterable = (v) => v !== null && typeof v === 'object' && typeof (/** @type {any} */ (v))[Symbol.asyncIterator] === 'function';
 
@@ -376,6 +421,7 @@ function makeTool(ai, settings, byName, toolSet) {
       signal: options.abortSignal,
       dispatched: 0,
       asked: 0,
+      gate: settings.approval.mode === 'interrupt' ? [] : null,
     };
   };
 
@@ -389,6 +435,8 @@ function makeTool(ai, settings, byName, toolSet) {
    */
   const inputOf = async (name, t, args) => {
     if (args.length > 1) return { ok: false, message: `${settings.provider}.${name} takes one argument, its input object; it was given ${args.length}` };
+    const shape = jsonShapeProblem(args[0]);
+    if (shape) return { ok: false, message: `Invalid input for tool "${name}": ${shape}` };
     const schema = ai.asSchema(t.inputSchema);
     if (typeof schema.validate !== 'function') return { ok: true, input: args[0] };
     const checked = await schema.validate(args[0]);
@@ -419,7 +467,7 @@ function makeTool(ai, settings, byName, toolSet) {
       let answer;
       if (typeof ta === 'function') {
         answer = await ta({ toolCall: { type: 'tool-call', toolCallId: approvalId, toolName: name, input }, tools: run.toolSet, messages, toolsContext: undefined, runtimeContext: undefined });
-      } else if (ta && ta[name] !== undefined) {
+      } else if (ta && Object.hasOwn(ta, name) && ta[name] !== undefined) {
         answer = typeof ta[name] === 'function' ? await ta[name](input, { toolCallId: approvalId, messages, toolContext: run.forwarded.context, runtimeContext: undefined }) : ta[name];
       } else if (typeof t.needsApproval === 'function') {
         answer = (await t.needsApproval(input, { toolCallId: approvalId, messages, context: run.forwarded.context })) ? 'user-approval' : 'not-applicable';
@@ -443,6 +491,19 @@ function makeTool(ai, settings, byName, toolSet) {
     if (!t || typeof t.execute !== 'function') throw new Error(`Tool "${name}" not found`);
     const checked = await inputOf(name, t, args);
     if (!checked.ok) throw new TypeError(checked.message);
+    if (run.gate && run.approve.includes(name)) {
+      // Checked again here, not taken from the paused output (which travels through the
+      // client in UI streams): a call that needs a person runs only as a person approved it.
+      const { status, input } = await statusOf(run, name, args, `${run.outer}:${run.dispatched + 1}`);
+      const denied = (/** @type {string} */ reason) => new Error(render('APPROVAL_DENIED', { provider: settings.provider, tool: name, reason }));
+      if (status.type === 'denied') throw denied(status.reason ?? "the host's approval policy denies it");
+      if (status.type === 'user-approval') {
+        const key = JSON.stringify(input);
+        const i = run.gate.findIndex((a) => a.toolName === name && JSON.stringify(a.input) === key);
+        if (i < 0) throw denied('no person approved this call with these arguments');
+        run.gate.splice(i, 1);
+      }
+    }
     const output = t.execute(checked.input, { ...run.forwarded, toolCallId: `${run.outer}:${++run.dispatched}` });
     if (isAsyncIterable(output)) {
       let last;
@@ -504,6 +565,10 @@ function makeTool(ai, settings, byName, toolSet) {
    * @returns {Promise<CodeModeOutput>}
    */
   const settle = async (run, outcome) => {
+    // Pauses whose calls need no person are resumed here, each a replay of the program: all of
+    // them together get one time bound, the run's.
+    const bound = /** @type {number} */ (settings.run.timeout ?? limits().defaults.timeout);
+    const deadline = Date.now() + bound;
     for (;;) {
       if (!outcome.paused) {
         if (outcome.error) return { error: { ...outcome.error }, logs: outcome.logs, calls: outcome.calls };
@@ -520,9 +585,22 @@ function makeTool(ai, settings, byName, toolSet) {
         else auto[call.id] = decided(status);
       }
       if (approvals.length > 0) {
-        return { approvals, continuation: { token: outcome.paused.token, toolCallId: run.outer, decided: auto }, logs: outcome.logs, calls: outcome.calls };
+        return { approvals, continuation: { token: outcome.paused.token, toolCallId: run.outer, decided: auto, dispatched: Math.max(run.dispatched, outcome.stats.toolCalls - outcome.paused.pending.length) }, logs: outcome.logs, calls: outcome.calls };
       }
-      outcome = await resumeRun(run, outcome.paused.token, auto);
+      const left = deadline - Date.now();
+      const timedOut = () => ({ error: { code: 'TIMEOUT', message: render('TIMEOUT', { ms: bound }) }, logs: outcome.logs, calls: outcome.calls });
+      if (left <= 0) return timedOut();
+      const timer = AbortSignal.timeout(left);
+      const outer = run.signal;
+      run.signal = outer ? AbortSignal.any([outer, timer]) : timer;
+      try {
+        outcome = await resumeRun(run, outcome.paused.token, auto);
+      } catch (e) {
+        if (timer.aborted && !outer?.aborted) return timedOut();
+        throw e;
+      } finally {
+        run.signal = outer;
+      }
     }
   };
 
@@ -596,8 +674,10 @@ function makeTool(ai, settings, byName, toolSet) {
     const set = o.tools === undefined ? toolSet : /** @type {Record<string, unknown>} */ (o.tools);
     const approveList = o.tools === undefined ? approve : [...tools.keys()].filter((n) => mayNeedApproval(settings, n, /** @type {HostTool} */ (tools.get(n))));
     const run = newRun({ toolCallId: c.toolCallId, messages: o.messages, abortSignal: o.abortSignal, context: o.context }, tools, set, approveList);
-    // The calls before the pause are answered from the token; new ones count on past them.
-    run.dispatched = Array.isArray(p.calls) ? p.calls.length : 0;
+    // The calls before the pause are answered from the token; new ones count on past every call
+    // the run made (its `calls` keeps only the first 1,000).
+    run.dispatched = Number.isSafeInteger(c.dispatched) && c.dispatched >= 0 ? c.dispatched : Array.isArray(p.calls) ? p.calls.length : 0;
+    for (const a of pending) if (answers.get(a.approvalId)?.approved) /** @type {NonNullable<Run['gate']>} */ (run.gate).push({ toolName: a.toolName, input: a.input });
     return settle(run, await resumeRun(run, c.token, decisions));
   };
 

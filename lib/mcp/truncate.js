@@ -99,7 +99,13 @@ function shrink(value, depth, ancestors, level) {
     if (Array.isArray(value)) {
       const kept = Math.min(value.length, level.maxItems);
       const out = [];
-      for (let i = 0; i < kept && !level.over; i++) out.push(shrink(value[i], depth + 1, ancestors, level) ?? null);
+      for (let i = 0; i < kept && !level.over; i++) {
+        // Every slot costs its comma, and a hole or undefined the `null` JSON writes for it: a
+        // sparse array of 2^32 - 1 slots is over the limit after a few thousand, not 4 billion.
+        const item = shrink(value[i], depth + 1, ancestors, level);
+        count(level, item === undefined ? 5 : 1);
+        out.push(item ?? null);
+      }
       if (value.length > kept) out.push(mark(level, `${value.length - kept} more items`));
       return out;
     }
@@ -159,6 +165,8 @@ function cutToFit(text, maxChars, suffix) {
 /** @param {unknown} value @returns {string} */
 function safeString(value) {
   try {
+    // An object's own String() may walk all of it (an array's join over 2^32 - 1 holes).
+    if (typeof value === 'object' && value !== null) return Object.prototype.toString.call(value);
     return String(value);
   } catch {
     return '';
