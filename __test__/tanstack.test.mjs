@@ -461,3 +461,25 @@ describe('the package entry', () => {
     expect(r.status).toBe(0);
   }, 130_000);
 });
+
+describe("a program that forges the driver's answer", () => {
+  it('execute resolves with a failure or JSON data, never rejects or hands over other values', async () => {
+    const ctx = await driverOf().createContext({ bindings: {}, timeout: 5000, memoryLimit: 64 });
+    const outside = 'The program returned from outside its body (it closed the function the driver runs it in): return from the body instead';
+    const cases = {
+      // JSON replaced inside the sandbox: the wrapper's text is no JSON.
+      jsonOverwrite: ['JSON.stringify = () => ({}); return 1', (r) => expect(r.success).toBe(false)],
+      forgedStack: ["return 1 })(); return { __tsd: 'error', stack: 5 }; (async function () {", (r) => expect(r.error).toEqual({ name: 'Error', message: '', stack: 'Error' })],
+      forgedName: ["return 1 })(); return { __tsd: 'error', name: { evil: 1 }, message: 7 }; (async function () {", (r) => expect(r.error).toEqual({ name: 'Error', message: '', stack: 'Error' })],
+      rawBigint: ['return 1 })(); return { x: 10n, m: new Map([[1, 2]]) }; (async function () {', (r) => expect(r.error.message).toBe(outside)],
+      rawSparse: ['return 1 })(); const a = []; a.length = 2 ** 32 - 1; return a; (async function () {', (r) => expect(r.error.message).toBe(outside)],
+      forgedJson: ["return 1 })(); return { __tsd: 'ok', json: 5 }; (async function () {", (r) => expect(r.error.message).toBe(outside)],
+    };
+    for (const [name, [code, check]] of Object.entries(cases)) {
+      const r = await ctx.execute(code);
+      expect(r.success, name).toBe(false);
+      check(r);
+    }
+    await ctx.dispose();
+  });
+});

@@ -135,6 +135,42 @@ function errorHeader(name, message) {
   return `${name}: ${message}`;
 }
 
+/** What ends a line for V8's line numbers. */
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/;
+
+/**
+ * The wrapper's answer read strictly: the program runs inside the sandbox and may have replaced
+ * `JSON`, or closed the wrapper's function and returned an object of its own. Anything but the
+ * shapes the wrapper writes, with the types it writes, is a failure, never a rejection.
+ * @param {unknown} result
+ * @param {number} codeLines
+ * @returns {{ success: true, value: any } | { success: false, error: { name: string, message: string, stack?: string } }}
+ */
+function readResult(result, codeLines) {
+  const r = /** @type {Record<string, unknown>} */ (result);
+  const forged = { success: /** @type {const} */ (false), error: { name: 'Error', message: 'The program returned from outside its body (it closed the function the driver runs it in): return from the body instead' } };
+  if (r === null || typeof r !== 'object' || typeof r.__tsd !== 'string') return forged;
+  const text = (/** @type {unknown} */ v) => (typeof v === 'string' ? v : undefined);
+  switch (r.__tsd) {
+    case 'ok':
+      if (r.json === undefined) return { success: true, value: undefined };
+      if (typeof r.json !== 'string') return forged;
+      return { success: true, value: JSON.parse(r.json) };
+    case 'string':
+      return { success: false, error: { name: 'Error', message: text(r.message) ?? '' } };
+    case 'primitive':
+      return { success: false, error: { name: 'UnknownError', message: text(r.message) ?? '' } };
+    case 'error': {
+      const name = text(r.name) ?? 'Error';
+      const message = text(r.message) ?? '';
+      const stack = text(r.stack);
+      return { success: false, error: { name, message, stack: stack === undefined ? errorHeader(name, message) : modelStack(stack, codeLines) } };
+    }
+    default:
+      return forged;
+  }
+}
+
 /**
  * A stack from the sandbox with the wrapper's frames left out and the first line's columns
  * counted from the model's code, so every place is one in the code the driver was given.
@@ -143,7 +179,7 @@ function errorHeader(name, message) {
  */
 function modelStack(stack, codeLines) {
   const out = [];
-  for (const line of stack.split('\n')) {
+  for (const line of stack.split(LINE_BREAK)) {
     const m = /program\.js:(\d+):(\d+)/.exec(line);
     if (!m) {
       out.push(line);
@@ -339,19 +375,13 @@ class Context {
       this.#running.delete(abort);
     }
     const logs = outcome.logs.map((l) => LOG_PREFIX[l.level] + l.message);
-    if (outcome.error) return { success: false, error: programFailure(outcome.error, code.split('\n').length), logs };
-    const r = /** @type {{ __tsd?: string, json?: string, name?: string, message?: string, stack?: string }} */ (outcome.result);
-    if (r === null || typeof r !== 'object' || typeof r.__tsd !== 'string') {
-      // The model's code closed the wrapper's function itself and returned from outside it.
-      return { success: true, value: /** @type {T} */ (outcome.result), logs };
+    const codeLines = code.split(LINE_BREAK).length;
+    if (outcome.error) return { success: false, error: programFailure(outcome.error, codeLines), logs };
+    try {
+      return { ...readResult(outcome.result, codeLines), logs };
+    } catch (e) {
+      return { success: false, error: { name: 'Error', message: `The program's result could not be read (${e instanceof Error ? e.message : String(e)})` }, logs };
     }
-    if (r.__tsd === 'ok') return { success: true, value: r.json === undefined ? /** @type {T} */ (undefined) : JSON.parse(r.json), logs };
-    if (r.__tsd === 'string') return { success: false, error: { name: 'Error', message: String(r.message) }, logs };
-    if (r.__tsd === 'primitive') return { success: false, error: { name: 'UnknownError', message: String(r.message) }, logs };
-    const name = r.name ?? 'Error';
-    const message = r.message ?? '';
-    const stack = r.stack === undefined ? errorHeader(name, message) : modelStack(r.stack, code.split('\n').length);
-    return { success: false, error: { name, message, stack }, logs };
   }
 
   /** Stops the runs in flight (they answer `DisposedError`); later executes answer it at once. */
