@@ -131,7 +131,7 @@ export interface IsolateExecutorOptions extends Budgets {
 
 /** One provider: a global object in the sandbox whose tools are async functions. */
 export interface ProviderDeclaration {
-  /** The global's name: a JavaScript identifier that is not a runtime global. */
+  /** The global's name: a JavaScript identifier that is neither a global of the language or the runtime (`Math`, `TypeError`, `parseInt`, `console`, `fetch`, ...) nor a reserved word (`import`, `await`, `let`, ...). */
   name: string
   /**
    * The tools it offers. A closed list makes any other tool reject inside the sandbox with

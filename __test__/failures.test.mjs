@@ -70,6 +70,8 @@ describe('executor faults reject with ExecutorError', () => {
       [{ code: 'async () => 1', providers: [{ name: 'store', tools: ['a'] }] }, 'dispatch'],
       [{ code: 'async () => 1', providers: [{ name: 'console', tools: [] }], dispatch() {} }, 'providers[0].name'],
       [{ code: 'async () => 1', providers: [{ name: 'a b', tools: [] }], dispatch() {} }, 'providers[0].name'],
+      // Every language global (not only the common ones), and words code cannot name a global by.
+      ...['TypeError', 'parseInt', 'Uint8Array', 'WeakRef', 'Iterator', 'import', 'await', 'let', 'arguments'].map((name) => [{ code: 'async () => 1', providers: [{ name, tools: [] }], dispatch() {} }, 'providers[0].name']),
       [{ code: 'async () => 1', providers: [{ name: 'p', tools: 'all' }], dispatch() {} }, 'providers[0].tools'],
       [{ code: 'async () => 1', providers: [{ name: 'p', tools: [] }, { name: 'p', tools: [] }], dispatch() {} }, 'providers[1].name'],
       [{ code: 'async () => 1', timeout: 0 }, 'timeout'],

@@ -43,18 +43,34 @@ const approvals = require('./validate/approvals');
  * which the addon names (`limits().runtimeGlobals`, crates/protocol `RUNTIME_GLOBALS`), the
  * names a provider may not take.
  */
+/**
+ * The language's globals: those of a fresh V8 realm of this Node, and the newer ones a worker's
+ * V8 may have that this Node's lacks (a provider by such a name would hide one from programs).
+ */
 const LANGUAGE_GLOBALS = [
-  'globalThis', 'undefined', 'NaN', 'Infinity', 'eval', 'Object', 'Function', 'Array', 'Number',
-  'String', 'Boolean', 'Symbol', 'BigInt', 'Math', 'JSON', 'Reflect', 'Proxy', 'Promise', 'Date',
-  'RegExp', 'Error', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'DataView', 'Intl',
-  'Atomics', 'SharedArrayBuffer',
+  'globalThis', 'Iterator', 'Float16Array', 'DisposableStack', 'AsyncDisposableStack', 'SuppressedError',
+  'WebAssembly', 'FinalizationRegistry', 'WeakRef', 'AggregateError', 'escape', 'unescape',
+];
+
+/**
+ * Words a global cannot be named in a strict-mode module or function: a provider by one of them
+ * would be declared to the model as a name its code cannot write.
+ */
+const RESERVED_WORDS = [
+  'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum',
+  'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof', 'new', 'null',
+  'return', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while', 'with', 'yield',
+  'let', 'static', 'implements', 'interface', 'package', 'private', 'protected', 'public', 'await', 'arguments',
 ];
 
 /** @type {Set<string> | null} */
 let reserved = null;
-/** The names a provider may not take: the language's globals and the runtime's. */
+/** The names a provider may not take: the language's globals, the runtime's, and reserved words. */
 function reservedNames() {
-  if (!reserved) reserved = new Set([...LANGUAGE_GLOBALS, ...limits().runtimeGlobals]);
+  if (!reserved) {
+    const realm = /** @type {string[]} */ (require('node:vm').runInNewContext('Object.getOwnPropertyNames(globalThis)'));
+    reserved = new Set([...realm, ...LANGUAGE_GLOBALS, ...RESERVED_WORDS, ...limits().runtimeGlobals]);
+  }
   return reserved;
 }
 
