@@ -55,6 +55,8 @@ describe('the mcpServers config', () => {
     expect(refusal({ mcpServers: { a: { type: 'http', command: 'x' } } })).toContain('says HTTP, but the entry has a `command`');
     expect(refusal({ mcpServers: { a: { url: 'http://127.0.0.1/', args: [] } } })).toContain('mcpServers.a.args: belongs to a `command` server');
     expect(refusal({ mcpServers: { 'a-b': { command: 'x' }, a_b: { command: 'y' } } })).toContain('both become the global `a_b`');
+    expect(refusal({ mcpServers: { JSON: { command: 'x' } } })).toContain('mcpServers.JSON: its name becomes the global `JSON`, which programs already have');
+    expect(refusal({ mcpServers: { fetch: { command: 'x' } } })).toContain('becomes the global `fetch`');
     // Every text says what a good entry looks like.
     expect(refusal({ mcpServers: { a: {} } })).toContain('keyed by its name under `mcpServers`');
   });

@@ -7,6 +7,7 @@
 const fs = require('node:fs');
 const { fault } = require('../errors');
 const { sanitizeToolName } = require('../codemode/names');
+const { reservedNames } = require('../validate');
 
 /**
  * @typedef {{ kind: 'stdio', name: string, provider: string, command: string, args: string[],
@@ -117,6 +118,9 @@ function parseServers(config) {
     if (name === '') throw invalid('mcpServers', 'a server name is empty');
     const spec = parseEntry(name, entry);
     if (!spec) continue;
+    if (reservedNames().has(spec.provider)) {
+      throw invalid(`mcpServers.${name}`, `its name becomes the global \`${spec.provider}\`, which programs already have (a language or runtime global); rename it`);
+    }
     const other = byProvider.get(spec.provider);
     if (other !== undefined) {
       throw invalid(`mcpServers.${name}`, `its name and "${other}"'s both become the global \`${spec.provider}\` in programs; rename one`);
