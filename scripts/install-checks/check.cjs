@@ -19,6 +19,14 @@ for (const name of ['IsolateExecutor', 'CodemodeExecutor', 'ExecutorError', 'con
   assert.equal(facade[name], root[name], `@supolka/cloudflare-codemode-executor re-exports ${name} as the same object`);
 }
 
+// The entries that load other packages: the MCP gateway (its SDK is a dependency, installed
+// with the package) and the TanStack driver's subpath (in "files" and the exports map).
+for (const name of ['createMcpGateway', 'codeModeTool', 'bundleModules']) {
+  assert.equal(typeof root[name], 'function', `@supolka/codemode-executor exports ${name}`);
+}
+inside(require.resolve('@modelcontextprotocol/sdk/server/index.js', { paths: [path.dirname(rootEntry)] }));
+assert.equal(typeof require('@supolka/codemode-executor/tanstack').createIsolateDriver, 'function', 'the /tanstack entry exports createIsolateDriver');
+
 // The addon and the worker come from the installed platform package.
 const { loadNative } = require(path.join(path.dirname(rootEntry), 'lib', 'native.js'));
 const { dir, tag } = loadNative();
@@ -41,6 +49,7 @@ assert.ok(root.failureCatalog().some((e) => e.code === 'WORKER_NOT_FOUND'), 'the
     assert.deepEqual(out.logs, [{ level: 'log', message: 'sum 5' }]);
     assert.equal(out.stats.toolCalls, 1);
     await assert.rejects(ex.execute({ code: 42 }), (e) => e instanceof root.ExecutorError && e.code === 'INVALID_REQUEST');
+    await assert.rejects(root.createMcpGateway({ servers: {}, executor: ex }), (e) => e instanceof root.ExecutorError && e.code === 'MCP_CONFIG_INVALID');
   } finally {
     await ex.close();
   }
