@@ -382,6 +382,12 @@ describe('approvals through MCP elicitation', () => {
       // Tools not named by --approve are not asked about.
       await run(gw.client, 'async () => paged.filler_0({})');
       expect(asked).toHaveLength(4);
+      // One run puts at most 16 questions to the person; the calls after are refused.
+      const many = await run(gw.client, 'async () => { const out = []; for (let i = 0; i < 20; i++) { try { out.push((await paged.double({ n: i })).value) } catch (e) { out.push(e.message) } } return out }');
+      const answers = parsed(many.text);
+      expect(answers.slice(0, 16)).toEqual([...Array(16).keys()].map((i) => 2 * i));
+      expect(answers[16]).toBe(render('APPROVAL_DENIED', { provider: 'paged', tool: 'double', reason: 'the run has asked 16 times already, the most one run may ask; ask for fewer approvals in one run' }));
+      expect(asked).toHaveLength(4 + 16);
     } finally {
       await gw.client.close();
     }

@@ -23,7 +23,7 @@ const { MCP_DEFAULTS } = require('./usage');
  * One run's view of the tools: its providers, what each name meant at its start (per provider),
  * and the server tool each name was put to a person as.
  * @typedef {{ providers: ProviderDeclaration[], names: Map<string, Map<string, UpstreamTool>>,
- *   pinned: Map<string, string> }} Run
+ *   pinned: Map<string, string>, asked: number }} Run
  */
 
 /** Matches `search` returns at most. */
@@ -35,6 +35,8 @@ const SEARCH_WORDS = 32;
 const ASK_VALUE_CHARS = 500;
 /** A call with more top-level arguments than this is not put to a person (it could not read them). */
 const ASK_KEYS = 40;
+/** Questions one run may put to a person; later calls that need a yes are refused. */
+const ASKS_PER_RUN = 16;
 /** A denial's reason when the client cannot ask a person. */
 const NO_ELICITATION = 'the MCP client cannot ask a person: it does not support elicitation, so calls that need approval are refused; use a client that supports it, or run the gateway without --approve for this tool';
 
@@ -282,6 +284,7 @@ class McpGateway {
       providers,
       names: new Map(this.upstreams.map((u) => [u.spec.provider, new Map(u.byName)])),
       pinned: new Map(),
+      asked: 0,
     };
     const gated = providers.some((p) => p.approve);
     /** @type {Outcome} */
@@ -349,6 +352,9 @@ class McpGateway {
    */
   async #ask(server, call, run, extra) {
     if (!server.getClientCapabilities()?.elicitation) return { approved: false, reason: NO_ELICITATION };
+    if (++run.asked > ASKS_PER_RUN) {
+      return { approved: false, reason: `the run has asked ${ASKS_PER_RUN} times already, the most one run may ask; ask for fewer approvals in one run` };
+    }
     const up = this.upstreams.find((u) => u.spec.provider === call.provider);
     const names = run.names.get(call.provider);
     const tool = (names && names.size > 0 ? names : up?.byName)?.get(call.tool);
