@@ -3,13 +3,18 @@ import assert from 'node:assert/strict';
 import { CodemodeExecutor, connect } from '@supolka/cloudflare-codemode-executor'
 import { IsolateExecutor } from '@supolka/codemode-executor'
 import root, { ExecutorError, failureCatalog, serve, register } from '@supolka/codemode-executor';
-import facade, { IsolateExecutor as FacadeIsolateExecutor, ExecutorError as FacadeExecutorError } from '@supolka/cloudflare-codemode-executor';
+import facade, * as facadeNamed from '@supolka/cloudflare-codemode-executor';
+import { IsolateExecutor as FacadeIsolateExecutor, ExecutorError as FacadeExecutorError } from '@supolka/cloudflare-codemode-executor';
 
 assert.equal(typeof connect, 'function');
 assert.equal(FacadeIsolateExecutor, IsolateExecutor, 'IsolateExecutor is importable from the facade, the same class');
 assert.equal(FacadeExecutorError, ExecutorError);
 assert.equal(facade, root);
 for (const f of [failureCatalog, serve, register]) assert.equal(typeof f, 'function');
+// Every function the root package exports is a named export of the facade's ESM entry too.
+for (const [name, value] of Object.entries(root)) {
+  if (typeof value === 'function') assert.equal(facadeNamed[name], value, `@supolka/cloudflare-codemode-executor exports ${name} by name`);
+}
 
 const native = new IsolateExecutor({ outbound: null })
 const executor = new CodemodeExecutor(native)
