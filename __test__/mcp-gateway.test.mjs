@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createRequire } from 'node:module';
+import { served, connected } from './daemon-helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { render } = require('../lib/errors');
@@ -473,6 +474,22 @@ describe('createMcpGateway, in process', () => {
       await until(() => children(process.pid, 'mcp-paged-server').length === 0);
     } finally {
       await executor.close();
+    }
+  }, 60_000);
+
+  it('runs programs on a daemon through connect(), the upstreams staying here', async () => {
+    const daemon = await served({ workers: 1 });
+    const remote = await connected(daemon.url);
+    const server = await createMcpGateway({ servers: { paged: SERVERS.paged }, executor: remote, log: () => {} });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(b);
+    try {
+      const { text } = await run(client, 'async () => { console.log("on the daemon"); return (await paged.double({ n: 8 })).value }');
+      expect(text).toBe('16\n\nConsole:\n[log] on the daemon');
+    } finally {
+      await server.close();
     }
   }, 60_000);
 
