@@ -43,11 +43,15 @@ export async function rejection(promise) {
   throw new Error('expected a rejection, got a resolution');
 }
 
-/** Polls `check` (sync or async) until it holds or `ms` pass; resolves whether it held. */
+/**
+ * Polls `check` (sync or async) until it holds or `ms` pass; resolves with what it returned when
+ * it held (`true` for a comparison), or false.
+ */
 export async function until(check, ms = 10_000) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    if (await check()) return true;
+    const held = await check();
+    if (held) return held;
     await new Promise((r) => setTimeout(r, 10));
   }
   return false;

@@ -13,6 +13,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createRequire } from 'node:module';
 import { served, connected } from './daemon-helpers.mjs';
+import { until } from './helpers.mjs';
+import { children, firstLine } from './mcp-helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { render } = require('../lib/errors');
@@ -71,31 +73,7 @@ function parsed(text) {
   }
 }
 
-/** The pids of processes whose parent is `ppid` and whose command line holds `needle`. */
-function children(ppid, needle) {
-  const out = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent !== ppid) continue;
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) out.push(Number(entry));
-    } catch {}
-  }
-  return out;
-}
 
-/** Polls `fn` until it returns a truthy value (at most `ms`). */
-async function until(fn, ms = 15_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the gateway over stdio, four upstream servers', () => {
   let gw;
@@ -178,7 +156,7 @@ describe('the gateway over stdio, four upstream servers', () => {
     const again = await until(async () => {
       const r = await run(gw.client, 'async () => paged.double({ n: 2 })');
       return r.isError || r.text.includes('not connected') ? null : r.text;
-    });
+    }, 15_000);
     expect(parsed(again)).toEqual({ value: 4 });
   });
 
@@ -205,7 +183,7 @@ describe('the gateway over stdio, four upstream servers', () => {
     const back = await until(async () => {
       const r = await run(gw.client, 'async () => everything.echo({ message: "back" })');
       return r.text.includes('not connected') ? null : r.text;
-    });
+    }, 15_000);
     expect(back).toContain('back');
     const [again] = children(gatewayPid, 'server-everything');
     expect(again).toBeGreaterThan(0);
@@ -215,7 +193,7 @@ describe('the gateway over stdio, four upstream servers', () => {
   it('a crashing upstream rejects the call it took down', async () => {
     const { text } = await run(gw.client, 'async () => { try { await paged.crash({}) } catch (e) { return e.message } }');
     expect(parsed(text)).toMatch(/^The call to paged\.crash was not answered: the MCP server "paged" is not connected/);
-    await until(async () => !(await run(gw.client, 'async () => paged.double({ n: 1 })')).text.includes('not connected'));
+    expect(await until(async () => !(await run(gw.client, 'async () => paged.double({ n: 1 })')).text.includes('not connected'), 15_000)).toBe(true);
   });
 
   it('a storm of list_changed costs two reads of the list, not one per notification', async () => {
@@ -230,7 +208,7 @@ describe('the gateway over stdio, four upstream servers', () => {
       const settled = now === last;
       last = now;
       return settled ? now : null;
-    });
+    }, 15_000);
     // A read is every page (five of three tools); two reads at most, the notification's and one after.
     expect(after - before).toBeGreaterThan(0);
     expect(after - before).toBeLessThanOrEqual(2 * Math.ceil(14 / 3));
@@ -247,7 +225,7 @@ describe('the gateway over stdio, four upstream servers', () => {
     let told = 0;
     gw.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { told++; });
     await run(gw.client, 'async () => paged.add_tool({ name: "late_tool" })');
-    await until(() => told > 0);
+    expect(await until(() => told > 0, 15_000)).toBe(true);
     const { tools } = await gw.client.listTools();
     expect(tools[0].description).toContain('late_tool(');
     const { text } = await run(gw.client, 'async () => paged.late_tool({})');
@@ -343,10 +321,11 @@ describe('HTTP without --token-file, and its bounds', () => {
     const slow = { ...SERVERS.paged, env: { SLOW_START_MS: '3000' } };
     const gateway = new McpGateway({ servers: { slow }, executor: { execute: async () => ({}) }, log: () => {} });
     const started = gateway.start();
-    const pid = await until(() => children(process.pid, 'mcp-paged-server')[0]);
+    const pid = await until(() => children(process.pid, 'mcp-paged-server')[0], 15_000);
+    expect(pid).toBeGreaterThan(0);
     await gateway.close();
     await started;
-    await until(() => children(process.pid, 'mcp-paged-server').length === 0, 2_000);
+    expect(await until(() => children(process.pid, 'mcp-paged-server').length === 0, 2_000)).toBe(true);
     expect(() => process.kill(pid, 0)).toThrow();
   });
 });
@@ -471,7 +450,7 @@ describe('createMcpGateway, in process', () => {
       const pid = children(process.pid, 'mcp-paged-server')[0];
       expect(pid).toBeGreaterThan(0);
       await server.close();
-      await until(() => children(process.pid, 'mcp-paged-server').length === 0);
+      expect(await until(() => children(process.pid, 'mcp-paged-server').length === 0, 15_000)).toBe(true);
     } finally {
       await executor.close();
     }
@@ -545,15 +524,3 @@ describe('docs/mcp.md', () => {
   }, 60_000);
 });
 
-/** The first line a child prints on stdout. */
-function firstLine(child) {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before printing`)));
-  });
-}

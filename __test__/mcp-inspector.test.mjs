@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { until } from './helpers.mjs';
+import { firstLine, upstreamOf } from './mcp-helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { render } = require('../lib/errors');
@@ -81,7 +83,8 @@ describe('the gateway through the MCP inspector CLI', () => {
       catch (e) { return { caught: e.message, others: await paged.double({ n: 7 }) } }
     }`);
     // The everything server under this test's gateway: its parent's command line names the config.
-    const pid = await until(() => upstreamOf(config, 'server-everything'));
+    const pid = await until(() => upstreamOf(config, 'server-everything'), 30_000);
+    expect(pid).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 1000));
     process.kill(pid, 'SIGKILL');
     const { text } = await pending;
@@ -98,14 +101,7 @@ describe('the gateway through the MCP inspector CLI', () => {
       const tokenFile = path.join(tmp, 'token');
       fs.writeFileSync(tokenFile, token);
       child = spawn(process.execPath, [bin, 'mcp', '--config', config, '--http', '0', '--token-file', tokenFile, '--workers', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-      url = await new Promise((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (c) => {
-          out += c;
-          if (out.includes('\n')) resolve(out.split('\n')[0].replace('codemode-executor mcp listening on ', ''));
-        });
-        child.once('exit', (c) => reject(new Error(`exited ${c}`)));
-      });
+      url = (await firstLine(child)).replace('codemode-executor mcp listening on ', '');
     }, 60_000);
     afterAll(() => child?.kill());
 
@@ -124,26 +120,4 @@ describe('the gateway through the MCP inspector CLI', () => {
   });
 });
 
-/** The pid of a process whose command line holds `needle` and whose parent's holds `parentNeedle`. */
-function upstreamOf(parentNeedle, needle) {
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) continue;
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
-      if (fs.readFileSync(`/proc/${ppid}/cmdline`, 'utf8').includes(parentNeedle)) return Number(entry);
-    } catch {}
-  }
-  return null;
-}
 
-async function until(fn, ms = 30_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -11,7 +11,7 @@ const { describe, reading, snapshot, integerIn, checkOutbound, objectArgument } 
 const { BUDGETS, range, reservedNames, IDENTIFIER } = require('./validate');
 const { limits } = require('./native');
 const { declareProvider } = require('./mcp/types');
-const { truncateResult, RESULT_CHARS, consoleText } = require('./mcp/truncate');
+const { truncateResult, RESULT_CHARS, consoleText, truncatedNote } = require('./mcp/truncate');
 
 /**
  * @typedef {import('../index').Outcome} Outcome
@@ -311,7 +311,7 @@ function modelOutput(output, max) {
     type: 'json',
     value: {
       result: /** @type {any} */ (value),
-      ...(truncated ? { note: `The result was longer than ${max} characters and was cut where it says TRUNCATED. Return less: a summary, a page, or only the needed fields.` } : {}),
+      ...(truncated ? { note: truncatedNote(max) } : {}),
       ...withLogs,
     },
   };

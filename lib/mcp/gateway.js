@@ -9,7 +9,7 @@ const { ListToolsRequestSchema, CallToolRequestSchema } = require('@modelcontext
 const { Upstream } = require('./upstream');
 const { parseServers } = require('./config');
 const { declareServers, declareTool, summaryLine } = require('./types');
-const { truncateResult, RESULT_CHARS, consoleText } = require('./truncate');
+const { truncateResult, RESULT_CHARS, consoleText, truncatedNote } = require('./truncate');
 const { fault, render } = require('../errors');
 const { limits } = require('../native');
 const { MCP_DEFAULTS } = require('./usage');
@@ -366,8 +366,7 @@ class McpGateway {
       return { approved: false, reason: `the call has ${entries.length} arguments, more than the ${ASK_KEYS} a person can be shown; pass fewer` };
     }
     const lines = entries.map(([key, value]) => {
-      let text = JSON.stringify(value) ?? String(value);
-      if (text.length > ASK_VALUE_CHARS) text = `${text.slice(0, ASK_VALUE_CHARS)}… (${text.length - ASK_VALUE_CHARS} more characters)`;
+      const text = clip(JSON.stringify(value) ?? String(value), ASK_VALUE_CHARS);
       return `- ${visible(JSON.stringify(key))}: ${visible(text)}`;
     });
     const answer = await server.elicitInput(
@@ -395,8 +394,7 @@ class McpGateway {
     const parts = [];
     const max = this.#options.maxResultChars;
     if (outcome.error) {
-      const message = outcome.error.message.length > max ? `${outcome.error.message.slice(0, max)}… (${outcome.error.message.length - max} more characters)` : outcome.error.message;
-      parts.push(`The program failed (${outcome.error.code}): ${message}`);
+      parts.push(`The program failed (${outcome.error.code}): ${clip(outcome.error.message, max)}`);
     } else if (outcome.result === undefined) {
       parts.push('The program returned nothing (undefined).');
     } else {
@@ -406,7 +404,7 @@ class McpGateway {
         const pretty = JSON.stringify(value, null, 2);
         parts.push(pretty.length <= max ? pretty : JSON.stringify(value));
       }
-      if (truncated) parts.push(`(The result was longer than ${max} characters and was cut where it says TRUNCATED. Return less: a summary, a page, or only the needed fields.)`);
+      if (truncated) parts.push(`(${truncatedNote(max)})`);
     }
     if (outcome.logs.length > 0) {
       parts.push(`Console:\n${consoleText(outcome.logs)}`);
@@ -442,6 +440,15 @@ function positive(field, value, fallback, max = 2_147_483_647) {
     throw fault('INVALID_OPTION', { field, problem: `${JSON.stringify(value)} is not a whole number from 1 to ${max}`, allowed: `1 to ${max}` });
   }
   return value;
+}
+
+/**
+ * `text` cut to its first `max` characters, saying how many more there were.
+ * @param {string} text
+ * @param {number} max
+ */
+function clip(text, max) {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
 }
 
 /**

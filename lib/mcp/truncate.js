@@ -231,4 +231,10 @@ function consoleText(logs) {
   return text.length > LOG_CHARS ? `${text.slice(0, LOG_CHARS)}\n… (${text.length - LOG_CHARS} more characters of console output)` : text;
 }
 
-module.exports = { MARKER, truncateResult, RESULT_CHARS, LOG_CHARS, consoleText };
+/**
+ * What a model is told of a result `truncateResult` cut to `max` characters.
+ * @param {number} max
+ */
+const truncatedNote = (max) => `The result was longer than ${max} characters and was cut where it says TRUNCATED. Return less: a summary, a page, or only the needed fields.`;
+
+module.exports = { MARKER, truncateResult, RESULT_CHARS, LOG_CHARS, consoleText, truncatedNote };
