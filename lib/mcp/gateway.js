@@ -31,10 +31,24 @@ const SEARCH_LIMIT = 20;
 /** The part of a `search` query read: its first characters, and words of those. */
 const SEARCH_QUERY_CHARS = 1_000;
 const SEARCH_WORDS = 32;
-/** An approval question shows every argument, each value cut to this many characters. */
-const ASK_VALUE_CHARS = 500;
-/** A call with more top-level arguments than this is not put to a person (it could not read them). */
-const ASK_KEYS = 40;
+/**
+ * What one approval question shows at most (docs/mcp.md, Approvals). It shows a call's input
+ * whole, one line a leaf (`options.amount: 9999999`), or it is not asked: a call whose input
+ * passes any of these bounds is refused, saying which, since a view with anything cut or left
+ * out could hide the part that matters.
+ */
+const ASK_BOUNDS = Object.freeze({
+  /** Leaves of the input (values that are not a non-empty object or array), one line each. */
+  leaves: 40,
+  /** Characters of one value as shown: its JSON, escapes included. */
+  valueChars: 500,
+  /** Characters of one key as shown (quoted and escaped when it is not an identifier). */
+  keyChars: 100,
+  /** Characters of one leaf's path as shown (`items[0].id`): bounds how deep the input nests. */
+  pathChars: 200,
+});
+/** How much of a key or path a refusal's reason quotes. */
+const ASK_QUOTE_CHARS = 60;
 /** Questions one run may put to a person; later calls that need a yes are refused. */
 const ASKS_PER_RUN = 16;
 /** A denial's reason when the client cannot ask a person. */
@@ -327,11 +341,9 @@ class McpGateway {
     if ((this.#needsYes(up, tool) && gate !== true && !(gate ?? []).includes(call.tool)) || (asked !== undefined && asked !== tool.original)) {
       throw new Error(render('APPROVAL_DENIED', { provider: call.provider, tool: call.tool, reason: 'the server changed its tool list during this run, so the call was not put to a person; run the program again' }));
     }
-    const input = call.args[0] ?? {};
-    if (typeof input !== 'object' || input === null || Array.isArray(input) || call.args.length > 1) {
-      throw new TypeError(`${call.provider}.${call.tool} takes one object argument (its input), e.g. ${call.provider}.${call.tool}({ ... })`);
-    }
-    const result = await up.call(tool, /** @type {Record<string, unknown>} */ (input), signal);
+    const input = callInput(call);
+    if (!input) throw new TypeError(notOneObject(call));
+    const result = await up.call(tool, input, signal);
     const content = Array.isArray(result.content) ? result.content : [];
     const allText = content.every((/** @type {any} */ c) => c.type === 'text');
     const text = content.filter((/** @type {any} */ c) => c.type === 'text').map((/** @type {any} */ c) => c.text).join('\n');
@@ -342,9 +354,9 @@ class McpGateway {
 
   /**
    * Asks the person behind `server`'s client whether a call may run (MCP elicitation). The
-   * question names the server's own tool and shows every argument (each value cut short), so
-   * the program cannot push the one that matters out of view; a call with too many arguments
-   * to read is refused instead.
+   * question names the server's own tool and shows the input whole, one line a leaf, so the
+   * program cannot push the part that matters out of view; a call that cannot be shown whole
+   * (askView) is refused without asking.
    * @param {Server} server
    * @param {{ provider: string, tool: string, args: unknown[] }} call
    * @param {Run} run
@@ -352,28 +364,28 @@ class McpGateway {
    */
   async #ask(server, call, run, extra) {
     if (!server.getClientCapabilities()?.elicitation) return { approved: false, reason: NO_ELICITATION };
-    if (++run.asked > ASKS_PER_RUN) {
-      return { approved: false, reason: `the run has asked ${ASKS_PER_RUN} times already, the most one run may ask; ask for fewer approvals in one run` };
-    }
     const up = this.upstreams.find((u) => u.spec.provider === call.provider);
     const names = run.names.get(call.provider);
     const tool = (names && names.size > 0 ? names : up?.byName)?.get(call.tool);
     const original = tool?.original ?? call.tool;
     run.pinned.set(`${call.provider}.${call.tool}`, original);
-    const input = call.args[0] ?? {};
-    const entries = typeof input === 'object' && input !== null && !Array.isArray(input) ? Object.entries(input) : [['(input)', input]];
-    if (entries.length > ASK_KEYS) {
-      return { approved: false, reason: `the call has ${entries.length} arguments, more than the ${ASK_KEYS} a person can be shown; pass fewer` };
+    const input = callInput(call);
+    if (!input) return { approved: false, reason: `it was not put to a person: ${notOneObject(call)}` };
+    const view = askView(input);
+    if ('refusal' in view) return { approved: false, reason: `it was not put to a person: ${view.refusal}` };
+    const [serverName, toolName] = [up?.spec.name ?? call.provider, original].map((n) => visible(JSON.stringify(n)));
+    if (toolName.length > ASK_BOUNDS.keyChars) {
+      return { approved: false, reason: `it was not put to a person: the server's name for the tool is ${toolName.length} characters long as shown, more than the ${ASK_BOUNDS.keyChars} a question shows of a name; the server must use a shorter name` };
     }
-    const lines = entries.map(([key, value]) => {
-      const text = clip(JSON.stringify(value) ?? String(value), ASK_VALUE_CHARS);
-      return `- ${visible(JSON.stringify(key))}: ${visible(text)}`;
-    });
+    if (++run.asked > ASKS_PER_RUN) {
+      return { approved: false, reason: `the run has asked ${ASKS_PER_RUN} times already, the most one run may ask; ask for fewer approvals in one run` };
+    }
+    const n = view.lines.length;
     const answer = await server.elicitInput(
       {
         message: [
-          `The program wants to call ${visible(JSON.stringify(up?.spec.name ?? call.provider))} tool ${visible(JSON.stringify(original))} with ${entries.length === 0 ? 'no arguments' : `these ${entries.length} arguments`}:`,
-          ...lines,
+          `The program wants to call ${serverName} tool ${toolName} with ${n === 0 ? 'an empty input ({}).' : `this input (${n} ${n === 1 ? 'value' : 'values'}):`}`,
+          ...view.lines,
           'Allow this call?',
         ].join('\n'),
         requestedSchema: { type: 'object', properties: {} },
@@ -452,12 +464,106 @@ function clip(text, max) {
 }
 
 /**
- * `text` with the characters that change how text around them reads (line and paragraph
- * separators, bidirectional controls) written as escapes.
+ * Characters that can make a question read as something it is not: controls (NEL among them),
+ * format characters (zero-width, bidirectional controls, tags), line and paragraph separators,
+ * spaces other than U+0020, characters drawn as nothing (default ignorable), and look-alikes of
+ * the quotes around keys and strings.
+ */
+const DECEIVING = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Default_Ignorable_Code_Point}\u00ab\u00bb\u02b9-\u02bc\u02c8\u02dd\u02ee\u05f3\u05f4\u2018-\u201f\u2032-\u2037\u2039\u203a\u275b-\u2760\u301d-\u301f\uff02\uff07]/gu;
+
+/**
+ * `text` with every DECEIVING character written as an escape (`\u200b`, `\u{e0041}`).
  * @param {string} text
  */
 function visible(text) {
-  return text.replace(/[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(DECEIVING, (c) => {
+    if (c === ' ') return c;
+    const code = /** @type {number} */ (c.codePointAt(0));
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * A call's input when it is one plain object (or nothing), else null.
+ * @param {{ args: unknown[] }} call
+ * @returns {Record<string, unknown> | null}
+ */
+function callInput(call) {
+  const input = call.args[0] ?? {};
+  if (typeof input !== 'object' || input === null || Array.isArray(input) || call.args.length > 1) return null;
+  return /** @type {Record<string, unknown>} */ (input);
+}
+
+/** @param {{ provider: string, tool: string }} call */
+function notOneObject(call) {
+  return `${call.provider}.${call.tool} takes one object argument (its input), e.g. ${call.provider}.${call.tool}({ ... })`;
+}
+
+/** Keys written bare in a path; any other is quoted: `options["a.b"]`. */
+const BARE_KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * What a person is shown of a call's input: one line a leaf, `- path: value`, written from the
+ * JSON its server receives (a Date as its string, NaN as null, undefined left out), every
+ * DECEIVING character an escape; or why it cannot be shown whole within ASK_BOUNDS.
+ * @param {Record<string, unknown>} input
+ * @returns {{ lines: string[] } | { refusal: string }}
+ */
+function askView(input) {
+  /** @type {unknown} */
+  let wire;
+  try {
+    wire = JSON.parse(JSON.stringify(input));
+  } catch (e) {
+    return { refusal: `its input cannot be written as JSON, the form its server receives (${/** @type {Error} */ (e).message}); pass plain data` };
+  }
+  /** @type {string[]} */
+  const lines = [];
+  let leaves = 0;
+  // Depth first, in key order; `path` is null once past the leaf bound (only counting then).
+  /** @type {Array<[string | null, unknown]>} */
+  const stack = [['', wire]];
+  while (stack.length > 0) {
+    const [path, value] = /** @type {[string | null, unknown]} */ (stack.pop());
+    const children = value !== null && typeof value === 'object' ? Object.entries(value) : [];
+    if (path === null) {
+      if (children.length === 0) leaves++;
+      for (let i = children.length - 1; i >= 0; i--) stack.push([null, children[i][1]]);
+      continue;
+    }
+    if (children.length === 0) {
+      if (path === '') break; // the empty input: no lines
+      if (++leaves > ASK_BOUNDS.leaves) continue;
+      const shown = visible(JSON.stringify(value));
+      if (shown.length > ASK_BOUNDS.valueChars) {
+        return { refusal: `the value at ${path} is ${shown.length} characters long as shown, more than the ${ASK_BOUNDS.valueChars} a question shows of one value; pass a shorter value` };
+      }
+      lines.push(`- ${path}: ${shown}`);
+      continue;
+    }
+    const array = Array.isArray(value);
+    for (let i = children.length - 1; i >= 0; i--) {
+      if (leaves >= ASK_BOUNDS.leaves) {
+        stack.push([null, children[i][1]]);
+        continue;
+      }
+      const key = children[i][0];
+      const bare = !array && BARE_KEY.test(key);
+      const shownKey = array ? key : bare ? key : visible(JSON.stringify(key));
+      if (shownKey.length > ASK_BOUNDS.keyChars) {
+        return { refusal: `a key in ${path === '' ? 'the input' : path} is ${shownKey.length} characters long as shown (${clip(shownKey, ASK_QUOTE_CHARS)}), more than the ${ASK_BOUNDS.keyChars} a question shows of one key; use shorter keys` };
+      }
+      const child = array || !bare ? `${path}[${shownKey}]` : path === '' ? key : `${path}.${key}`;
+      if (child.length > ASK_BOUNDS.pathChars) {
+        return { refusal: `its input nests too deep to show: the path ${clip(child, ASK_QUOTE_CHARS)} is longer than the ${ASK_BOUNDS.pathChars} characters a question shows of one path; nest less deeply` };
+      }
+      stack.push([child, children[i][1]]);
+    }
+  }
+  if (leaves > ASK_BOUNDS.leaves) {
+    return { refusal: `its input has ${leaves} values, more than the ${ASK_BOUNDS.leaves} one question shows (one a line); make calls of fewer values each` };
+  }
+  return { lines };
 }
 
 /**
@@ -494,4 +600,4 @@ async function createMcpGateway(options) {
   return server;
 }
 
-module.exports = { McpGateway, createMcpGateway, NO_ELICITATION };
+module.exports = { McpGateway, createMcpGateway, NO_ELICITATION, ASK_BOUNDS };
