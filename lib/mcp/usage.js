@@ -19,6 +19,7 @@ const MCP_DEFAULTS = {
 /** The usage text, its defaults filled in. */
 function mcpUsage() {
   const { limits } = require('../native');
+  const serve = limits().serveDefaults;
   return `Usage: codemode-executor mcp --config FILE [options]
 
 Serves the MCP servers of FILE (the "mcpServers" format of Claude Desktop and Cursor) to an MCP
@@ -34,7 +35,12 @@ Options:
   --token-file PATH      a shared secret (16+ characters) HTTP clients send as
                          "Authorization: Bearer SECRET"; without it --http makes a
                          random one and prints it with the URL
-  --allow-origin ORIGIN  a web origin whose pages may call --http (repeatable; default none)
+  --allow-origin ORIGIN  a web origin whose pages may call --http besides the gateway's own
+                         (http://HOST:PORT of its address, and localhost on loopback);
+                         repeatable, default none
+  --max-connections N    connections open at once (default ${serve.maxConnections})
+  --max-connections-per-address N
+                         connections open at once from one address (default ${serve.maxConnectionsPerAddress})
   --outbound MODE        what programs' fetch may reach: null (closed, the default),
                          public (public internet addresses only) or native (everything)
   --approve SERVER.TOOL  a tool whose calls wait for a person's yes, asked through the
