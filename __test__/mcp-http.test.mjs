@@ -31,9 +31,16 @@ fs.writeFileSync(tokenFile, `${token}\n`);
 
 const INIT = (version = '2025-11-25') => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
 
+/** Every gateway started, killed after the file even when a test timed out before stopping its own. */
+const started = new Set();
+afterAll(() => {
+  for (const child of started) child.kill();
+});
+
 /** A gateway CLI on 127.0.0.1 with `flags`; `stop()` kills it. */
 async function gateway(flags = []) {
   const child = spawn(process.execPath, [bin, 'mcp', '--config', config, '--http', '0', '--token-file', tokenFile, '--workers', '1', ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
+  started.add(child);
   const url = (await firstLine(child)).replace('codemode-executor mcp listening on ', '');
   return { child, url, port: Number(new URL(url).port), stop: () => child.kill() };
 }
