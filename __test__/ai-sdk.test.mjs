@@ -240,7 +240,7 @@ describe('approvals', () => {
     const paused = first.steps[0].toolResults[0].output;
     expect(paused).toEqual({
       approvals: [{ approvalId: 'call-1:approval-1', toolName: 'refund', input: { orderId: 'A-1', amount: 42.5 } }],
-      continuation: { token: expect.stringMatching(/^cm1\./), toolCallId: 'call-1', decided: {}, dispatched: 1 },
+      continuation: { token: expect.stringMatching(/^cm1\./), toolCallId: 'call-1', decided: {}, dispatched: 1, entry: { line: 1, column: 1 } },
       logs: [{ level: 'log', message: 'refunding 42.5' }],
       calls: anyCalls(['getOrder', 'ok'], ['refund', 'pending']),
     });
@@ -587,13 +587,15 @@ describe('a review\'s attacks on codeModeTool', () => {
     expect(real.result).toBe('rf_Z');
   });
 
-  it('a sparse array as a tool input is refused before any schema walks it', async () => {
-    const tools = { take: tool({ description: 't', inputSchema: z.object({ ids: z.array(z.string()) }), execute: async () => 'ran' }) };
+  it('a sparse array as a tool input is refused before JSON or any schema walks it; a small one has null in its holes', async () => {
+    const tools = { take: tool({ description: 't', inputSchema: z.object({ ids: z.array(z.string().nullable()) }), execute: async ({ ids }) => ids }) };
     const call = (length) => `async () => { const ids = []; ids.length = ${length}; ids[1] = 'x'; try { return await tools.take({ ids }) } catch (e) { return e.message } }`;
     const huge = await codeModeTool(tools, { executor }).execute({ code: call('2 ** 32 - 1') }, { toolCallId: 's', messages: [] });
     expect(huge.result).toBe('Invalid input for tool "take": it holds more than 100000 values; pass less (an id or a page)');
+    const typed = await codeModeTool(tools, { executor }).execute({ code: 'async () => { try { return await tools.take({ ids: new Uint8Array(2 ** 20) }) } catch (e) { return e.message } }' }, { toolCallId: 's', messages: [] });
+    expect(typed.result).toBe('Invalid input for tool "take": it holds more than 100000 values; pass less (an id or a page)');
     const small = await codeModeTool(tools, { executor }).execute({ code: call(3) }, { toolCallId: 's', messages: [] });
-    expect(small.result).toBe('Invalid input for tool "take": an array has a hole at 0 (sparse arrays are not JSON)');
+    expect(small.result).toEqual([null, 'x', null]);
   });
 
   it("a failure's text the model sees is cut like a result", async () => {

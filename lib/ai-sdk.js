@@ -6,10 +6,11 @@
 // one. The host brings its own `ai` (an optional peer dependency), loaded here only when
 // codeModeTool is called. docs/ai-sdk.md.
 
+const acorn = require('acorn');
 const { fault, render } = require('./errors');
 const { describe, reading, snapshot, integerIn, checkOutbound, objectArgument } = require('./validate/fields');
 const { BUDGETS, range, reservedNames, IDENTIFIER } = require('./validate');
-const { limits } = require('./native');
+const { limits, loadNative } = require('./native');
 const { declareProvider } = require('./mcp/types');
 const { truncateResult, RESULT_CHARS, consoleText, truncatedNote } = require('./mcp/truncate');
 
@@ -57,6 +58,12 @@ const { truncateResult, RESULT_CHARS, consoleText, truncatedNote } = require('./
  * @property {Array<{ toolName: string, input: unknown }> | null} gate interrupt mode: the calls a
  *   person approved (a resume's), each dispatched once; a call that needs a person and is not
  *   among them is refused at dispatch, whatever the paused output said. null in callback mode.
+ * @property {Entry | null} entry where the model's expression starts in the code the executor
+ *   runs (null: the code went as it was), which a failure's place is counted back from
+ *
+ * The 1-based line and column (UTF-16 units) at which the model's expression starts, and so the
+ * wrapper around it (`HEAD`).
+ * @typedef {{ line: number, column: number }} Entry
  */
 
 /** Characters of one waiting call's input the model sees. */
@@ -355,9 +362,10 @@ const INPUT_VALUES = 100_000;
 const INPUT_DEPTH = 64;
 
 /**
- * What keeps `value` from being the JSON data a tool's input is, checked before any schema
- * reads it (a sparse array of 2^32 - 1 slots crosses the sandbox in a few bytes, and a schema
- * would walk every slot): null when it is within bounds.
+ * What keeps `value` from being the JSON data a tool's input is, checked before it goes through
+ * JSON or any schema reads it (a sparse array of 2^32 - 1 slots crosses the sandbox in a few
+ * bytes, and JSON would write every slot): null when it is within bounds. A typed array counts
+ * its elements, each a value in JSON.
  * @param {unknown} value
  * @returns {string | null}
  */
@@ -367,12 +375,11 @@ function jsonShapeProblem(value) {
   const walk = (v, depth) => {
     if (v === null || typeof v !== 'object') return null;
     if (depth > INPUT_DEPTH) return `it nests more than ${INPUT_DEPTH} levels`;
-    const entries = Array.isArray(v) ? v.length : Object.keys(v).length;
+    const entries = Array.isArray(v) ? v.length : ArrayBuffer.isView(v) ? (/** @type {{ length?: number }} */ (v).length ?? 0) : Object.keys(v).length;
     budget -= entries;
     if (budget < 0) return `it holds more than ${INPUT_VALUES} values; pass less (an id or a page)`;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        if (!(i in v)) return `an array has a hole at ${i} (sparse arrays are not JSON)`;
         const problem = walk(v[i], depth + 1);
         if (problem) return problem;
       }
@@ -389,6 +396,155 @@ function jsonShapeProblem(value) {
 
 /** @param {unknown} v @returns {v is AsyncIterable<unknown>} */
 const isAsyncIterable = (v) => v !== null && typeof v === 'object' && typeof (/** @type {any} */ (v))[Symbol.asyncIterator] === 'function';
+
+// Values are JSON, as @ai-sdk/code-mode's are (docs/ai-sdk.md, "Values are JSON"): the program's
+// result is turned into JSON text inside the sandbox, where its own toJSON methods and getters
+// run, and parsed here; tool inputs and answers go through JSON here, on the host (a tool input
+// arrives as a structured clone, which holds no code of the program's; an answer is the host's).
+
+/** The key of the wrapper's answer, which says what became of the program's value. */
+const JSON_TAG = 'codemode:json';
+/**
+ * What goes in front of the model's expression (with `TAIL` after it), on the expression's own
+ * line: a function that calls the model's function as the executor would (no arguments, no
+ * `this`), awaits it, and answers `{ [JSON_TAG]: 'json', detail: <JSON text> }`, or `'threw'`
+ * with what JSON.stringify threw, or `'none'` with the type of a value JSON has none for.
+ * JSON.stringify is taken before the model's expression is evaluated. A value that is not a
+ * function passes through, for the executor's own ENTRY_SHAPE. One line: only the columns of
+ * that line after it move, by its length (`placed` counts them back).
+ */
+const HEAD = `((s) => (f) => typeof f !== 'function' ? f : async () => { const v = await f(); if (v === undefined) return v; let t; try { t = s(v); } catch (e) { let d; try { d = e instanceof Error ? e.name + ': ' + e.message : String(e); } catch { d = 'a value that cannot be named'; } return { '${JSON_TAG}': 'threw', detail: d }; } return t === undefined ? { '${JSON_TAG}': 'none', detail: typeof v } : { '${JSON_TAG}': 'json', detail: t }; })(JSON.stringify)((`;
+const TAIL = '))';
+
+/**
+ * acorn, reading the model's code here only to find its expression: without acorn's lists of
+ * declared names, so the parse is linear whatever the declarations (the worker reports a
+ * redeclaration itself).
+ */
+const EntryParser = acorn.Parser.extend(
+  (Base) =>
+    /** @type {typeof acorn.Parser} */ (/** @type {unknown} */ (class extends /** @type {new (...args: any[]) => object} */ (/** @type {unknown} */ (Base)) {
+      declareName() {}
+    })),
+);
+
+/** @param {string} src @returns {acorn.Program | null} */
+function parseEntry(src) {
+  try {
+    return EntryParser.parse(src, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The code the executor runs for the model's: its expression wrapped in `HEAD` and `TAIL`, every
+ * other line and column as the model wrote them (TypeScript goes with its types blanked, as the
+ * worker blanks them). Code that is not the entry shape, or that cannot be read here, goes as it
+ * is, for the executor to report (entry null); code too long or too deeply nested for a parser on
+ * this thread is not read at all.
+ * @param {string} code
+ * @returns {{ code: string, entry: Entry | null }}
+ */
+function wrapEntry(code) {
+  const binding = loadNative().binding;
+  if (binding.checkProgram(code) != null) return { code, entry: null };
+  let src = code;
+  let ast = parseEntry(src);
+  if (!ast) {
+    const stripped = binding.stripTypes(code).code;
+    if (typeof stripped !== 'string') return { code, entry: null };
+    src = stripped;
+    ast = parseEntry(src);
+    if (!ast) return { code, entry: null };
+  }
+  const body = ast.body.filter((n) => n.type !== 'EmptyStatement');
+  const last = body[body.length - 1];
+  if (!last || last.type !== 'ExpressionStatement' || body.slice(0, -1).some((n) => n.type !== 'ImportDeclaration')) return { code, entry: null };
+  const { start, end, loc } = last.expression;
+  if (!loc) return { code, entry: null };
+  return { code: src.slice(0, start) + HEAD + src.slice(start, end) + TAIL + src.slice(end), entry: { line: loc.start.line, column: loc.start.column + 1 } };
+}
+
+/**
+ * A failure with its place counted in the code the model wrote: on the expression's first line,
+ * the columns after the wrapper move back by its length (in `column` and the text's `(line L,
+ * column C)`). A place inside the wrapper (its call of the model's function: a class called
+ * without `new`) is none in the model's code, as when the executor calls the function: dropped.
+ * @param {import('../index').ProgramError} error
+ * @param {Entry | null} entry
+ */
+function placed(error, entry) {
+  const out = { ...error };
+  if (!entry || out.module !== undefined || out.line !== entry.line || typeof out.column !== 'number' || out.column < entry.column) return out;
+  const at = `(line ${out.line}, column ${out.column})`;
+  const i = out.message.lastIndexOf(at);
+  if (out.column < entry.column + HEAD.length) {
+    if (i >= 0) out.message = `${out.message.slice(0, i).replace(/ $/, '')}${out.message.slice(i + at.length)}`;
+    delete out.line;
+    delete out.column;
+    return out;
+  }
+  const column = out.column - HEAD.length;
+  if (i >= 0) out.message = `${out.message.slice(0, i)}(line ${out.line}, column ${column})${out.message.slice(i + at.length)}`;
+  out.column = column;
+  return out;
+}
+
+/**
+ * Why JSON.stringify gave nothing for a value of this type.
+ * @param {string} type
+ */
+function noJsonValue(type) {
+  if (type === 'function' || type === 'symbol') return `JSON has no value for a ${type}`;
+  return 'its toJSON() gave no JSON value';
+}
+
+/**
+ * `value` through JSON on the host: `{ value }` (undefined stays undefined), or `{ problem }`
+ * saying why it has no JSON.
+ * @param {unknown} value
+ * @returns {{ value: unknown } | { problem: string }}
+ */
+function throughJson(value) {
+  if (value === undefined) return { value };
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    return { problem: `JSON.stringify threw ${e instanceof Error ? `${e.name}: ${e.message}` : describe(e)}` };
+  }
+  if (text === undefined) return { problem: noJsonValue(typeof value) };
+  return { value: JSON.parse(text) };
+}
+
+/**
+ * The program's result as the output carries it: the wrapper's JSON text parsed, or the failure
+ * that it has no JSON. A result that is not the wrapper's (code that went as it was) goes through
+ * JSON here.
+ * @param {unknown} result
+ * @returns {{ result: unknown } | { error: import('../index').ProgramError }}
+ */
+function jsonResult(result) {
+  /** @param {string} problem */
+  const refused = (problem) => ({ error: { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail: `it is returned as JSON, and ${problem}` }) } });
+  const r = /** @type {Record<string, unknown>} */ (result);
+  if (r === null || typeof r !== 'object' || Array.isArray(r) || !Object.hasOwn(r, JSON_TAG)) {
+    const json = throughJson(result);
+    return 'problem' in json ? refused(json.problem) : { result: json.value };
+  }
+  const { [JSON_TAG]: kind, detail } = r;
+  if (kind === 'json' && typeof detail === 'string') {
+    try {
+      return { result: JSON.parse(detail) };
+    } catch {
+      // JSON.stringify was replaced before the wrapper took it: below.
+    }
+  }
+  if (kind === 'threw' && typeof detail === 'string') return refused(`JSON.stringify threw ${detail}`);
+  if (kind === 'none' && typeof detail === 'string') return refused(noJsonValue(detail));
+  return refused('JSON.stringify, replaced by the program, did not give JSON text');
+}
 
 /**
  * Builds the code tool over one tool set (the given one, or the one the AI SDK binds).
@@ -422,6 +578,7 @@ function makeTool(ai, settings, byName, toolSet) {
       dispatched: 0,
       asked: 0,
       gate: settings.approval.mode === 'interrupt' ? [] : null,
+      entry: null,
     };
   };
 
@@ -437,9 +594,11 @@ function makeTool(ai, settings, byName, toolSet) {
     if (args.length > 1) return { ok: false, message: `${settings.provider}.${name} takes one argument, its input object; it was given ${args.length}` };
     const shape = jsonShapeProblem(args[0]);
     if (shape) return { ok: false, message: `Invalid input for tool "${name}": ${shape}` };
+    const json = throughJson(args[0]);
+    if ('problem' in json) return { ok: false, message: `Invalid input for tool "${name}": it is passed as JSON, and ${json.problem}` };
     const schema = ai.asSchema(t.inputSchema);
-    if (typeof schema.validate !== 'function') return { ok: true, input: args[0] };
-    const checked = await schema.validate(args[0]);
+    if (typeof schema.validate !== 'function') return { ok: true, input: json.value };
+    const checked = await schema.validate(json.value);
     if (checked.success) return { ok: true, input: checked.value };
     return { ok: false, message: `Invalid input for tool "${name}": ${validationText(checked.error)}` };
   };
@@ -505,12 +664,15 @@ function makeTool(ai, settings, byName, toolSet) {
       }
     }
     const output = t.execute(checked.input, { ...run.forwarded, toolCallId: `${run.outer}:${++run.dispatched}` });
+    let answer;
     if (isAsyncIterable(output)) {
-      let last;
-      for await (const part of output) last = part; // a streaming tool's last output is its output
-      return last;
+      for await (const part of output) answer = part; // a streaming tool's last output is its output
+    } else {
+      answer = await output;
     }
-    return await output;
+    const json = throughJson(answer);
+    if ('problem' in json) throw new Error(render('TOOL_RESULT_NOT_CLONEABLE', { provider: settings.provider, tool: name, detail: `it is passed as JSON, and ${json.problem}` }));
+    return json.value;
   };
 
   /** @param {Run} run @returns {ExecuteRequest} */
@@ -571,8 +733,10 @@ function makeTool(ai, settings, byName, toolSet) {
     const deadline = Date.now() + bound;
     for (;;) {
       if (!outcome.paused) {
-        if (outcome.error) return { error: { ...outcome.error }, logs: outcome.logs, calls: outcome.calls };
-        return { result: outcome.result, logs: outcome.logs, calls: outcome.calls };
+        if (outcome.error) return { error: placed(outcome.error, run.entry), logs: outcome.logs, calls: outcome.calls };
+        const read = jsonResult(outcome.result);
+        if ('error' in read) return { error: read.error, logs: outcome.logs, calls: outcome.calls };
+        return { result: read.result, logs: outcome.logs, calls: outcome.calls };
       }
       /** @type {ApprovalRequest[]} */
       const approvals = [];
@@ -585,7 +749,8 @@ function makeTool(ai, settings, byName, toolSet) {
         else auto[call.id] = decided(status);
       }
       if (approvals.length > 0) {
-        return { approvals, continuation: { token: outcome.paused.token, toolCallId: run.outer, decided: auto, dispatched: Math.max(run.dispatched, outcome.stats.toolCalls - outcome.paused.pending.length) }, logs: outcome.logs, calls: outcome.calls };
+        const continuation = { token: outcome.paused.token, toolCallId: run.outer, decided: auto, dispatched: Math.max(run.dispatched, outcome.stats.toolCalls - outcome.paused.pending.length), ...(run.entry ? { entry: run.entry } : {}) };
+        return { approvals, continuation, logs: outcome.logs, calls: outcome.calls };
       }
       const left = deadline - Date.now();
       const timedOut = () => ({ error: { code: 'TIMEOUT', message: render('TIMEOUT', { ms: bound }) }, logs: outcome.logs, calls: outcome.calls });
@@ -621,7 +786,9 @@ function makeTool(ai, settings, byName, toolSet) {
     execute: async (/** @type {{ code: string }} */ input, /** @type {Record<string, any>} */ options = {}) => {
       const run = newRun(options, byName, toolSet, approve);
       const request = requestFor(run);
-      request.code = input.code;
+      const wrapped = wrapEntry(input.code);
+      request.code = wrapped.code;
+      run.entry = wrapped.entry;
       return settle(run, await settings.executor.execute(request));
     },
     toModelOutput: (/** @type {{ output: CodeModeOutput }} */ { output }) => modelOutput(output, settings.maxResultChars),
@@ -677,6 +844,9 @@ function makeTool(ai, settings, byName, toolSet) {
     // The calls before the pause are answered from the token; new ones count on past every call
     // the run made (its `calls` keeps only the first 1,000).
     run.dispatched = Number.isSafeInteger(c.dispatched) && c.dispatched >= 0 ? c.dispatched : Array.isArray(p.calls) ? p.calls.length : 0;
+    // Only where a failure's place is counted from: the token decides what runs.
+    const at = c.entry;
+    run.entry = at !== null && typeof at === 'object' && Number.isSafeInteger(at.line) && at.line > 0 && Number.isSafeInteger(at.column) && at.column > 0 ? { line: at.line, column: at.column } : null;
     for (const a of pending) if (answers.get(a.approvalId)?.approved) /** @type {NonNullable<Run['gate']>} */ (run.gate).push({ toolName: a.toolName, input: a.input });
     return settle(run, await resumeRun(run, c.token, decisions));
   };
