@@ -8,7 +8,7 @@ const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
 const { ListToolsRequestSchema, CallToolRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 const { Upstream } = require('./upstream');
 const { parseServers } = require('./config');
-const { declareServers, declareTool, summaryLine } = require('./types');
+const { declareCatalog, declareTool, summaryLine, renderBudget, TOOL_DOC_CHARS } = require('./types');
 const { truncateResult, RESULT_CHARS, consoleText, truncatedNote } = require('./truncate');
 const { fault, render } = require('../errors');
 const { limits } = require('../native');
@@ -25,9 +25,12 @@ const { MCP_DEFAULTS } = require('./usage');
  * @typedef {{ providers: ProviderDeclaration[], names: Map<string, Map<string, UpstreamTool>>,
  *   pinned: Map<string, string>, asked: number }} Run
  */
+/** One server's declarations (declareCatalog), with its upstream. @typedef {{ up: Upstream, text: string, complete: boolean }} Declared */
 
 /** Matches `search` returns at most. */
 const SEARCH_LIMIT = 20;
+/** Tools one `describe` declares at most. */
+const DESCRIBE_LIMIT = 50;
 /** The part of a `search` query read: its first characters, and words of those. */
 const SEARCH_QUERY_CHARS = 1_000;
 const SEARCH_WORDS = 32;
@@ -76,8 +79,12 @@ class McpGateway {
   /** @type {Array<{ server: string, tool: string }>} */
   #approve;
   #closed = false;
-  /** @type {string | null} */
-  #declared = null;
+  /**
+   * The declarations of every upstream's tools (made again only when a tool list changed), and
+   * which servers the `code` tool's description declares or leaves to `search` and `describe`.
+   * @type {{ text: string, declared: Declared[], searched: Declared[] } | null}
+   */
+  #catalog = null;
 
   /** @param {GatewayOptions} options */
   constructor(options) {
@@ -120,25 +127,43 @@ class McpGateway {
     return this.#servers.size;
   }
 
-  /** Whether the model gets the catalog by `search` and `describe` rather than whole. */
+  /** Whether the model gets (some of) the catalog by `search` and `describe` rather than whole. */
   get searching() {
-    if (this.#options.catalog !== 'auto') return this.#options.catalog === 'search';
-    return this.declarations().length > MCP_DEFAULTS.fullCatalogChars;
+    return this.#plan().searched.length > 0;
   }
 
-  /** Every upstream's tools as TypeScript declarations (made again only when a tool list changed). */
+  /** Every upstream's tools as TypeScript declarations, within one render's budget. */
   declarations() {
-    this.#declared ??= declareServers(this.upstreams.map((u) => ({ provider: u.spec.provider, server: u.spec.name, tools: u.tools })));
-    return this.#declared;
+    return this.#plan().text;
+  }
+
+  /**
+   * The catalog: `--catalog search` declares no server; `full` every server whose declarations
+   * fit their budget (types.js RENDER_BUDGETS), the others left to search; `auto` every server
+   * when all fit and their text is at most MCP_DEFAULTS.fullCatalogChars, else none.
+   */
+  #plan() {
+    if (this.#catalog) return this.#catalog;
+    const { text, servers } = declareCatalog(this.upstreams.map((u) => ({ provider: u.spec.provider, server: u.spec.name, tools: u.tools })));
+    const all = servers.map((d, i) => ({ up: this.upstreams[i], text: d.text, complete: d.complete }));
+    const mode = this.#options.catalog;
+    const whole = mode === 'full' || (mode === 'auto' && all.every((d) => d.complete) && text.length <= MCP_DEFAULTS.fullCatalogChars);
+    const declared = whole ? all.filter((d) => d.complete) : [];
+    this.#catalog = { text, declared, searched: all.filter((d) => !declared.includes(d)) };
+    return this.#catalog;
   }
 
   /** The `code` tool's description: what the model reads. */
   codeDescription() {
-    const searching = this.searching;
-    const catalog = searching
-      ? this.upstreams.map((u) => `- \`${u.spec.provider}\` (MCP server "${u.spec.name}", ${u.tools.length} tools${u.connected ? '' : ', not connected now'})`).join('\n') +
-        '\n\nFind tools with the `search` tool and read their exact declarations with `describe` before you call them.'
-      : this.declarations();
+    const { declared, searched } = this.#plan();
+    const full = this.#options.catalog === 'full';
+    const catalog = [
+      ...(declared.length > 0 ? [declared.map((d) => d.text).join('\n\n')] : []),
+      ...(searched.length > 0
+        ? [searched.map(({ up }) => `- \`${up.spec.provider}\` (MCP server "${up.spec.name}", ${up.tools.length} tools${full ? ', too many to declare here' : ''}${up.connected ? '' : ', not connected now'})`).join('\n') +
+            '\n\nFind tools with the `search` tool and read their exact declarations with `describe` before you call them.']
+        : []),
+    ].join('\n\n');
     return [
       'Run a JavaScript or TypeScript program that calls the tools of these MCP servers, and get back what it returns.',
       'Write one async arrow function: `async () => { ... }`. Each server is a global object; each of its tools is an async method taking one object argument. Await the calls, combine their results in code, and return only what is needed (the result comes back as JSON, cut structurally past ' + this.#options.maxResultChars + ' characters). console.log output comes back too.',
@@ -228,7 +253,8 @@ class McpGateway {
     for (const u of this.upstreams) {
       for (const t of u.tools) {
         const name = `${u.spec.provider}.${t.name} ${t.original}`.toLowerCase();
-        const text = (t.description ?? '').toLowerCase();
+        // What the model could read of the description (declarations cut it there too).
+        const text = (typeof t.description === 'string' ? t.description.slice(0, TOOL_DOC_CHARS) : '').toLowerCase();
         let score = 0;
         for (const w of words) score += (name.includes(w) ? 3 : 0) + (text.includes(w) ? 1 : 0);
         if (score > 0 || words.length === 0) hits.push({ score, line: `${u.spec.provider}.${summaryLine(t)}` });
@@ -246,11 +272,15 @@ class McpGateway {
    * @param {string[]} names
    */
   describe(names) {
-    return names.slice(0, 50).map((full) => {
+    // One answer is one render: past its budget a schema is `unknown`, and a tool is not described.
+    const budget = renderBudget();
+    return names.slice(0, DESCRIBE_LIMIT).map((full) => {
       const dot = full.indexOf('.');
       const up = this.upstreams.find((u) => u.spec.provider === full.slice(0, dot) || u.spec.name === full.slice(0, dot));
       const tool = up?.tools.find((t) => t.name === full.slice(dot + 1) || t.original === full.slice(dot + 1));
-      return up && tool ? declareTool(up.spec.provider, tool) : `// ${full}: no such tool (search first)`;
+      const quoted = JSON.stringify(full.slice(0, 200));
+      if (!up || !tool) return `// ${quoted}: no such tool (search first)`;
+      return declareTool(up.spec.provider, tool, budget) ?? `// ${quoted}: not described: this answer reached its size budget; describe fewer tools at a time`;
     }).join('\n\n');
   }
 
@@ -425,7 +455,7 @@ class McpGateway {
   }
 
   #toolsChanged() {
-    this.#declared = null;
+    this.#catalog = null;
     for (const server of this.#servers) server.sendToolListChanged().catch(() => {});
   }
 
