@@ -39,4 +39,7 @@ fi
 "$out/codemode-worker$exe" --write-snapshot "$snapshot"
 CODEMODE_SNAPSHOT="$snapshot" cargo build --release --locked -p codemode-worker $target_flag
 npx napi build --platform --release $target_flag --no-js --no-const-enum --dts native.d.ts --output-dir .
-cp "$out/codemode-worker$exe" "./codemode-worker$exe"
+# Copied beside, then renamed over: a worker binary that runs (a test, a pool of another
+# process) cannot be overwritten in place ("Text file busy"), but it can be replaced.
+cp "$out/codemode-worker$exe" "./codemode-worker$exe.new"
+mv -f "./codemode-worker$exe.new" "./codemode-worker$exe"

@@ -13,7 +13,11 @@ for f in "$addon" codemode-worker; do
   [ -f "$f" ] || { echo "stage: $f is missing; run scripts/build.sh first" >&2; exit 1; }
 done
 [ -d "$dir" ] || { echo "stage: no platform package folder $dir for this machine" >&2; exit 1; }
-cp "$addon" codemode-worker "$dir/"
+# Beside, then renamed over (a running binary cannot be overwritten in place).
+for f in "$addon" codemode-worker; do
+  cp "$f" "$dir/$f.new"
+  mv -f "$dir/$f.new" "$dir/$f"
+done
 node - <<'JS'
 const fs = require('node:fs');
 const path = require('node:path');
