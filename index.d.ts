@@ -571,6 +571,11 @@ export interface RemoteCeilings {
   toolCallLimit: number | null
   /** Fetches per run ({@link Budgets.fetchLimit}): `serve --fetch-limit`; `null`: none set. */
   fetchLimit: number | null
+  /**
+   * ms: the most one decision of a callback-mode run may take (`approval.timeout`): `serve
+   * --approval-timeout` ({@link ServeOptions.approvalTimeout}); `null` from a daemon too old to say.
+   */
+  approvalTimeout: number | null
 }
 
 /** A daemon's counts: its pool's, and its open connections. */
@@ -707,6 +712,15 @@ export interface ServeOptions extends Budgets {
    * Default 20 MiB.
    */
   maxMessageBytes?: number
+  /**
+   * The most one decision of a callback-mode run may take here, in ms (`approval.timeout`,
+   * docs/approvals.md): while a run waits on decisions only, its time bound rests and its
+   * worker stays held, so this bounds how long a caller can hold a worker waiting for a person.
+   * A request naming more is refused with `INVALID_OPTION` naming `--approval-timeout`; one
+   * naming none gets the request default (5 minutes) or this, whichever is less. 1 ms to
+   * 1 hour; default 300,000 (5 minutes). `serve --approval-timeout`.
+   */
+  approvalTimeout?: number
   /**
    * The outbound ceiling: the most network a caller's run may get, and what a request that
    * names none gets. `null` (fetch closed), `'routed'` (the caller's own policy, in its
@@ -1015,7 +1029,11 @@ export interface CodeModeApprovalResponse {
 
 /** The code tool's output when the program returned. */
 export interface CodeModeCompleted {
-  /** What the program's function returned, as structuredClone copies it. */
+  /**
+   * What the program's function returned, as JSON (docs/ai-sdk.md, "Values are JSON"): the
+   * value `JSON.parse(JSON.stringify(value))` gives inside the sandbox, as `@ai-sdk/code-mode`'s
+   * is; a result with no JSON form fails with `RESULT_NOT_JSON`.
+   */
   result: unknown
   /** Its console output (at most 1,000 entries and 1 MiB, as {@link Outcome}'s). */
   logs: LogEntry[]
@@ -1058,6 +1076,8 @@ export interface CodeModePaused {
     decided: Record<string, Decision>
     /** Tool calls the run made before it paused: the ids of later dispatches count on from it. */
     dispatched?: number
+    /** Where the model's expression starts in the program run, for failure positions after a resume. */
+    entry?: { line: number; column: number }
   }
   logs: LogEntry[]
   calls: CallRecord[]

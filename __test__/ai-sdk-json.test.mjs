@@ -60,7 +60,7 @@ async function ours(body) {
   return out.error ? { ok: false, error: out.error } : { ok: true, value: out.result };
 }
 
-const notJson = (detail) => new RegExp(`^${escape(declaredText('RESULT_NOT_CLONEABLE', { detail: '\u0000' })).replace('\u0000', `it is returned as JSON, and ${detail}`)}$`);
+const notJson = (detail) => new RegExp(`^${escape(declaredText('RESULT_NOT_JSON', { detail: '\u0000' })).replace('\u0000', detail)}$`);
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // [what, body, expected]: `{ value }` both return it; `{ refused }` both refuse, ours with this
@@ -71,15 +71,15 @@ const table = [
   ['a result of -0 is 0', 'return -0', { value: 0 }],
   ['numbers keep their digits', 'return [1e21, 5e-324, 0.1 + 0.2, -1.5]', { value: [1e21, 5e-324, 0.1 + 0.2, -1.5] }],
   // BigInt.
-  ['a BigInt result is refused', 'return 1n', { refused: 'RESULT_NOT_CLONEABLE', text: notJson('JSON.stringify threw TypeError: Do not know how to serialize a BigInt') }],
-  ['a BigInt inside the result is refused', 'return { n: [1, 2n] }', { refused: 'RESULT_NOT_CLONEABLE', text: notJson('JSON.stringify threw TypeError: Do not know how to serialize a BigInt') }],
+  ['a BigInt result is refused', 'return 1n', { refused: 'RESULT_NOT_JSON', text: notJson('JSON.stringify threw TypeError: Do not know how to serialize a BigInt') }],
+  ['a BigInt inside the result is refused', 'return { n: [1, 2n] }', { refused: 'RESULT_NOT_JSON', text: notJson('JSON.stringify threw TypeError: Do not know how to serialize a BigInt') }],
   // Dates.
   ['a Date is its ISO string; an invalid one null', 'return { at: new Date(0), bad: new Date(NaN) }', { value: { at: '1970-01-01T00:00:00.000Z', bad: null } }],
   ['a Date result is its ISO string', 'return new Date(86400000)', { value: '1970-01-02T00:00:00.000Z' }],
   // Functions, symbols, undefined.
   ['a function-valued key is dropped, as are symbols and symbol keys', "return { a: 1, f() {}, s: Symbol('s'), [Symbol('k')]: 2 }", { value: { a: 1 } }],
-  ['a function result is refused', 'return () => 1', { refused: 'RESULT_NOT_CLONEABLE', text: notJson('JSON has no value for a function') }],
-  ['a symbol result is refused', "return Symbol('s')", { refused: 'RESULT_NOT_CLONEABLE', text: notJson('JSON has no value for a symbol') }],
+  ['a function result is refused', 'return () => 1', { refused: 'RESULT_NOT_JSON', text: notJson('JSON has no value for a function') }],
+  ['a symbol result is refused', "return Symbol('s')", { refused: 'RESULT_NOT_JSON', text: notJson('JSON has no value for a symbol') }],
   ['an undefined value is dropped', 'return { a: undefined, b: 1 }', { value: { b: 1 } }],
   ['undefined, a function and a symbol in an array become null', "return [undefined, () => 1, Symbol('s'), 1]", { value: [null, null, null, 1] }],
   ['a result of undefined is undefined', 'return undefined', { value: undefined }],
@@ -97,11 +97,11 @@ const table = [
   // toJSON and getters: the program's own code, run inside the sandbox.
   ["toJSON gives the value, with its key, run in the sandbox", "return { price: { toJSON() { return '$' + typeof process } }, at: { toJSON(key) { return key } } }", { value: { price: '$undefined', at: 'at' } }],
   ['a toJSON that gives nothing drops its key', 'return { a: { toJSON() {} }, b: 1 }', { value: { b: 1 } }],
-  ['a result whose toJSON gives nothing is refused', 'return { toJSON() {} }', { refused: 'RESULT_NOT_CLONEABLE', text: notJson('its toJSON\\(\\) gave no JSON value') }],
-  ['a toJSON that throws refuses the result', "return { toJSON() { throw new RangeError('no JSON today') } }", { refused: 'RESULT_NOT_CLONEABLE', text: notJson('JSON.stringify threw RangeError: no JSON today') }],
+  ['a result whose toJSON gives nothing is refused', 'return { toJSON() {} }', { refused: 'RESULT_NOT_JSON', text: notJson('its toJSON\\(\\) gave no JSON value') }],
+  ['a toJSON that throws refuses the result', "return { toJSON() { throw new RangeError('no JSON today') } }", { refused: 'RESULT_NOT_JSON', text: notJson('JSON.stringify threw RangeError: no JSON today') }],
   ['a getter gives its value', 'return { get x() { return 5 } }', { value: { x: 5 } }],
   // Shape.
-  ['a cycle is refused', 'const o = { a: 1 }; o.o = o; return o', { refused: 'RESULT_NOT_CLONEABLE', text: notJson('JSON.stringify threw TypeError: Converting circular structure to JSON[^]*') }],
+  ['a cycle is refused', 'const o = { a: 1 }; o.o = o; return o', { refused: 'RESULT_NOT_JSON', text: notJson('JSON.stringify threw TypeError: Converting circular structure to JSON[^]*') }],
   ['a shared reference is copied', 'const a = [1]; return { x: a, y: a }', { value: { x: [1], y: [1] } }],
   ['a sparse array has null in its holes', 'const a = [1, , 3]; a[5] = 6; return a', { value: [1, null, 3, null, null, 6] }],
   ['500 levels of nesting', 'let o = 1; for (let i = 0; i < 500; i++) o = [o]; return o', { value: (() => { let o = 1; for (let i = 0; i < 500; i++) o = [o]; return o })() }],

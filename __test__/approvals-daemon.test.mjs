@@ -157,8 +157,8 @@ describe('the protocol’s approve and decision', () => {
     expect(client.received.filter((m) => m.type === 'error' || m.type === 'toolCall')).toEqual([]);
     client.send({ type: 'decision', id: 1, callId: approve.callId, approved: false, reason: 'not approved here' });
     const done = await client.next((m) => m.type === 'done');
-    // The denial rejects inside the sandbox; uncaught, it is the program's error.
-    expect(done.error.code).toBe('PROGRAM_ERROR');
+    // The denial rejects inside the sandbox; uncaught, it ends the run as a denial, not a bug.
+    expect(done.error.code).toBe('DENIAL_UNCAUGHT');
     expect(done.error.message).toContain('not approved here');
     expect(done.calls).toEqual([{ provider: 'p', tool: 't', status: 'denied', ms: expect.any(Number) }]);
     // A connection that goes while its run waits for a decision: the run ends.

@@ -111,7 +111,7 @@ describe("the daemon's budget ceilings", () => {
   it('a request without a budget gets the ceiling; one above it is refused naming the flag', async () => {
     const server = await served({ workers: 1, cpuLimit: 50, toolCallLimit: 2, fetchLimit: 1 });
     const remote = await connected(server.url);
-    expect(remote.ceilings).toEqual({ timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: 50, toolCallLimit: 2, fetchLimit: 1 });
+    expect(remote.ceilings).toEqual({ timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: 50, toolCallLimit: 2, fetchLimit: 1, approvalTimeout: 300_000 });
     // No cpuLimit in the request: the ceiling's 50 ms stops the loop.
     const busy = await remote.execute({ code: BUSY, timeout: 20_000 });
     expect(busy.error?.code).toBe('CPU_LIMIT');

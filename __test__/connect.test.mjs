@@ -220,7 +220,7 @@ describe("connect() checks each of the daemon's messages", () => {
   it('reads the budget ceilings of the welcome (null: none), and refuses one that is not a count or null', async () => {
     const { FakeSocket } = scripted(() => {});
     const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
-    expect(remote.ceilings).toEqual({ timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null });
+    expect(remote.ceilings).toEqual({ timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, approvalTimeout: null });
     await remote.close();
     for (const [field, value, problem] of [['cpuLimit', '50', 'is not a count or null'], ['fetchLimit', -1, 'is not a count or null'], ['toolCallLimit', undefined, 'missing']]) {
       const limits = { ...welcome.limits, [field]: value };

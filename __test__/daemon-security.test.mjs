@@ -229,7 +229,7 @@ describe('the ceilings a client sees', () => {
     const { CodemodeExecutor } = await import('./daemon-helpers.mjs');
     const server = await served({ workers: 1, timeout: 5_000, memoryLimit: 96 });
     const remote = await connected(server.url);
-    expect(remote.ceilings).toEqual({ timeout: 5_000, memoryLimit: 96, outbound: 'public', cpuLimit: null, toolCallLimit: null, fetchLimit: null });
+    expect(remote.ceilings).toEqual({ timeout: 5_000, memoryLimit: 96, outbound: 'public', cpuLimit: null, toolCallLimit: null, fetchLimit: null, approvalTimeout: 300_000 });
     const executor = new CodemodeExecutor(remote);
     expect(await executor.execute('async () => 5', [])).toEqual({ result: 5, logs: [] });
     // A timeout the host chose above the ceiling is the host's mistake: refused, not lowered.

@@ -31,7 +31,7 @@ describe('the CLI', () => {
     expect(help.stdout).toContain(`--handles-idle-timeout MS    how long a retained execution lives unused (default ${defaults.handlesIdleTimeout})`);
     // And the daemon's own (crates/daemon `options`): every one of them, by its flag.
     const { serveDefaults } = native.limits();
-    const flags = { port: '--port N', maxInFlight: '--max-in-flight N', maxConnections: '--max-connections N', maxConnectionsPerAddress: '--max-connections-per-address N', helloTimeout: '--hello-timeout MS', idleTimeout: '--idle-timeout MS', maxMessageBytes: '--max-message-bytes N' };
+    const flags = { port: '--port N', maxInFlight: '--max-in-flight N', maxConnections: '--max-connections N', maxConnectionsPerAddress: '--max-connections-per-address N', helloTimeout: '--hello-timeout MS', idleTimeout: '--idle-timeout MS', maxMessageBytes: '--max-message-bytes N', approvalTimeout: '--approval-timeout MS' };
     expect(Object.keys(serveDefaults).sort()).toEqual(Object.keys(flags).sort());
     for (const [key, flag] of Object.entries(flags)) {
       const at = help.stdout.search(new RegExp(`\\n  ${flag}\\s`));

@@ -8,7 +8,7 @@
 import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executor, run } from './helpers.mjs';
+import { executor, run, until } from './helpers.mjs';
 
 const ex = executor({ workers: 2, timeout: 3000, memoryLimit: 64 });
 const CANARY = '__codemodeHostCanary';
@@ -294,6 +294,32 @@ describe('escape corpus', () => {
     expect(ex.workerPids().sort()).toEqual(pids);
     expect(descriptors(pids)).toEqual(fds);
   }, 15_000);
+});
+
+// One allocation past the memory limit and everything V8 grants to stop a run cleanly: V8
+// reports a fatal out-of-memory, or an allocation of its own meets the worker's address-space
+// ceiling and aborts it. The worker dies either way; the run must still end in MEMORY_LIMIT
+// (not WORKER_LOST, which says "retry"), and the pool must replace the worker and serve on.
+const bombs = [
+  ['one array of doubles', 'async () => new Array(25e6).fill(1.5).length'],
+  ['an array of objects', 'async () => { const a = new Array(3e7); for (let i = 0; i < a.length; i++) a[i] = { i }; return a.length }'],
+  ['a huge string made flat', "async () => 'x'.repeat(2 ** 28).toUpperCase().length"],
+  ['a typed array past the limit', 'async () => new Float64Array(2e8).length'],
+  ['JSON.parse of a big text', "async () => JSON.parse('[' + '1,'.repeat(2e7) + '1]').length"],
+  ['Array.from of a length', 'async () => Array.from({ length: 1e8 }, (_, i) => i).length'],
+];
+
+describe('single-shot memory bombs', () => {
+  it.each(bombs.map(([name, code]) => ({ name, code })))('$name: MEMORY_LIMIT, not retryable; the pool serves on', async ({ code }) => {
+    const host = hostSnapshot();
+    const out = await ex.execute({ code, memoryLimit: 64, timeout: 10_000 });
+    expect(out.result).toBeUndefined();
+    expect(out.error?.code).toBe('MEMORY_LIMIT');
+    expect(out.error.message).toMatch(/limit of 64 MiB/);
+    expectSameHost(host, hostSnapshot());
+    expect(await until(() => ex.workerPids().length === 2)).toBe(true);
+    await expect(Promise.all([run(ex, 'async () => 1'), run(ex, 'async () => 1')])).resolves.toMatchObject([{ result: 1 }, { result: 1 }]);
+  }, 30_000);
 });
 
 describe('a retained handler', () => {

@@ -59,6 +59,9 @@ Options:
                                may ask for (default: none)
   --fetch-limit N              fetches a run (and each invocation of its handles) may make:
                                the default and the most a request may ask for (default: none)
+  --approval-timeout MS        the most one decision of a callback-mode run may take (its
+                               worker stays held while it waits): the default and the most a
+                               request's approval.timeout may ask for (default ${serve.approvalTimeout})
   --queue-bound N              executions that may wait for a worker, and invocations for a
                                retained execution (default ${defaults.queueBound})
   --handles-idle-timeout MS    how long a retained execution lives unused (default ${defaults.handlesIdleTimeout})
@@ -87,6 +90,7 @@ const INTEGER_FLAGS = {
   'cpu-limit': 'cpuLimit',
   'tool-call-limit': 'toolCallLimit',
   'fetch-limit': 'fetchLimit',
+  'approval-timeout': 'approvalTimeout',
   'queue-bound': 'queueBound',
   'handles-idle-timeout': 'handlesIdleTimeout',
   'max-in-flight': 'maxInFlight',

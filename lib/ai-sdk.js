@@ -527,7 +527,7 @@ function throughJson(value) {
  */
 function jsonResult(result) {
   /** @param {string} problem */
-  const refused = (problem) => ({ error: { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail: `it is returned as JSON, and ${problem}` }) } });
+  const refused = (problem) => ({ error: { code: 'RESULT_NOT_JSON', message: render('RESULT_NOT_JSON', { detail: problem }) } });
   const r = /** @type {Record<string, unknown>} */ (result);
   if (r === null || typeof r !== 'object' || Array.isArray(r) || !Object.hasOwn(r, JSON_TAG)) {
     const json = throughJson(result);

@@ -81,6 +81,12 @@ class RemoteExecutor {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
           const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs, cpuLimit, toolCallLimit, fetchLimit } = request;
+          // A callback run that named no decision bound gets the daemon's when it is lower
+          // (`--approval-timeout`), here as there: this side's decide is held to the same.
+          const ceiling = primary.limits.approvalTimeout;
+          if (request.approval?.mode === 'callback' && !request.approvalTimeoutNamed && typeof ceiling === 'number' && ceiling < (request.approval.timeout ?? Infinity)) {
+            request.approval.timeout = ceiling;
+          }
           const { providers, approval } = approvalFields(request);
           // Named by neither the request nor connect(), outbound is left out: the daemon's
           // ceiling applies (public unless its operator chose otherwise). So is a budget: the
@@ -147,12 +153,13 @@ class RemoteExecutor {
    * The most time (ms), memory (MiB), network, CPU (ms), tool calls and fetches a request may
    * ask of this daemon (its `--timeout`, `--memory-limit`, `--outbound`, `--cpu-limit`,
    * `--tool-call-limit`, `--fetch-limit`), as its welcome said: a request above one is refused
-   * `INVALID_OPTION`. A budget ceiling is `null` when the daemon sets none.
+   * `INVALID_OPTION`. A budget ceiling is `null` when the daemon sets none; `approvalTimeout`
+   * (`--approval-timeout`) is `null` from a daemon too old to say it.
    * @returns {import('../index').RemoteCeilings}
    */
   get ceilings() {
-    const { timeout, memoryLimit, outbound, cpuLimit, toolCallLimit, fetchLimit } = this.#primary.limits;
-    return { timeout, memoryLimit, outbound, cpuLimit, toolCallLimit, fetchLimit };
+    const { timeout, memoryLimit, outbound, cpuLimit, toolCallLimit, fetchLimit, approvalTimeout } = this.#primary.limits;
+    return { timeout, memoryLimit, outbound, cpuLimit, toolCallLimit, fetchLimit, approvalTimeout: typeof approvalTimeout === 'number' ? approvalTimeout : null };
   }
 
   /**

@@ -72,7 +72,8 @@ class IsolateExecutor {
         rejectToolCall: (call, message) => pool.rejectToolCall(call.id, call.callId, message),
         resolveFetch: (call, response) => pool.resolveFetch(call.id, call.callId, response),
         rejectFetch: (call, message) => pool.rejectFetch(call.id, call.callId, message),
-        resume: (request) => native(() => pool.resume(request.token, request.decisions, request.route !== undefined, request.liveLogs)),
+        // A resumed run gets the tighter of its token's bounds and this executor's.
+        resume: (request) => native(() => pool.resume(request.token, request.decisions, request.route !== undefined, request.liveLogs, { outbound: request.outbound, ...opts.budgets })),
         decide: (id, callId, approved, reason) => pool.decide(id, callId, approved, reason),
       },
       pool.limits().toolPayloadBytes,

@@ -35,7 +35,9 @@ const approvals = require('./validate/approvals');
  * `outboundNamed`: the request or its executor named an outbound policy; when neither did,
  * `outbound` is `public`, and a daemon applies its own ceiling instead (connect() sends none).
  * `decide`: the approval's callback (callback mode).
- * @typedef {NativeRequest & { outboundNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined, decide: import('../index').Decide | undefined }} ValidRequest
+ * `approvalTimeoutNamed`: the request's callback `approval` named its `timeout` (otherwise the
+ * default stands, which a daemon's lower `--approval-timeout` replaces).
+ * @typedef {NativeRequest & { outboundNamed: boolean, approvalTimeoutNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined, decide: import('../index').Decide | undefined }} ValidRequest
  */
 
 /**
@@ -251,7 +253,7 @@ function request(given, executorOutbound, executorBudgets) {
   }
   const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
   const liveLogs = onLog !== undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog, approval, decide };
+  return { code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog, approval, decide, approvalTimeoutNamed: approval?.mode === 'callback' && /** @type {{ timeout?: unknown }} */ (input.approval).timeout !== undefined };
 }
 
 /**

@@ -22,7 +22,9 @@ Kinds:
 - **fault**: the executor could not run the request. \`execute\` (or the constructor) rejects with
   \`ExecutorError { code, retryable, message }\`.
 - **sandbox**: a tool call rejects inside the sandbox with this text; the program may catch it.
-  Uncaught, it becomes a \`PROGRAM_ERROR\` whose message is \`Error: <text>\`.
+  Uncaught, it becomes a \`PROGRAM_ERROR\` whose message is \`Error: <text>\`, but for
+  \`APPROVAL_DENIED\`, whose Error carries \`code: 'APPROVAL_DENIED'\` and which uncaught
+  becomes a \`DENIAL_UNCAUGHT\`.
 
 Texts are written for the model that wrote the program: what happened, and what to do instead.
 \`{name}\` marks a value filled in at run time. Retryable means the same request may succeed if

@@ -154,6 +154,8 @@ impl NativePool {
     /// resumed run's end arrives through `onDone` under the id returned. Throws an error whose
     /// `code` names why the token or the decisions are refused (`TOKEN_TAMPERED`,
     /// `TOKEN_FOREIGN_KEY`, `TOKEN_EXPIRED`, `DECISIONS_INVALID`), or `CLOSED`, `QUEUE_FULL`.
+    /// The run gets the tighter of the token's bounds and this executor's (`within`, and the
+    /// pool's time and memory bounds).
     #[napi]
     pub fn resume(
         &self,
@@ -161,6 +163,7 @@ impl NativePool {
         decisions: Vec<NativeDecision>,
         routes: bool,
         live_logs: bool,
+        within: NativeResumeBounds,
     ) -> Result<i64, Fault> {
         let bridge = self.bridge.clone();
         let done = Box::new(move |id: u64, result: Result<RunOutcome, Failure>| {
@@ -169,7 +172,15 @@ impl NativePool {
         let host: Arc<dyn Host> = self.bridge.clone();
         let decisions = decisions.into_iter().map(Into::into).collect();
         self.pool
-            .resume(&token, decisions, routes, live_logs, host, done)
+            .resume(
+                &token,
+                decisions,
+                routes,
+                live_logs,
+                within.into(),
+                host,
+                done,
+            )
             .map(|id| id as i64)
             .map_err(thrown)
     }

@@ -44,6 +44,9 @@ pub struct NativeServeOptions {
     /// ms; 0: never.
     pub idle_timeout: Option<u32>,
     pub max_message_bytes: Option<u32>,
+    /// ms: the most a callback-mode run's `approval.timeout` may ask for here; absent: the
+    /// daemon's default (`options::APPROVAL_TIMEOUT_MS`).
+    pub approval_timeout: Option<u32>,
     /// The outbound ceiling: `null`, `routed`, `public` or `native` (validated by `lib/`);
     /// absent: `public`.
     pub outbound: Option<String>,
@@ -170,6 +173,10 @@ impl NativeServer {
                 allow_hosts: options.allow_hosts,
                 bounds,
                 outbound,
+                approval_timeout_ms: options.approval_timeout.map_or(
+                    const { codemode_daemon::options::APPROVAL_TIMEOUT_MS.fixed_default() },
+                    u64::from,
+                ),
                 budgets: Budgets {
                     cpu_limit_ms: options.cpu_limit,
                     tool_call_limit: options.tool_call_limit,

@@ -14,7 +14,7 @@ use codemode_pool::protocol::{
 };
 use codemode_pool::{
     ApprovalMode, ApprovalSpec, CloseReason, Decision, ExecSpec, FetchCall, PoolOptions, PoolStats,
-    ToolCall,
+    ResumeBounds, ToolCall,
 };
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
@@ -119,6 +119,29 @@ pub struct NativeDecision {
     pub id: String,
     pub approved: bool,
     pub reason: Option<String>,
+}
+
+/// What a resumed run may use at most on this executor: its outbound policy (the mode, as
+/// `lib/validate.js` resolves it) and its budgets. The time and memory bounds are the pool's.
+#[napi(object)]
+pub struct NativeResumeBounds {
+    pub outbound: Outbound,
+    pub cpu_limit: Option<u32>,
+    pub tool_call_limit: Option<u32>,
+    pub fetch_limit: Option<u32>,
+}
+
+impl From<NativeResumeBounds> for ResumeBounds {
+    fn from(b: NativeResumeBounds) -> Self {
+        ResumeBounds {
+            outbound: b.outbound,
+            budgets: Budgets {
+                cpu_limit_ms: b.cpu_limit,
+                tool_call_limit: b.tool_call_limit,
+                fetch_limit: b.fetch_limit,
+            },
+        }
+    }
 }
 
 impl From<NativeDecision> for (String, Decision) {

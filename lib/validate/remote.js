@@ -14,7 +14,9 @@ const { limits } = require('../native');
  */
 
 const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath', 'approvalKey'];
-const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes']);
+// The server's integer bounds: on connections, and `approvalTimeout`, the most one decision of
+// a callback-mode run may take here (its worker stays held while it waits).
+const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes', 'approvalTimeout']);
 const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS, ...BUDGETS];
 /** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */
 const SERVE_OUTBOUND = [null, 'routed', 'public', 'native'];
@@ -29,7 +31,7 @@ function serveRange(key) {
   return [min, max];
 }
 /** @type {Record<string, string>} */
-const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', maxMessageBytes: ' (bytes)' };
+const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', maxMessageBytes: ' (bytes)', approvalTimeout: ' (ms)' };
 
 /**
  * The daemon's options: the pool's (as the IsolateExecutor takes them, without `outbound` and

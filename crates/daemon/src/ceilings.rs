@@ -6,9 +6,9 @@
 //! describes); the welcome reports them (`wire::Limits`).
 
 use codemode_pool::protocol::{Budgets, Failure, FailureCode};
-use codemode_pool::ExecSpec;
+use codemode_pool::{ApprovalMode, ApprovalSpec, ExecSpec};
 
-use crate::wire::{reach, ExecuteMsg, Outbound};
+use crate::wire::{reach, ApprovalMsg, ExecuteMsg, Outbound};
 
 /// What a request may ask for at most; the time, memory and network ones are also the
 /// daemon's own defaults. A budget ceiling of `None` is no ceiling: a request without that
@@ -19,6 +19,8 @@ pub struct Ceilings {
     pub memory_limit_mib: u32,
     pub outbound: Outbound,
     pub budgets: Budgets,
+    /// The most one decision of a callback-mode run may take (`approval.timeout`), in ms.
+    pub approval_timeout_ms: u64,
 }
 
 /// A number a run asks for: field, the value, the ceiling, unit, flag.
@@ -73,6 +75,34 @@ impl Ceilings {
                 fetch_limit: budget(e.fetch_limit, b.fetch_limit),
             },
         })
+    }
+
+    /// A callback-mode run's wait for each decision held to `--approval-timeout`: one that
+    /// names none gets the ceiling when it is below the default; one that names more is
+    /// refused (`INVALID_OPTION` naming the flag). While a run waits on decisions only, its
+    /// worker stays held and its time bound rests, so this bounds both.
+    pub fn admit_approval(&self, e: &ExecuteMsg, spec: &mut ApprovalSpec) -> Result<(), Failure> {
+        let ApprovalMode::Callback { timeout_ms } = &mut spec.mode else {
+            return Ok(());
+        };
+        let asked = match e.approval {
+            Some(ApprovalMsg::Callback { timeout }) => timeout,
+            _ => None,
+        };
+        let ceiling = self.approval_timeout_ms;
+        match asked {
+            Some(got) if got > ceiling => Err(above(
+                "approval.timeout",
+                &got.to_string(),
+                ceiling,
+                "ms",
+                "--approval-timeout",
+            )),
+            _ => {
+                *timeout_ms = (*timeout_ms).min(ceiling);
+                Ok(())
+            }
+        }
     }
 
     /// A resumed run (its time, memory, network and budgets are its token's) against the same
@@ -204,6 +234,7 @@ mod tests {
             memory_limit_mib: 128,
             outbound: Outbound::Public,
             budgets,
+            approval_timeout_ms: 60_000,
         }
     }
 
@@ -212,6 +243,42 @@ mod tests {
         tool_call_limit: Some(5),
         fetch_limit: Some(3),
     };
+
+    fn callback_spec(e: &ExecuteMsg) -> ApprovalSpec {
+        e.approval_spec().unwrap().expect("an approval")
+    }
+
+    #[test]
+    fn a_callback_wait_is_held_to_the_approval_timeout_ceiling() {
+        let c = ceilings(ALL);
+        let provider = r#","providers":[{"name":"b","tools":["r"],"approve":true}]"#;
+        // None named: the request default (5 minutes) held to the ceiling (1 minute here).
+        let e = execute(&format!(r#"{provider},"approval":{{"mode":"callback"}}"#));
+        let mut spec = callback_spec(&e);
+        c.admit_approval(&e, &mut spec).unwrap();
+        assert_eq!(spec.mode, ApprovalMode::Callback { timeout_ms: 60_000 });
+        // At or below: its own.
+        let e = execute(&format!(
+            r#"{provider},"approval":{{"mode":"callback","timeout":60000}}"#
+        ));
+        let mut spec = callback_spec(&e);
+        c.admit_approval(&e, &mut spec).unwrap();
+        assert_eq!(spec.mode, ApprovalMode::Callback { timeout_ms: 60_000 });
+        // Above: refused, naming the flag.
+        let e = execute(&format!(
+            r#"{provider},"approval":{{"mode":"callback","timeout":3600000}}"#
+        ));
+        let mut spec = callback_spec(&e);
+        let f = c.admit_approval(&e, &mut spec).unwrap_err();
+        assert_eq!(f.code, FailureCode::InvalidOption);
+        assert!(f.message.contains("approval.timeout"), "{}", f.message);
+        assert!(f.message.contains("--approval-timeout"), "{}", f.message);
+        // Interrupt mode waits for no one: untouched.
+        let e = execute(provider);
+        let mut spec = callback_spec(&e);
+        c.admit_approval(&e, &mut spec).unwrap();
+        assert!(matches!(spec.mode, ApprovalMode::Interrupt { .. }));
+    }
 
     #[test]
     fn a_request_without_a_budget_gets_the_ceiling() {

@@ -690,10 +690,15 @@ impl Conn<'_> {
             Ok(a) => a,
             Err(f) => return self.send(ServerMsg::failed(id, f), None),
         };
-        let approval = match e.approval_spec() {
+        let mut approval = match e.approval_spec() {
             Ok(a) => a,
             Err(f) => return self.send(ServerMsg::failed(id, f), None),
         };
+        if let Some(spec) = approval.as_mut() {
+            if let Err(f) = self.shared.ceilings.admit_approval(&e, spec) {
+                return self.send(ServerMsg::failed(id, f), None);
+            }
+        }
         let spec = ExecSpec {
             providers: e.provider_decls(),
             code: e.code,
@@ -717,7 +722,7 @@ impl Conn<'_> {
             return self.send(ServerMsg::failed(id, f), None);
         }
         let ceilings = self.shared.ceilings;
-        let admit = move |spec: &ExecSpec| ceilings.admit_resumed(spec);
+        let admit = move |spec: &mut ExecSpec| ceilings.admit_resumed(spec);
         let decisions = r.decisions();
         self.submit(id, |pool, host, done| {
             let flags = (r.routes, r.live_logs);

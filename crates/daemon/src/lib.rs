@@ -73,6 +73,9 @@ pub struct ServerOptions {
     /// none gets (`serve --cpu-limit`, `--tool-call-limit`, `--fetch-limit`); each `None`: no
     /// ceiling, and a request without that budget has none.
     pub budgets: Budgets,
+    /// The most a callback-mode run's `approval.timeout` may ask for, in ms (`serve
+    /// --approval-timeout`; default [`options::APPROVAL_TIMEOUT_MS`]).
+    pub approval_timeout_ms: u64,
 }
 
 /// What one client may hold of the daemon (docs/protocol.md, "Bounds").
@@ -368,6 +371,7 @@ impl Server {
             memory_limit_mib: options.pool.memory_limit_mib,
             outbound: options.outbound,
             budgets: options.budgets,
+            approval_timeout_ms: options.approval_timeout_ms,
         };
         let pool = Pool::start(options.pool)?;
         let shared = Arc::new(Shared {

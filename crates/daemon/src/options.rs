@@ -74,6 +74,16 @@ pub const TOOL_CALL_LIMIT: Opt = ceiling("toolCallLimit", run::TOOL_CALL_LIMIT);
 /// (`serve --fetch-limit`).
 pub const FETCH_LIMIT: Opt = ceiling("fetchLimit", run::FETCH_LIMIT);
 
+/// The most time (ms) a callback-mode run's `approval.timeout` may give one decision, and
+/// what one that names none gets when it is below the request default (`serve
+/// --approval-timeout`). While a run waits on decisions only its time bound rests (its worker
+/// stays held), so this bounds how long a caller may hold a worker waiting for a person.
+pub const APPROVAL_TIMEOUT_MS: Opt = opt(
+    "approvalTimeout",
+    run::APPROVAL_TIMEOUT_MS,
+    run::DEFAULT_APPROVAL_TIMEOUT_MS,
+);
+
 /// Every option above.
 pub const TABLE: &[Opt] = &[
     PORT,
@@ -86,6 +96,7 @@ pub const TABLE: &[Opt] = &[
     CPU_LIMIT_MS,
     TOOL_CALL_LIMIT,
     FETCH_LIMIT,
+    APPROVAL_TIMEOUT_MS,
 ];
 
 #[cfg(test)]

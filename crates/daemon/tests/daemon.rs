@@ -67,6 +67,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
             bounds: Default::default(),
             outbound: codemode_daemon::wire::Outbound::Public,
             budgets: Default::default(),
+            approval_timeout_ms: 300_000,
         },
         Box::new(move |e| seen.lock().unwrap().push(e)),
     )

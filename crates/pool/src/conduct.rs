@@ -270,6 +270,12 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
             }
             Ok(())
         }
+        WorkerMsg::Awake { .. } => {
+            if b.done {
+                return violation("an Awake frame after the execution's Done".into());
+            }
+            Ok(())
+        }
         WorkerMsg::Log { entry, .. } => {
             if b.done {
                 return violation("a live log entry after the execution's Done".into());
@@ -291,6 +297,7 @@ fn exec_id_of(msg: &WorkerMsg) -> Option<u64> {
         | WorkerMsg::Invoked { exec_id, .. }
         | WorkerMsg::Log { exec_id, .. }
         | WorkerMsg::Idle { exec_id }
+        | WorkerMsg::Awake { exec_id }
         | WorkerMsg::Started { exec_id } => Some(*exec_id),
         WorkerMsg::Ready | WorkerMsg::Hello { .. } => None,
     }
@@ -307,6 +314,7 @@ fn name(msg: &WorkerMsg) -> &'static str {
         WorkerMsg::Hello { .. } => "a Hello",
         WorkerMsg::Log { .. } => "a Log",
         WorkerMsg::Idle { .. } => "an Idle",
+        WorkerMsg::Awake { .. } => "an Awake",
     }
 }
 

@@ -61,6 +61,11 @@ pub(crate) fn on_frame(
                 crate::deadlines::suspend(inner, &mut inner.lock(), exec_id, budget);
             }
         }
+        WorkerMsg::Awake { exec_id } => {
+            // A timer of a run that said it waits fired: its time bound runs again.
+            inner.approvals.awake(exec_id);
+            crate::deadlines::unsuspend(inner, &mut inner.lock(), exec_id);
+        }
         WorkerMsg::Started { exec_id } => started(inner, exec_id),
         WorkerMsg::Fetch {
             exec_id,
@@ -202,6 +207,7 @@ fn tool_call(inner: &Arc<Inner>, call: ToolCall) {
             }
         }
         CallAction::Answer(ok, payload) => crate::answer_call(inner, exec_id, call_id, ok, payload),
+        CallAction::Deny(text) => crate::deny_call(inner, exec_id, call_id, text),
         CallAction::Ask(request) => {
             if let Some(host) = acting(inner, exec_id) {
                 host.approve(request);

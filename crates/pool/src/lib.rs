@@ -103,6 +103,14 @@ pub struct ExecSpec {
     pub approval: Option<ApprovalSpec>,
 }
 
+/// What a resumed run may use at most where it resumes ([`Pool::resume`]): the resuming
+/// executor's outbound policy and budgets (its time and memory bounds are the pool's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResumeBounds {
+    pub outbound: Outbound,
+    pub budgets: Budgets,
+}
+
 /// A tool call from a running program, for the host to answer with
 /// [`Pool::answer_tool_call`].
 #[derive(Debug)]
@@ -412,44 +420,52 @@ impl Pool {
     /// sign as it is (`TOKEN_TAMPERED`, `TOKEN_FOREIGN_KEY`), one past its expiry
     /// (`TOKEN_EXPIRED`), decisions that do not match its pending calls (`DECISIONS_INVALID`).
     /// `routes`: the host answers routed fetches (a run whose outbound was routed needs it).
+    ///
+    /// The run takes its bounds from the token, held to `within` (the resuming executor's
+    /// outbound policy and budgets) and to this pool's `timeout_ms` and `memory_limit_mib`:
+    /// the tighter of each, so a token made where they were looser gets no more here.
+    #[allow(clippy::too_many_arguments)]
     pub fn resume(
         &self,
         token: &str,
         decisions: Vec<(String, Decision)>,
         routes: bool,
         live_logs: bool,
+        within: ResumeBounds,
         host: Arc<dyn Host>,
         done: Completion,
     ) -> Result<u64, Failure> {
-        let admit = |_: &ExecSpec| Ok(());
-        self.resume_within(token, decisions, (routes, live_logs), &admit, host, done)
+        let opts = &self.inner.opts;
+        let (timeout_ms, memory_limit_mib) = (opts.timeout_ms, opts.memory_limit_mib);
+        let hold = move |spec: &mut ExecSpec| {
+            spec.timeout_ms = Some(spec.timeout_ms.map_or(timeout_ms, |t| t.min(timeout_ms)));
+            spec.memory_limit_mib = Some(
+                spec.memory_limit_mib
+                    .map_or(memory_limit_mib, |m| m.min(memory_limit_mib)),
+            );
+            spec.outbound = spec.outbound.narrower(within.outbound);
+            spec.budgets = spec.budgets.tighter(within.budgets);
+            Ok(())
+        };
+        self.resume_within(token, decisions, (routes, live_logs), &hold, host, done)
     }
 
     /// [`Pool::resume`], with the run the token describes put to `admit` before it is
-    /// submitted (a daemon holds it to its ceilings: the token may come from a pool whose were
-    /// looser); `admit`'s failure refuses the resume. `flags`: `routes`, `live_logs`.
+    /// submitted, which may hold it to bounds of the caller's or refuse it (a daemon holds it
+    /// to its ceilings: the token may come from a pool whose were looser); `admit`'s failure
+    /// refuses the resume. `flags`: `routes`, `live_logs`.
     pub fn resume_within(
         &self,
         token: &str,
         decisions: Vec<(String, Decision)>,
         flags: (bool, bool),
-        admit: &dyn Fn(&ExecSpec) -> Result<(), Failure>,
+        admit: &dyn Fn(&mut ExecSpec) -> Result<(), Failure>,
         host: Arc<dyn Host>,
         done: Completion,
     ) -> Result<u64, Failure> {
         let (routes, live_logs) = flags;
         let (r, gated) = self.inner.approvals.resume(token, decisions)?;
-        if r.outbound == Outbound::Routed && !routes {
-            return Err(FailureCode::InvalidRequest.failure(&[
-                ("field", "outbound"),
-                (
-                    "problem",
-                    "none, but the paused run's fetches went to a routed policy",
-                ),
-                ("allowed", "the policy function the run was executed with"),
-            ]));
-        }
-        let spec = ExecSpec {
+        let mut spec = ExecSpec {
             code: r.code,
             modules: r.modules,
             providers: r.providers,
@@ -461,7 +477,17 @@ impl Pool {
             budgets: r.budgets,
             approval: Some(r.approval),
         };
-        admit(&spec)?;
+        admit(&mut spec)?;
+        if spec.outbound == Outbound::Routed && !routes {
+            return Err(FailureCode::InvalidRequest.failure(&[
+                ("field", "outbound"),
+                (
+                    "problem",
+                    "none, but the paused run's fetches went to a routed policy",
+                ),
+                ("allowed", "the policy function the run was executed with"),
+            ]));
+        }
         self.submit(spec, Some(gated), host, done)
     }
 
@@ -486,6 +512,9 @@ impl Pool {
             }
             Some(approvals::CallAction::Answer(ok, payload)) => {
                 answer_call(&self.inner, exec_id, call_id, ok, payload)
+            }
+            Some(approvals::CallAction::Deny(text)) => {
+                deny_call(&self.inner, exec_id, call_id, text)
             }
             _ => {}
         }
@@ -730,6 +759,27 @@ pub(crate) fn answer_call(inner: &Inner, exec_id: u64, call_id: u32, ok: bool, p
         call_id,
         ok,
         payload,
+    }
+    .encode()
+    .unwrap_or_else(|e| {
+        HostMsg::ToolResult {
+            exec_id,
+            call_id,
+            ok: false,
+            payload: answer_too_large("tool call", e).into_bytes(),
+        }
+        .encode_small()
+    });
+    schedule::send_to_run(inner, exec_id, call_id, frame);
+}
+
+/// Writes the denial of tool call `call_id` of `exec_id` to its worker: the call rejects
+/// inside the sandbox with `text` and the code `APPROVAL_DENIED`.
+pub(crate) fn deny_call(inner: &Inner, exec_id: u64, call_id: u32, text: String) {
+    let frame = HostMsg::ToolDenied {
+        exec_id,
+        call_id,
+        message: text,
     }
     .encode()
     .unwrap_or_else(|e| {

@@ -31,8 +31,9 @@ pub use messages::{
 /// `location` (RunError); 6: `Outbound::Public` and the request's `redirect` mode (WireRequest);
 /// 7: budgets (Execute's `cpu_limit_ms`, `tool_call_limit`, `fetch_limit`; the stats'
 /// `cpu_budget_us` and `fetches`); 8: replayable runs for approvals (Execute's `replayable`,
-/// `Idle`).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// `Idle`); 9: `Awake` (a run that said `Idle` computes again) and `ToolDenied` (a call's denial,
+/// which rejects with its code).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// The V8 value-serializer format the worker writes, and the newest it reads (the version after
 /// the 0xFF header tag). Values cross both ways (tool answers in, arguments and results out) and

@@ -63,6 +63,20 @@ impl Outbound {
     pub fn is_native(self) -> bool {
         matches!(self, Outbound::Native | Outbound::Public)
     }
+
+    /// The mode's place in [`Outbound::BY_REACH`]: how much of the network it reaches.
+    pub fn reach(self) -> usize {
+        Self::BY_REACH.iter().position(|m| *m == self).unwrap_or(0)
+    }
+
+    /// The one of `self` and `other` that reaches less: a policy held to another never widens.
+    pub fn narrower(self, other: Outbound) -> Outbound {
+        if other.reach() < self.reach() {
+            other
+        } else {
+            self
+        }
+    }
 }
 
 /// A request's redirect mode (the Fetch standard's `RequestRedirect`).
@@ -179,6 +193,21 @@ pub struct Budgets {
     pub fetch_limit: Option<u32>,
 }
 
+impl Budgets {
+    /// Each budget the tighter of `self`'s and `other`'s (no budget on one side: the other's).
+    pub fn tighter(self, other: Budgets) -> Budgets {
+        let min = |a: Option<u32>, b: Option<u32>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Budgets {
+            cpu_limit_ms: min(self.cpu_limit_ms, other.cpu_limit_ms),
+            tool_call_limit: min(self.tool_call_limit, other.tool_call_limit),
+            fetch_limit: min(self.fetch_limit, other.fetch_limit),
+        }
+    }
+}
+
 /// Retained handles: the run returned a request handler (a function, or an object with a
 /// `fetch` method) and asked to keep it, so its isolate lives on for [`HostMsg::Invoke`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,6 +256,14 @@ pub enum HostMsg {
     /// and say `Ready`.
     CloseHandles {
         exec_id: u64,
+    },
+    /// Tool call `call_id` was denied approval (docs/approvals.md): it rejects inside the
+    /// sandbox with `message` (the `APPROVAL_DENIED` text) as an Error whose `code` is
+    /// `APPROVAL_DENIED`; uncaught, it ends the run with `DENIAL_UNCAUGHT`.
+    ToolDenied {
+        exec_id: u64,
+        call_id: u32,
+        message: String,
     },
 }
 
@@ -478,6 +515,12 @@ pub enum WorkerMsg {
     /// however they were timed). The host pauses a run whose calls wait for approval here: the
     /// calls made in the same turn are pending together.
     Idle {
+        exec_id: u64,
+    },
+    /// A replayable run that said `Idle` computes again without a word from the host: a timer
+    /// of it fired. Sent before the timer's callback runs, so the host's time bound, which may
+    /// rest while the run waits on decisions only, runs again before the program does.
+    Awake {
         exec_id: u64,
     },
     /// The worker's first frame. Its layout is frozen (see [`HELLO_TAG`]), so it is not part

@@ -178,6 +178,13 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
             }
         ),
         any::<u64>().prop_map(|exec_id| HostMsg::CloseHandles { exec_id }),
+        (any::<u64>(), any::<u32>(), text()).prop_map(|(exec_id, call_id, message)| {
+            HostMsg::ToolDenied {
+                exec_id,
+                call_id,
+                message,
+            }
+        }),
     ]
 }
 
@@ -256,6 +263,7 @@ fn worker_msg() -> impl Strategy<Value = WorkerMsg> {
         any::<u64>().prop_map(|exec_id| WorkerMsg::Started { exec_id }),
         (any::<u64>(), log).prop_map(|(exec_id, entry)| WorkerMsg::Log { exec_id, entry }),
         any::<u64>().prop_map(|exec_id| WorkerMsg::Idle { exec_id }),
+        any::<u64>().prop_map(|exec_id| WorkerMsg::Awake { exec_id }),
         (any::<u64>(), any::<u32>(), request).prop_map(|(exec_id, call_id, request)| {
             WorkerMsg::Fetch {
                 exec_id,

@@ -34,6 +34,7 @@ fn main() {
         _ => None,
     };
     io::die_with_parent();
+    process::last_words::install();
     let parent = std::os::unix::process::parent_id();
     jail::close_inherited_fds();
 
@@ -123,6 +124,7 @@ fn main() {
             // Invoke and CloseHandles for an execution already ended (its isolate is gone) are
             // answered by the host's own records; nothing here waits for them.
             HostMsg::ToolResult { .. }
+            | HostMsg::ToolDenied { .. }
             | HostMsg::FetchResult { .. }
             | HostMsg::Cancel { .. }
             | HostMsg::Invoke { .. }

@@ -41,10 +41,7 @@ pub const MAX_MESSAGE_BYTES: usize = 20 * 1024 * 1024;
 /// (everything the daemon's machine reaches). A daemon's ceiling (`serve --outbound`) admits a
 /// mode up to it.
 pub fn reach(mode: Outbound) -> usize {
-    Outbound::BY_REACH
-        .iter()
-        .position(|m| *m == mode)
-        .unwrap_or(0)
+    mode.reach()
 }
 
 /// The mode `serve --outbound` names (`null` is blocked).
@@ -474,6 +471,9 @@ pub struct Limits {
     pub tool_call_limit: Option<u32>,
     /// The same for `fetchLimit`.
     pub fetch_limit: Option<u32>,
+    /// The most a callback-mode run's `approval.timeout` may ask for (ms); one that names none
+    /// gets the request default or this, whichever is less.
+    pub approval_timeout: u64,
     pub tool_payload_bytes: u64,
     pub result_bytes: u64,
     pub fetch_body_bytes: u64,
@@ -489,6 +489,7 @@ impl Limits {
             cpu_limit: ceilings.budgets.cpu_limit_ms,
             tool_call_limit: ceilings.budgets.tool_call_limit,
             fetch_limit: ceilings.budgets.fetch_limit,
+            approval_timeout: ceilings.approval_timeout_ms,
             max_in_flight,
             tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
             result_bytes: limits::RESULT_BYTES as u64,

@@ -132,6 +132,7 @@ fn the_welcome_reports_the_budget_ceilings_null_when_none() {
         memory_limit_mib: 128,
         outbound: Outbound::Public,
         budgets,
+        approval_timeout_ms: 300_000,
     };
     let with = codemode_pool::protocol::Budgets {
         cpu_limit_ms: Some(50),
@@ -375,6 +376,7 @@ fn every_daemon_message_type_is_documented() {
                         tool_call_limit: None,
                         fetch_limit: Some(3),
                     },
+                    approval_timeout_ms: 300_000,
                 },
             ),
         },

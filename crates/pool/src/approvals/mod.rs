@@ -21,7 +21,7 @@
 mod token;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use codemode_protocol::{
@@ -64,8 +64,11 @@ pub struct Decision {
 pub(crate) enum CallAction {
     /// To the host's dispatch.
     Forward(ToolCall),
-    /// Answered here (from the ledger, or denied): `ok` and the payload, as the host would.
+    /// Answered here (from the ledger): `ok` and the payload, as the host would.
     Answer(bool, Vec<u8>),
+    /// Denied (a decision, or the ledger's record of one): the call rejects inside the sandbox
+    /// with this `APPROVAL_DENIED` text and that code.
+    Deny(String),
     /// Put to the host's `approve` (callback mode); the time bound waits meanwhile.
     Ask(ToolCall),
     /// Held for a decision, or dropped (the run is being stopped).
@@ -151,15 +154,13 @@ pub(crate) struct Book {
     runs: Mutex<HashMap<u64, Track>>,
 }
 
-/// The key of a pool given none: random, the same for every pool of this process, so a token
-/// resumes on any executor of the process (and on none after it exits).
-fn process_key() -> &'static [u8; 32] {
-    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        fill_random(&mut key);
-        key
-    })
+/// The key of a pool given none: random, its own, so a token resumes only on the pool that
+/// made it (and on none after it closes); pools that are to resume each other's tokens share
+/// a key they are given.
+fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    fill_random(&mut key);
+    key
 }
 
 fn fill_random(out: &mut [u8]) {
@@ -206,7 +207,7 @@ pub struct Resumed {
 impl Book {
     pub(crate) fn new(key: Option<&[u8]>) -> Book {
         Book {
-            key: Key::new(key.unwrap_or(process_key())),
+            key: Key::new(key.unwrap_or(&random_key())),
             runs: Mutex::new(HashMap::new()),
         }
     }
@@ -365,11 +366,10 @@ impl Book {
                     args,
                     answer,
                 } if (provider, tool, args) == (&asked.0, &asked.1, &asked.2) => {
-                    let (ok, payload) = match answer {
-                        Answer::Ok(bytes) => (true, bytes.clone()),
-                        Answer::Err(text) | Answer::Denied(text) => {
-                            (false, text.clone().into_bytes())
-                        }
+                    let action = match answer {
+                        Answer::Ok(bytes) => CallAction::Answer(true, bytes.clone()),
+                        Answer::Err(text) => CallAction::Answer(false, text.clone().into_bytes()),
+                        Answer::Denied(text) => CallAction::Deny(text.clone()),
                     };
                     let status = match answer {
                         Answer::Denied(_) => CallStatus::Denied,
@@ -379,7 +379,7 @@ impl Book {
                         *slot = Some(expected.clone());
                     }
                     track.settle(record, status, None);
-                    return CallAction::Answer(ok, payload);
+                    return action;
                 }
                 Slot::Pending {
                     provider,
@@ -402,7 +402,7 @@ impl Book {
                             *slot = Some(answered);
                         }
                         track.settle(record, CallStatus::Denied, None);
-                        return CallAction::Answer(false, text.into_bytes());
+                        return CallAction::Deny(text);
                     }
                     return track.forward(call, record, started, (n, asked.0, asked.1, asked.2));
                 }
@@ -532,7 +532,7 @@ impl Book {
         let _ = n;
         let text = denied(&call.provider, &call.tool, decision.reason.as_deref());
         track.settle(record, CallStatus::Denied, None);
-        Some(CallAction::Answer(false, text.into_bytes()))
+        Some(CallAction::Deny(text))
     }
 
     /// A fetch of run `exec_id`.
@@ -625,6 +625,14 @@ impl Book {
         }
     }
 
+    /// The worker says run `exec_id` computes again after it said `Idle` (a timer fired): it
+    /// no longer waits, so it is not paused until it says so again.
+    pub(crate) fn awake(&self, exec_id: u64) {
+        if let Some(gate) = self.lock().get_mut(&exec_id).and_then(|t| t.gate.as_mut()) {
+            gate.idle = false;
+        }
+    }
+
     /// Pauses `gate`'s run when it waits with calls held and nothing else in flight: seals the
     /// token. Whether the run is to be stopped.
     fn pause_if_due(&self, gate: &mut Gate) -> bool {
@@ -711,7 +719,9 @@ impl Gate {
         self.idle = false;
         let n = self.requests;
         self.requests += 1;
-        if !self.overflowed() {
+        // Only interrupt mode keeps a ledger (a token replays it); callback mode keeps nothing
+        // per request, however many it makes.
+        if matches!(self.mode, ApprovalMode::Interrupt { .. }) && !self.overflowed() {
             self.slots.push(None);
         }
         Some(n)
@@ -780,7 +790,7 @@ impl Gate {
     /// host's memory holds no more of it) and the run can no longer pause: it goes on, and ends
     /// with `APPROVAL_LEDGER_TOO_LARGE` if a call holds for approval. Whether it ended now.
     fn grow(&mut self, size: usize) -> bool {
-        self.bytes = self.bytes.saturating_add(size + 16);
+        self.bytes = self.bytes.saturating_add(size + SLOT_OVERHEAD);
         if self.bytes <= limits::APPROVAL_TOKEN_BYTES || self.ended.is_some() {
             return false;
         }
@@ -898,6 +908,11 @@ impl Track {
     }
 }
 
+/// What one ledger slot keeps beside its texts and bytes: the slot itself (its place in
+/// `Gate::slots`, or a held call) and the heap blocks of its up to four buffers (a block's
+/// header and rounding, 16 bytes each on glibc's allocator).
+const SLOT_OVERHEAD: usize = std::mem::size_of::<Option<Slot>>() + 4 * 16;
+
 fn denied(provider: &str, tool: &str, reason: Option<&str>) -> String {
     let reason = reason
         .filter(|r| !r.is_empty())
@@ -915,5 +930,124 @@ fn describe(slot: &Slot) -> String {
             format!("a call of {provider}.{tool}")
         }
         Slot::Fetch { url, .. } => format!("a fetch of {url}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(code: &str) -> crate::ExecSpec {
+        crate::ExecSpec {
+            code: code.into(),
+            modules: Vec::new(),
+            providers: Vec::new(),
+            timeout_ms: Some(1000),
+            memory_limit_mib: Some(64),
+            outbound: Outbound::Blocked,
+            retain_handles: false,
+            live_logs: false,
+            budgets: Budgets::default(),
+            approval: None,
+        }
+    }
+
+    fn call(exec_id: u64, call_id: u32, tool: &str) -> ToolCall {
+        ToolCall {
+            exec_id,
+            call_id,
+            provider: "billing".into(),
+            tool: tool.into(),
+            args: vec![0xff, 0x0f, 0x41, 0, 0x24, 0, 0],
+        }
+    }
+
+    /// A callback-mode run of 10,000 calls (one in ten needing a person) keeps nothing per
+    /// call once each is answered: no ledger slot, no open call, no asked call.
+    #[test]
+    fn a_callback_run_keeps_nothing_per_call() {
+        let book = Arc::new(Book::new(Some(&[7u8; 32])));
+        let approval = ApprovalSpec {
+            approve: vec![("billing".into(), Some(vec!["refund".into()]))],
+            mode: ApprovalMode::Callback { timeout_ms: 1000 },
+        };
+        let gated = Book::first_run(&spec("async () => 0"), &approval);
+        let _done = book.track(1, Some(gated), Box::new(|_, _| {}));
+        for i in 0..10_000u32 {
+            let tool = if i % 10 == 0 { "refund" } else { "list" };
+            match book.tool_call(call(1, i, tool)) {
+                CallAction::Ask(c) => {
+                    let next = book.decided(
+                        1,
+                        c.call_id,
+                        Decision {
+                            approved: true,
+                            reason: None,
+                        },
+                    );
+                    assert!(matches!(next, Some(CallAction::Forward(_))));
+                    assert!(!book.answered(1, i, true, b"ok"));
+                }
+                CallAction::Forward(c) => assert!(!book.answered(1, c.call_id, true, b"ok")),
+                _ => panic!("call {i} was neither asked nor forwarded"),
+            }
+            if i % 100 == 0 {
+                let _ = book.idle(1);
+            }
+        }
+        let runs = book.lock();
+        let track = runs.get(&1).expect("tracked");
+        let gate = track.gate.as_ref().expect("gated");
+        assert_eq!(gate.slots.len(), 0, "ledger slots kept in callback mode");
+        assert!(gate.asked.is_empty() && gate.held.is_empty() && track.open.is_empty());
+        assert_eq!(gate.requests, 10_000);
+        assert_eq!(track.calls.len(), limits::CALL_RECORDS);
+    }
+
+    /// Interrupt mode counts a slot at what it keeps: 10,000 calls of 7-byte arguments and
+    /// 2-byte answers pass the ledger's bound well before the 8 MiB their bytes alone would
+    /// take, once each slot is counted at its real size.
+    #[test]
+    fn an_interrupt_ledger_counts_each_slot_at_its_size() {
+        let book = Arc::new(Book::new(Some(&[7u8; 32])));
+        let approval = ApprovalSpec {
+            approve: vec![("billing".into(), Some(vec!["refund".into()]))],
+            mode: ApprovalMode::Interrupt {
+                expires_in_ms: 1000,
+            },
+        };
+        let gated = Book::first_run(&spec("async () => 0"), &approval);
+        let _done = book.track(2, Some(gated), Box::new(|_, _| {}));
+        for i in 0..10_000u32 {
+            match book.tool_call(call(2, i, "list")) {
+                CallAction::Forward(c) => {
+                    let _ = book.answered(2, c.call_id, true, b"ok");
+                }
+                _ => panic!("call {i} was not forwarded"),
+            }
+        }
+        let runs = book.lock();
+        let gate = runs.get(&2).and_then(|t| t.gate.as_ref()).expect("gated");
+        let per_slot = std::mem::size_of::<Option<Slot>>();
+        let kept = gate.slots.len() * per_slot
+            + gate
+                .slots
+                .iter()
+                .flatten()
+                .map(|s| match s {
+                    Slot::Call {
+                        provider,
+                        tool,
+                        args,
+                        ..
+                    } => provider.len() + tool.len() + args.len() + 2,
+                    _ => 0,
+                })
+                .sum::<usize>();
+        assert!(
+            gate.bytes >= kept,
+            "counted {} of the {kept} bytes kept",
+            gate.bytes
+        );
     }
 }

@@ -268,6 +268,13 @@ impl Run<'_> {
                         [b"rejected: ".as_slice(), &payload].concat()
                     });
                 }
+                HostMsg::ToolDenied {
+                    exec_id,
+                    call_id: c,
+                    message,
+                } if exec_id == self.exec_id && c == call_id => {
+                    return Some(format!("denied: {message}").into_bytes());
+                }
                 HostMsg::FetchResult {
                     exec_id,
                     call_id: c,

@@ -17,6 +17,7 @@ pub fn host_messages() -> Vec<HostMsg> {
             HostMsg::FetchResult { .. } => 3,
             HostMsg::Invoke { .. } => 4,
             HostMsg::CloseHandles { .. } => 5,
+            HostMsg::ToolDenied { .. } => 6,
         }
     }
     let all = vec![
@@ -51,6 +52,11 @@ pub fn host_messages() -> Vec<HostMsg> {
             request: WireRequest::default(),
         },
         HostMsg::CloseHandles { exec_id: 1 },
+        HostMsg::ToolDenied {
+            exec_id: 1,
+            call_id: 1,
+            message: "denied".into(),
+        },
     ];
     assert!(all.iter().map(index).eq(0..all.len()));
     all
@@ -68,7 +74,8 @@ pub fn worker_messages() -> Vec<WorkerMsg> {
             WorkerMsg::Started { .. } => 5,
             WorkerMsg::Log { .. } => 6,
             WorkerMsg::Idle { .. } => 7,
-            WorkerMsg::Hello { .. } => 8,
+            WorkerMsg::Awake { .. } => 8,
+            WorkerMsg::Hello { .. } => 9,
         }
     }
     let all = vec![
@@ -103,6 +110,7 @@ pub fn worker_messages() -> Vec<WorkerMsg> {
             },
         },
         WorkerMsg::Idle { exec_id: 1 },
+        WorkerMsg::Awake { exec_id: 1 },
         WorkerMsg::Hello { version: 1, pid: 1 },
     ];
     assert!(all.iter().map(index).eq(0..all.len()));

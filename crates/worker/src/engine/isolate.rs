@@ -60,6 +60,8 @@ impl Prepared {
         let raw: *mut v8::Isolate = &mut *isolate;
         // The callback receives the isolate it is registered on; it lives as long as `isolate`.
         isolate.add_near_heap_limit_callback(memory::near_heap_limit, raw.cast());
+        // One allocation past the limit and its headroom: the run is answered before V8 aborts.
+        isolate.set_oom_error_handler(crate::process::last_words::v8_out_of_memory);
         // Callbacks are the isolate's, not the snapshot's: set on every isolate.
         isolate.set_host_import_module_dynamically_callback(
             crate::engine::modules::import::import_dynamically,

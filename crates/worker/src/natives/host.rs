@@ -35,6 +35,11 @@ pub struct Calls {
     sent_since_idle: bool,
     /// An answer was handed to the program since the run last said it waits.
     answered_since_idle: bool,
+    /// The run said it waits and has neither sent nor been handed anything since: the host
+    /// may rest its time bound, so the run says when it computes again ([`Calls::wake`]).
+    resting: bool,
+    /// The run woke from a rest on its own (a timer fired): it says again when it next waits.
+    woke: bool,
 }
 
 impl Calls {
@@ -58,6 +63,8 @@ impl Calls {
             replayable,
             sent_since_idle: false,
             answered_since_idle: false,
+            resting: false,
+            woke: false,
         }
     }
 
@@ -72,10 +79,25 @@ impl Calls {
             return;
         }
         let answered = self.answered_since_idle && self.pending.is_empty();
-        if self.sent_since_idle || answered {
+        if self.sent_since_idle || answered || self.woke {
             self.sent_since_idle = false;
             self.answered_since_idle = false;
+            self.woke = false;
+            self.resting = true;
             (self.send)(&WorkerMsg::Idle {
+                exec_id: self.exec_id,
+            });
+        }
+    }
+
+    /// The run's wait ended (run/event_loop.rs): if it said it waits and nothing of the host's
+    /// ended the wait (a timer is due), it says `Awake` before it computes, so a time bound
+    /// the host rested runs again first (docs/approvals.md, "Callback mode").
+    pub fn wake(&mut self) {
+        if self.resting {
+            self.resting = false;
+            self.woke = true;
+            (self.send)(&WorkerMsg::Awake {
                 exec_id: self.exec_id,
             });
         }
@@ -142,6 +164,7 @@ fn park(
     state.next_call = state.next_call.wrapping_add(1);
     state.pending.insert(call_id, global);
     state.sent_since_idle = true;
+    state.resting = false;
     Some((state.exec_id, call_id, state.send))
 }
 
@@ -247,6 +270,7 @@ fn take_call<'s>(
     let calls = scope.get_slot_mut::<Calls>()?;
     let global = calls.pending.remove(&call_id)?;
     calls.answered_since_idle = true;
+    calls.resting = false;
     Some(v8::Local::new(scope, global))
 }
 
@@ -271,6 +295,50 @@ pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, pay
             FailureCode::ToolAnswerUnreadable.template(),
         ),
     }
+}
+
+/// The private key that marks an Error the runtime made for a denial: the program can read
+/// the error's `code`, and forge one, but not this mark, so an uncaught denial is told from a
+/// program's own throw ([`is_denial`]).
+fn denial_mark<'s>(scope: &mut v8::HandleScope<'s>) -> Option<v8::Local<'s, v8::Private>> {
+    let name = v8::String::new(scope, "codemode.denial")?;
+    Some(v8::Private::for_api(scope, Some(name)))
+}
+
+/// Rejects the parked tool call `call_id` with its denial (`text`, the `APPROVAL_DENIED`
+/// text): an Error whose `code` is `APPROVAL_DENIED`, marked as the runtime's.
+pub fn deny_tool_call(scope: &mut v8::HandleScope, call_id: u32, text: &str) {
+    let Some(resolver) = take_call(scope, call_id) else {
+        return;
+    };
+    let Some(msg) = v8::String::new(scope, text) else {
+        return;
+    };
+    let err = v8::Exception::error(scope, msg);
+    if let Ok(obj) = v8::Local::<v8::Object>::try_from(err) {
+        let code = FailureCode::ApprovalDenied.as_str();
+        if let (Some(key), Some(value)) =
+            (v8::String::new(scope, "code"), v8::String::new(scope, code))
+        {
+            obj.set(scope, key.into(), value.into());
+        }
+        if let Some(mark) = denial_mark(scope) {
+            let yes = v8::Boolean::new(scope, true);
+            obj.set_private(scope, mark, yes.into());
+        }
+    }
+    resolver.reject(scope, err);
+}
+
+/// Whether `value` is a denial's Error ([`deny_tool_call`]).
+pub fn is_denial(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> bool {
+    let Ok(obj) = v8::Local::<v8::Object>::try_from(value) else {
+        return false;
+    };
+    let Some(mark) = denial_mark(scope) else {
+        return false;
+    };
+    obj.has_private(scope, mark).unwrap_or(false)
 }
 
 /// `[[name, value], ...]` from JS, skipping entries that are not pairs.

@@ -1,11 +1,13 @@
 //! Process plumbing: the worker's pipes and its tie to the parent ([`io`]), the run's view of
 //! them ([`link`]), the jail the process enters before any program runs ([`jail`]), and the CPU
-//! budget the main and cancel threads enforce together ([`budget`]). Nothing here knows V8
+//! budget the main and cancel threads enforce together ([`budget`]), and the answer a worker
+//! gives before memory that ran out past every bound ends it ([`last_words`]). Nothing here knows V8
 //! beyond the isolate handle a Cancel terminates and the interrupt a budget's check runs in.
 
 pub mod budget;
 pub mod io;
 pub mod jail;
+pub mod last_words;
 pub mod link;
 
 /// CPU time of the calling thread in microseconds.

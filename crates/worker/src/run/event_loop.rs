@@ -122,6 +122,15 @@ pub(crate) fn wait(
             host::settle_tool_call(scope, call_id, ok, &payload);
             Heard::Nothing
         }
+        Next::Msg(HostMsg::ToolDenied {
+            exec_id: id,
+            call_id,
+            message,
+        }) if id == exec_id && deliver.tool_results => {
+            let scope = &mut v8::HandleScope::new(scope);
+            host::deny_tool_call(scope, call_id, &message);
+            Heard::Nothing
+        }
         Next::Msg(HostMsg::FetchResult {
             exec_id: id,
             call_id,
@@ -200,6 +209,10 @@ pub(crate) fn settle<'s>(
         match wait(scope, lp, input, next_timer, Deliver::ALL) {
             Heard::Stop | Heard::Closed => return Settled::Stopped,
             Heard::Nothing | Heard::Invoke { .. } => {}
+        }
+        // Still resting when no answer ended the wait: a timer is due, and the run computes.
+        if let Some(calls) = scope.get_slot_mut::<Calls>() {
+            calls.wake();
         }
     }
 }

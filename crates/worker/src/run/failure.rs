@@ -119,7 +119,7 @@ pub(crate) fn settle_failure(
         Settled::Rejected(reason) => {
             let location = locate(scope, reason, shift);
             let detail = describe_throw(scope, helpers, reason);
-            fail_at(FailureCode::ProgramError, &detail, "", location)
+            fail_at(uncaught(scope, reason), &detail, "", location)
         }
         Settled::Stuck => fail(FailureCode::NeverSettled, &[]),
         Settled::Stopped | Settled::Fulfilled(_) => stopped(),
@@ -174,7 +174,17 @@ pub(crate) fn exception_failure(
         let detail = detail.strip_suffix('.').unwrap_or(&detail);
         fail_at(FailureCode::SyntaxError, detail, "", location)
     } else {
-        fail_at(FailureCode::ProgramError, &detail, "", location)
+        fail_at(uncaught(tc, exception), &detail, "", location)
+    }
+}
+
+/// The code of an uncaught throw or rejection: a denial's (the runtime's own Error for a call
+/// a person or `decide` refused) or the program's.
+fn uncaught(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> FailureCode {
+    if crate::natives::host::is_denial(scope, value) {
+        FailureCode::DenialUncaught
+    } else {
+        FailureCode::ProgramError
     }
 }
 

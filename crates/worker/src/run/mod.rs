@@ -23,6 +23,7 @@ use crate::natives::host::Calls;
 use crate::natives::seeded::Seeded;
 use crate::process::budget::{self, Counted};
 use crate::process::io::CurrentRun;
+use crate::process::last_words;
 use crate::process::link::{HostInput, Outbox};
 use crate::process::thread_cpu_us;
 use event_loop::{heap_used, settle, EventLoop, Settled};
@@ -73,6 +74,7 @@ pub fn run(
     let cpu_limit_ms = budgets.cpu_limit_ms;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
+    last_words::running(exec_id, None, memory_limit_mib);
     let cpu_start = thread_cpu_us();
     let isolate = &mut prepared.isolate;
     isolate.set_slot(Calls::new(
@@ -106,6 +108,7 @@ pub fn run(
         );
         (result, lp.heap_peak)
     };
+    last_words::idle();
     let counted = budget::disarm(&mut prepared.isolate, current);
     let heap_now = heap_used(&mut prepared.isolate);
     // A run the budget stopped reports that, whatever it was doing when it stopped.

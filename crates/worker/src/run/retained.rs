@@ -13,6 +13,7 @@ use crate::engine::modules::ModuleMap;
 use crate::natives::host::{self, Calls};
 use crate::process::budget::{self, Counted};
 use crate::process::io::CurrentRun;
+use crate::process::last_words;
 use crate::process::link::{HostInput, Outbox};
 use crate::run::event_loop::{self, heap_used, settle, Deliver, EventLoop, Heard, Settled, Turn};
 use crate::run::failure::{cpu_limit, describe_throw, fail};
@@ -92,6 +93,7 @@ pub fn serve(
                             budget::arm(scope, current, cpu_limit_ms);
                             let handler = v8::Local::new(scope, &handler);
                             let this = v8::Local::new(scope, &this);
+                            last_words::running(exec_id, Some(invoke_id), memory_limit_mib);
                             let result = invoke(
                                 scope,
                                 &mut lp,
@@ -101,6 +103,7 @@ pub fn serve(
                                 request,
                                 input,
                             );
+                            last_words::idle();
                             match (budget::disarm(scope, current), cpu_limit_ms) {
                                 (Some(Counted { spent: true, .. }), Some(ms)) => Err(cpu_limit(ms)),
                                 _ => result,

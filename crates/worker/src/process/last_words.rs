@@ -1,0 +1,120 @@
+//! A worker's last words when memory runs out past what a run's bounds catch.
+//!
+//! A run's memory is bounded three ways (engine/memory.rs, and the pool's address-space
+//! ceiling): V8's heap limit with the near-limit callback, which terminates the run; the metered
+//! ArrayBuffer allocator, which refuses a buffer; and `RLIMIT_AS`, past which an allocation
+//! fails. One allocation can still pass them all at once: a single array larger than the heap's
+//! limit and the headroom the callback grants (V8 then reports a fatal out-of-memory), or a
+//! buffer of V8's own outside its heap (JSON.parse's stack of elements) that meets the
+//! address-space ceiling (its allocator then aborts the process). Neither can be unwound: the
+//! worker cannot go on. What it can do is say why: before it dies, it answers the run (or the
+//! invocation) in progress with `MEMORY_LIMIT`, so the host reports the program's failure,
+//! which retrying does not cure, instead of a lost worker it would invite the caller to retry.
+//! The pool replaces the worker when it exits.
+//!
+//! Two doors lead here: V8's out-of-memory handler (set on every isolate, isolate.rs), and a
+//! SIGABRT handler for an abort whose cause was an allocation that failed (`errno` is ENOMEM
+//! when the handler starts: the failed `mmap`/`brk` set it, and nothing between it and the
+//! abort's signal clears it). Any other abort goes on as before: the process dies by SIGABRT.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use codemode_protocol::{FailureCode, RunError, RunOutcome, RunStats, WorkerMsg};
+
+use crate::process::io;
+
+/// The execution in progress (0: none; the pool numbers them from 1).
+static EXEC: AtomicU64 = AtomicU64::new(0);
+/// The invocation in progress, plus one (0: the run itself).
+static INVOKE: AtomicU64 = AtomicU64::new(0);
+/// The memory limit of the execution in progress, in MiB, for the text.
+static MIB: AtomicU32 = AtomicU32::new(0);
+
+/// The status the worker exits with after its last words.
+const EXIT_OUT_OF_MEMORY: i32 = 75;
+
+/// Run `exec_id` (or its invocation `invoke_id`) starts, under `mib`.
+pub fn running(exec_id: u64, invoke_id: Option<u64>, mib: u32) {
+    MIB.store(mib, Ordering::Relaxed);
+    INVOKE.store(
+        invoke_id.map_or(0, |i| i.wrapping_add(1)),
+        Ordering::Relaxed,
+    );
+    EXEC.store(exec_id, Ordering::Release);
+}
+
+/// Nothing runs: memory that runs out now is the worker's own, not a program's.
+pub fn idle() {
+    EXEC.store(0, Ordering::Release);
+}
+
+/// Answers the execution in progress with `MEMORY_LIMIT` and exits; returns when none is in
+/// progress or the answer cannot be written whole (the caller then dies as it would have).
+fn speak() {
+    let exec_id = EXEC.load(Ordering::Acquire);
+    if exec_id == 0 {
+        return;
+    }
+    let mib = MIB.load(Ordering::Relaxed).to_string();
+    let error = RunError {
+        code: FailureCode::MemoryLimit.as_str().to_string(),
+        message: FailureCode::MemoryLimit.render(&[("mib", &mib)]),
+        location: None,
+    };
+    let msg = match INVOKE.load(Ordering::Relaxed) {
+        0 => WorkerMsg::Done {
+            exec_id,
+            outcome: RunOutcome {
+                error: Some(error),
+                stats: RunStats {
+                    worker_pid: std::process::id(),
+                    ..RunStats::default()
+                },
+                ..RunOutcome::default()
+            },
+        },
+        n => WorkerMsg::Invoked {
+            exec_id,
+            invoke_id: n - 1,
+            result: Err(error),
+        },
+    };
+    if io::send_if_free(&msg) {
+        // SAFETY: _exit ends the process at once, running nothing of a heap that may be
+        // inconsistent; it is async-signal-safe.
+        unsafe { libc::_exit(EXIT_OUT_OF_MEMORY) };
+    }
+}
+
+/// V8's out-of-memory handler (isolate.rs sets it on every isolate): V8 aborts the process
+/// when it returns, so it returns only when there is nothing to say.
+pub extern "C" fn v8_out_of_memory(
+    _location: *const std::os::raw::c_char,
+    _details: &v8::OomDetails,
+) {
+    speak();
+}
+
+extern "C" fn on_abort(_signal: libc::c_int) {
+    // SAFETY: __errno_location returns this thread's errno, readable at any time.
+    let errno = unsafe { *libc::__errno_location() };
+    if errno == libc::ENOMEM {
+        speak();
+    }
+    // Returning lets abort() go on: the handler was reset (SA_RESETHAND), so it raises SIGABRT
+    // again with the default action and the process dies by it.
+}
+
+/// Installs the SIGABRT handler (before the jail: `rt_sigaction` stays allowed, but the sooner
+/// the better). A failure to install leaves aborts as they were.
+pub fn install() {
+    // SAFETY: a zeroed sigaction is a valid starting value; the handler is an extern "C" fn of
+    // the signature sa_handler expects, and SA_RESETHAND makes it run at most once.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_abort as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_RESETHAND;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGABRT, &action, std::ptr::null_mut());
+    }
+}
