@@ -9,6 +9,9 @@ const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport, getDefaultEnvironment } = require('@modelcontextprotocol/sdk/client/stdio.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
 const { ToolListChangedNotificationSchema, ErrorCode, McpError } = require('@modelcontextprotocol/sdk/types.js');
+// Required by a name the type check does not follow: the SDK's ajv-provider.d.ts does not check
+// under nodenext (it uses the namespace `Ajv` as a type).
+const AJV_PROVIDER = '@modelcontextprotocol/sdk/validation/ajv';
 const { render } = require('../errors');
 
 /** @typedef {import('./config').ServerSpec} ServerSpec */
@@ -30,6 +33,25 @@ const BACKOFF_MAX_MS = 30_000;
 const STABLE_MS = 10_000;
 /** Bound of connecting (the initialize handshake) and of each `tools/list` page. */
 const CONNECT_TIMEOUT_MS = 30_000;
+
+/**
+ * The validator the SDK's client checks tools' structured content with, compiling a tool's
+ * output schema the first time a call of it is checked. The SDK compiles every output schema
+ * of every `tools/list` page as it reads it (milliseconds each: a list of 10,000 tools built
+ * for it held the event loop a minute, and one schema that does not compile failed the read).
+ * @returns {import('@modelcontextprotocol/sdk/validation/types.js').jsonSchemaValidator}
+ */
+function lazyValidator() {
+  /** @type {import('@modelcontextprotocol/sdk/validation/types.js').jsonSchemaValidator} */
+  const ajv = new (require(AJV_PROVIDER).AjvJsonSchemaValidator)();
+  return {
+    getValidator(schema) {
+      /** @type {import('@modelcontextprotocol/sdk/validation/types.js').JsonSchemaValidator<any> | undefined} */
+      let compiled;
+      return (input) => (compiled ??= ajv.getValidator(schema))(input);
+    },
+  };
+}
 
 /**
  * A tool name made an identifier: `-`, `.` and spaces become `_`, other characters outside
@@ -117,7 +139,7 @@ class Upstream extends EventEmitter {
     if (this.#closed) return;
     const generation = ++this.#generation;
     const spec = this.spec;
-    const client = new Client({ name: 'codemode-executor-mcp-gateway', version: '1' }, { capabilities: {} });
+    const client = new Client({ name: 'codemode-executor-mcp-gateway', version: '1' }, { capabilities: {}, jsonSchemaValidator: lazyValidator() });
     /** @type {import('@modelcontextprotocol/sdk/shared/transport.js').Transport} */
     let transport;
     if (spec.kind === 'stdio') {
