@@ -287,6 +287,22 @@ describe('approvals', () => {
     expect(ran.map(([name]) => name)).toEqual(['getOrder']);
   });
 
+  it('a denial carries code APPROVAL_DENIED; uncaught, the output fails DENIAL_UNCAUGHT, not PROGRAM_ERROR', async () => {
+    const { tools, ran } = shop();
+    const deny = { refund: { type: 'denied', reason: 'refunds are closed today' } };
+    const caught = await codeModeTool(tools, { executor, toolApproval: deny }).execute({ code: "async () => { try { await tools.refund({ orderId: 'X', amount: 1 }) } catch (e) { return e.code } }" }, { toolCallId: 'dc', messages: [] });
+    expect(caught.result).toBe('APPROVAL_DENIED');
+    const uncaught = await codeModeTool(tools, { executor, toolApproval: deny }).execute({ code: "async () => tools.refund({ orderId: 'X', amount: 1 })" }, { toolCallId: 'du', messages: [] });
+    expect(uncaught.error?.code).toBe('DENIAL_UNCAUGHT');
+    expect(uncaught.error.message).toMatch(/refunds are closed today/);
+    // A person's no on a resume too.
+    const codemode = codeModeTool(tools, { executor });
+    const paused = await codemode.execute({ code: "async () => tools.refund({ orderId: 'Y', amount: 500 })" }, { toolCallId: 'dp', messages: [] });
+    const after = await codemode.resume(paused, [{ approvalId: paused.approvals[0].approvalId, approved: false, reason: 'no' }]);
+    expect(after.error?.code).toBe('DENIAL_UNCAUGHT');
+    expect(ran).toEqual([]);
+  });
+
   it('a needsApproval function that says no lets the call run without asking', async () => {
     const { tools, ran } = shop();
     const codemode = codeModeTool(tools, { executor });

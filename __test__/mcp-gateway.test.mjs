@@ -349,6 +349,12 @@ describe('approvals through MCP elicitation', () => {
       answer = 'decline';
       const no = await run(gw.client, 'async () => { try { return await paged.double({ n: 4 }) } catch (e) { return e.message } }');
       expect(parsed(no.text)).toBe(render('APPROVAL_DENIED', { provider: 'paged', tool: 'double', reason: 'the person declined it' }));
+      // The program can tell a no by its code; uncaught, the answer says the run ended on it.
+      const code = await run(gw.client, 'async () => { try { return await paged.double({ n: 4 }) } catch (e) { return e.code } }');
+      expect(parsed(code.text)).toBe('APPROVAL_DENIED');
+      const uncaught = await run(gw.client, 'async () => paged.double({ n: 4 })');
+      expect(uncaught.text).toContain('The program failed (DENIAL_UNCAUGHT): ');
+      asked.splice(1, 2);
       // Every value is shown whole, one a line: a long first one cannot push the next out of
       // view (mcp-approval-prompt.test.mjs tests the question's bounds and escapes).
       answer = 'accept';
