@@ -754,35 +754,30 @@ pub(crate) fn answer_too_large(what: &str, e: codemode_protocol::FrameTooLarge) 
 /// Writes the answer to tool call `call_id` of `exec_id` (the host's, or the approval book's)
 /// to its worker; one too big for a frame rejects the call inside the sandbox instead.
 pub(crate) fn answer_call(inner: &Inner, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
-    let frame = HostMsg::ToolResult {
+    let answer = HostMsg::ToolResult {
         exec_id,
         call_id,
         ok,
         payload,
-    }
-    .encode()
-    .unwrap_or_else(|e| {
-        HostMsg::ToolResult {
-            exec_id,
-            call_id,
-            ok: false,
-            payload: answer_too_large("tool call", e).into_bytes(),
-        }
-        .encode_small()
-    });
-    schedule::send_to_run(inner, exec_id, call_id, frame);
+    };
+    send_answer(inner, exec_id, call_id, &answer);
 }
 
 /// Writes the denial of tool call `call_id` of `exec_id` to its worker: the call rejects
 /// inside the sandbox with `text` and the code `APPROVAL_DENIED`.
 pub(crate) fn deny_call(inner: &Inner, exec_id: u64, call_id: u32, text: String) {
-    let frame = HostMsg::ToolDenied {
+    let denial = HostMsg::ToolDenied {
         exec_id,
         call_id,
         message: text,
-    }
-    .encode()
-    .unwrap_or_else(|e| {
+    };
+    send_answer(inner, exec_id, call_id, &denial);
+}
+
+/// Sends `answer` to call `call_id` of `exec_id`; one too big for a frame rejects the call
+/// inside the sandbox with `ANSWER_TOO_LARGE` instead.
+fn send_answer(inner: &Inner, exec_id: u64, call_id: u32, answer: &HostMsg) {
+    let frame = answer.encode().unwrap_or_else(|e| {
         HostMsg::ToolResult {
             exec_id,
             call_id,
