@@ -455,6 +455,11 @@ describe('serve() in this process', () => {
     const outbound = await rejection(served({ outbound: 'everything' }));
     expect(outbound.code).toBe('INVALID_OPTION');
     expect(outbound.message).toContain('`outbound`');
+    for (const approvalTimeout of [0, 3_600_001, 'long']) {
+      const bad = await rejection(served({ approvalTimeout }));
+      expect(bad.code).toBe('INVALID_OPTION');
+      expect(bad.message).toContain('`approvalTimeout`');
+    }
     // A runtime without a global WebSocket (Node 20; Node 22+ has one, which connect() uses).
     const global = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');
     delete globalThis.WebSocket;
