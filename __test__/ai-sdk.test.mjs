@@ -597,6 +597,17 @@ describe('a review\'s attacks on codeModeTool', () => {
     const shown = { ...paused, approvals: [{ ...paused.approvals[0], input: { orderId: 'Z', amount: 5 } }] };
     const other = await codemode.resume(shown, [{ approvalId: paused.approvals[0].approvalId, approved: true }]);
     expect(other.result).toMatch(/no person approved this call with these arguments/);
+    // That refusal is a denial as any other: the program reads its code, the trail says denied,
+    // and uncaught it ends the output DENIAL_UNCAUGHT.
+    const byCode = await codemode.execute({ code: "async () => { try { await tools.refund({ orderId: 'Q', amount: 500 }) } catch (e) { return e.code } }" }, { toolCallId: 'g', messages: [] });
+    const q = byCode.approvals[0];
+    const coded = await codemode.resume({ ...byCode, approvals: [{ ...q, input: { orderId: 'Q', amount: 1 } }] }, [{ approvalId: q.approvalId, approved: true }]);
+    expect(coded.result).toBe('APPROVAL_DENIED');
+    expect(coded.calls.at(-1).status).toBe('denied');
+    const bare = await codemode.execute({ code: "async () => tools.refund({ orderId: 'R', amount: 500 })" }, { toolCallId: 'h', messages: [] });
+    const r = bare.approvals[0];
+    const uncaught = await codemode.resume({ ...bare, approvals: [{ ...r, input: { orderId: 'R', amount: 1 } }] }, [{ approvalId: r.approvalId, approved: true }]);
+    expect(uncaught.error?.code).toBe('DENIAL_UNCAUGHT');
     expect(ran.filter(([name]) => name === 'refund')).toEqual([]);
     // The real approval runs it.
     const real = await codemode.resume(paused, [{ approvalId: paused.approvals[0].approvalId, approved: true }]);

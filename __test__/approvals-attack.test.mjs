@@ -6,6 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor, sleep } from './helpers.mjs';
 import { connected, served, startDaemon } from './daemon-helpers.mjs';
+import { tool } from 'ai';
+import { z } from 'zod';
+import { createRequire } from 'node:module';
+
+const { codeModeTool } = createRequire(import.meta.url)('../index.js');
 
 const KEY = randomBytes(32);
 
@@ -171,6 +176,21 @@ describe('over a daemon', () => {
     expect(slow.result).toMatch(/no decision came within 300 ms/);
     expect(remote.ceilings.approvalTimeout).toBe(300);
     expect(b.dispatched).toEqual([]);
+  }, 30_000);
+
+  it("a dispatch's own denial (codeModeTool's check at resume) crosses the connection as a denial", async () => {
+    const daemon = await served({ approvalKey: KEY });
+    const remote = await connected(daemon.url);
+    const ran = [];
+    const tools = { refund: tool({ description: 'r', inputSchema: z.object({ id: z.string() }), needsApproval: true, execute: async ({ id }) => { ran.push(id); return 'done'; } }) };
+    const codemode = codeModeTool(tools, { executor: remote });
+    const paused = await codemode.execute({ code: "async () => { try { await tools.refund({ id: 'a' }) } catch (e) { return [e.code, e.message.includes('no person approved')] } }" }, { toolCallId: 'x', messages: [] });
+    const a = paused.approvals[0];
+    // The approval shown had other arguments than the call: no approval of it.
+    const after = await codemode.resume({ ...paused, approvals: [{ ...a, input: { id: 'b' } }] }, [{ approvalId: a.approvalId, approved: true }]);
+    expect(after.result).toEqual(['APPROVAL_DENIED', true]);
+    expect(after.calls.at(-1).status).toBe('denied');
+    expect(ran).toEqual([]);
   }, 30_000);
 
   it('a denial reaches the program with its code; uncaught, the run ends DENIAL_UNCAUGHT', async () => {

@@ -7,7 +7,7 @@
 // codeModeTool is called. docs/ai-sdk.md.
 
 const acorn = require('acorn');
-const { fault, render } = require('./errors');
+const { denial, fault, render } = require('./errors');
 const { describe, reading, snapshot, integerIn, checkOutbound, objectArgument } = require('./validate/fields');
 const { BUDGETS, range, reservedNames, IDENTIFIER } = require('./validate');
 const { limits, loadNative } = require('./native');
@@ -654,7 +654,7 @@ function makeTool(ai, settings, byName, toolSet) {
       // Checked again here, not taken from the paused output (which travels through the
       // client in UI streams): a call that needs a person runs only as a person approved it.
       const { status, input } = await statusOf(run, name, args, `${run.outer}:${run.dispatched + 1}`);
-      const denied = (/** @type {string} */ reason) => new Error(render('APPROVAL_DENIED', { provider: settings.provider, tool: name, reason }));
+      const denied = (/** @type {string} */ reason) => denial(settings.provider, name, reason);
       if (status.type === 'denied') throw denied(status.reason ?? "the host's approval policy denies it");
       if (status.type === 'user-approval') {
         const key = JSON.stringify(input);

@@ -115,6 +115,7 @@ class RemoteExecutor {
           }),
         resolveToolCall: (call, value) => answer(call, { type: 'toolResult', id: call.id, callId: call.callId, ok: true }, value),
         rejectToolCall: (call, message) => answer(call, { type: 'toolResult', id: call.id, callId: call.callId, ok: false, message }),
+        denyToolCall: (call, message) => answer(call, { type: 'toolResult', id: call.id, callId: call.callId, ok: false, message, denied: true }),
         resolveFetch: (call, r) =>
           answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: true, status: r.status, statusText: r.statusText, headers: r.headers, hasBody: Boolean(r.body) }, r.body),
         rejectFetch: (call, message) => answer(call, { type: 'fetchResult', id: call.id, callId: call.callId, ok: false, message }),

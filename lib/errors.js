@@ -68,4 +68,30 @@ function fromNative(e) {
   return e;
 }
 
-module.exports = { ExecutorError, fault, fromNative, render, failures };
+/** Marks an Error a host's dispatch throws to deny a call, as approval would (`denial`). */
+const DENIAL = Symbol('codemode.denial');
+
+/**
+ * The error a dispatch of this package throws to deny a call as approval would (codeModeTool's
+ * check of a resumed call): the call rejects inside the sandbox as a denial, with the
+ * `APPROVAL_DENIED` code, and the audit trail says `denied`.
+ * @param {string} provider
+ * @param {string} tool
+ * @param {string} reason
+ * @returns {Error}
+ */
+function denial(provider, tool, reason) {
+  const e = new Error(render('APPROVAL_DENIED', { provider, tool, reason }));
+  Object.defineProperty(e, DENIAL, { value: true });
+  return e;
+}
+
+/**
+ * Whether `e` is a {@link denial}.
+ * @param {unknown} e
+ */
+function isDenial(e) {
+  return e instanceof Error && Object.hasOwn(e, DENIAL);
+}
+
+module.exports = { ExecutorError, fault, fromNative, render, failures, denial, isDenial };

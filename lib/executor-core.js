@@ -41,6 +41,8 @@ const validate = require('./validate');
  * @property {(executionId: string) => void | Promise<void>} closeHandles
  * @property {(call: NativeToolCall, value: Buffer) => void} resolveToolCall answers the call as it came
  * @property {(call: NativeToolCall, message: string) => void} rejectToolCall
+ * @property {(call: NativeToolCall, message: string) => void} denyToolCall rejects the call as a
+ *   denial (the dispatch threw `errors.denial`)
  * @property {(call: NativeFetchCall, response: NativeWireResponse) => void} resolveFetch
  * @property {(call: NativeFetchCall, message: string) => void} rejectFetch
  * @property {(request: ResumeRequest) => number} resume submits the resumption of a paused run

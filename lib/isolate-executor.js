@@ -70,6 +70,7 @@ class IsolateExecutor {
         closeHandles: (executionId) => native(() => pool.closeHandles(executionId)),
         resolveToolCall: (call, value) => pool.resolveToolCall(call.id, call.callId, value),
         rejectToolCall: (call, message) => pool.rejectToolCall(call.id, call.callId, message),
+        denyToolCall: (call, message) => pool.denyToolCall(call.id, call.callId, message),
         resolveFetch: (call, response) => pool.resolveFetch(call.id, call.callId, response),
         rejectFetch: (call, message) => pool.rejectFetch(call.id, call.callId, message),
         // A resumed run gets the tighter of its token's bounds and this executor's.

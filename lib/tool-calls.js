@@ -7,7 +7,7 @@
 // payload bound before it is sent. lib/executor-core.js makes one per run, at its first call,
 // the same in process and over connect().
 
-const { render } = require('./errors');
+const { isDenial, render } = require('./errors');
 const { serialize, deserialize } = require('./clone');
 const tracing = require('./tracing');
 
@@ -43,7 +43,7 @@ class ToolCalls {
 
   /**
    * @param {Bounds} bounds
-   * @param {Pick<Transport, 'resolveToolCall' | 'rejectToolCall'>} transport
+   * @param {Pick<Transport, 'resolveToolCall' | 'rejectToolCall' | 'denyToolCall'>} transport
    * @param {Dispatch} dispatch the run's (a run with providers has one: validate.request)
    * @param {import('./tracing').RunTrace | null} trace
    * @param {() => boolean} live whether the run is still in flight and not aborted
@@ -132,7 +132,8 @@ class ToolCalls {
     const fail = (e) => {
       tracing.endChild(span, e);
       try {
-        transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
+        if (isDenial(e)) transport.denyToolCall(call, /** @type {Error} */ (e).message);
+        else transport.rejectToolCall(call, e instanceof Error ? e.message : String(e));
       } finally {
         release();
       }

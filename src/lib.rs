@@ -272,6 +272,13 @@ impl NativePool {
             .answer_tool_call(id as u64, call_id, false, message.into_bytes());
     }
 
+    /// Denies tool call `call_id` of execution `id` with `message` (an `APPROVAL_DENIED` text):
+    /// it rejects inside the sandbox as a denial, with that code.
+    #[napi]
+    pub fn deny_tool_call(&self, id: i64, call_id: u32, message: String) {
+        self.pool.deny_tool_call(id as u64, call_id, message);
+    }
+
     /// Answers routed fetch `call_id` of execution `id` with the policy's response.
     #[napi]
     pub fn resolve_fetch(&self, id: i64, call_id: u32, response: NativeWireResponse) {

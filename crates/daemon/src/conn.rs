@@ -566,7 +566,8 @@ impl Conn<'_> {
                 call_id,
                 ok,
                 message,
-            } => self.tool_result(id, call_id, ok, message, payload),
+                denied,
+            } => self.tool_result(id, call_id, (ok, denied), message, payload),
             ClientMsg::FetchResult(r) => self.fetch_result(r, payload),
             ClientMsg::Resume(r) => self.resume(r),
             ClientMsg::Decision {
@@ -794,14 +795,16 @@ impl Conn<'_> {
         self.pending.remove(&call_id)
     }
 
+    /// `answer`: `ok`, and for a rejection whether it is a denial.
     fn tool_result(
         &mut self,
         id: u32,
         call_id: u32,
-        ok: bool,
+        answer: (bool, bool),
         message: Option<String>,
         payload: Vec<u8>,
     ) {
+        let (ok, denied) = answer;
         let Some(p) = self.answered(id, call_id, "toolResult") else {
             return;
         };
@@ -815,6 +818,10 @@ impl Conn<'_> {
             return;
         };
         held.fetch_sub(*size, Ordering::AcqRel);
+        if !ok && denied {
+            let text = message.unwrap_or_default();
+            return self.shared.pool.deny_tool_call(p.exec_id, p.call_id, text);
+        }
         let limit = limits::TOOL_PAYLOAD_BYTES;
         let (ok, bytes) = if !ok {
             (false, message.unwrap_or_default().into_bytes())

@@ -611,6 +611,19 @@ impl Pool {
         }
     }
 
+    /// Denies tool call `call_id` of `exec_id` on the host's word (its dispatch refused the call
+    /// as approval would: `codeModeTool`'s check of a resumed call): it rejects inside the
+    /// sandbox with `text` as a denial (`APPROVAL_DENIED`'s code; uncaught, `DENIAL_UNCAUGHT`),
+    /// and the audit trail says `denied`.
+    pub fn deny_tool_call(&self, exec_id: u64, call_id: u32, text: String) {
+        self.inner.observe.tool_answered(exec_id, call_id);
+        let pause = self.inner.approvals.host_denied(exec_id, call_id, &text);
+        deny_call(&self.inner, exec_id, call_id, text);
+        if pause {
+            stop_run(&self.inner, exec_id);
+        }
+    }
+
     /// Delivers the answer to a routed `fetch` (a response, or the text it rejects with). A
     /// response body past `limits::FETCH_BODY_BYTES` rejects the fetch with `FETCH_TOO_LARGE`
     /// (the same check as native answers), whichever host answered.

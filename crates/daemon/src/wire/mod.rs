@@ -389,6 +389,10 @@ pub enum ClientMsg {
         ok: bool,
         #[serde(default)]
         message: Option<String>,
+        /// With `ok: false`: the client's dispatch denied the call as approval would; it
+        /// rejects as a denial (`APPROVAL_DENIED`'s code) instead of a tool's error.
+        #[serde(default)]
+        denied: bool,
     },
     FetchResult(FetchResultMsg),
     Resume(ResumeMsg),

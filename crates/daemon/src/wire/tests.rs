@@ -187,7 +187,8 @@ fn binary_messages_carry_their_payload() {
             id: 1,
             call_id: 2,
             ok: true,
-            message: None
+            message: None,
+            denied: false,
         }
     );
     assert_eq!(payload, [0xff, 0x0f, 0x49, 0x54]);

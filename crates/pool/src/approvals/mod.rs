@@ -506,6 +506,31 @@ impl Book {
         over || self.pause_if_due(gate)
     }
 
+    /// The host's dispatch denied tool call `call_id` of `exec_id` itself (a check of its own
+    /// refused it, as approval would): the call's record says `denied`, and a replay answers it
+    /// with the same denial. Whether the run is to be stopped now (it paused).
+    pub(crate) fn host_denied(&self, exec_id: u64, call_id: u32, text: &str) -> bool {
+        let mut runs = self.lock();
+        let Some(track) = runs.get_mut(&exec_id) else {
+            return false;
+        };
+        let Some(open) = track.open.remove(&call_id) else {
+            return false;
+        };
+        track.settle(open.record, CallStatus::Denied, None);
+        let (Some(gate), Some((n, provider, tool, args))) = (track.gate.as_mut(), open.slot) else {
+            return false;
+        };
+        let slot = Slot::Call {
+            provider,
+            tool,
+            args,
+            answer: Answer::Denied(text.to_string()),
+        };
+        let over = gate.record(n, slot);
+        over || self.pause_if_due(gate)
+    }
+
     /// A decision for a call put to `approve`: what to do with the call (to the host, or
     /// answered with the denial), or nothing when none waits.
     pub(crate) fn decided(
