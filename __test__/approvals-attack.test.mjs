@@ -42,6 +42,25 @@ describe('a time bound that rests while a person decides', () => {
     expect(b.dispatched).toEqual([]);
   }, 20_000);
 
+  // An answer that reached the worker after it said Idle (the host rested the bound at the Idle,
+  // the answer already on its way), then a computation: the worker says Awake on any wake.
+  it.each([
+    ['a fast call answered while the run spun in the same turn', 'async () => { const r = billing.refund(1); const p = billing.list(); let x = 0; for (let i = 0; i < 3e7; i++) x += i; await p; for (;;) {} }'],
+    ['a call the pool refused while the run waited', "async () => { const r = billing.refund(1); const big = 'x'.repeat(15 * 1024 * 1024); billing.refund(big).catch(() => 0); billing.refund(big).catch(() => 0); await billing.refund(big).then(() => 'ok', (e) => e.message); for (;;) {} }"],
+  ])('runs again after %s: TIMEOUT at the timeout', async (_, code) => {
+    const b = billing();
+    const out = await ex.execute({
+      code,
+      providers: b.providers,
+      dispatch: b.dispatch,
+      timeout: 500,
+      approval: { mode: 'callback', timeout: 60_000, decide: () => sleep(6000).then(() => ({ approved: false })) },
+    });
+    expect(out.error?.code).toBe('TIMEOUT');
+    expect(out.stats.wallMs).toBeLessThan(4000);
+    expect(out.stats.cpuMs).toBeLessThan(3000);
+  }, 20_000);
+
   it('rests again after a timer that only ticks: a wait longer than the timeout still succeeds', async () => {
     const b = billing();
     const out = await ex.execute({
@@ -89,12 +108,14 @@ describe('a resumed run brings no bounds of its own', () => {
   }, 20_000);
 
   it('gets the stricter memory limit', async () => {
-    const request = await paused('const keep = []; for (let i = 0; i < 400; i++) keep.push(new Array(1e5).fill(i)); return keep.length');
+    // Buffers count against the limit and are refused at once past it: no race with the time
+    // bound on a loaded machine (a heap filled to its limit collects slowly).
+    const request = await paused('const keep = []; for (let i = 0; i < 40; i++) keep.push(new Float64Array(1e6)); return keep.length');
     const out = await strict.resume(request);
     expect(out.error?.code).toBe('MEMORY_LIMIT');
     expect(out.error.message).toMatch(/limit of 64 MiB/);
     // The same token on the loose executor runs to its end.
-    expect((await loose.resume(request)).result).toBe(400);
+    expect((await loose.resume(request)).result).toBe(40);
   }, 20_000);
 
   it('never widens its outbound: a native token resumed where fetch is closed cannot reach out', async () => {
@@ -142,6 +163,23 @@ describe('a denial the program can tell apart', () => {
     expect(b.dispatched).toEqual([]);
   });
 
+  it("reports a denial with the runtime's text, not the program's rewrite of it; defines its code past setters", async () => {
+    const b = billing();
+    const deny = { mode: 'callback', decide: () => ({ approved: false, reason: 'over budget' }) };
+    const rewritten = await ex.execute({
+      code: "async () => { let kept; try { await billing.refund(1) } catch (e) { kept = e } kept.message = 'approved, then failed'; throw kept }",
+      providers: b.providers, dispatch: b.dispatch, approval: deny,
+    });
+    expect(rewritten.error?.code).toBe('DENIAL_UNCAUGHT');
+    expect(rewritten.error.message).toMatch(/not made: .*over budget/);
+    expect(rewritten.error.message).not.toMatch(/approved, then failed/);
+    const setter = await ex.execute({
+      code: "async () => { let seen = 0; Object.defineProperty(Object.prototype, 'code', { set() { seen++ }, configurable: true }); try { await billing.refund(1) } catch (e) { return [e.code, seen] } }",
+      providers: b.providers, dispatch: b.dispatch, approval: deny,
+    });
+    expect(setter.result).toEqual(['APPROVAL_DENIED', 0]);
+  });
+
   it("a program's own error dressed as a denial stays PROGRAM_ERROR", async () => {
     const out = await ex.execute({ code: "async () => { const e = new Error('The call to billing.refund was not made'); e.code = 'APPROVAL_DENIED'; throw e }" });
     expect(out.error?.code).toBe('PROGRAM_ERROR');
@@ -176,6 +214,32 @@ describe('over a daemon', () => {
     expect(slow.result).toMatch(/no decision came within 300 ms/);
     expect(remote.ceilings.approvalTimeout).toBe(300);
     expect(b.dispatched).toEqual([]);
+  }, 30_000);
+
+  it("a resume over connect() is held to the client's own outbound and budgets", async () => {
+    let hits = 0;
+    const web = http.createServer((req, res) => { hits++; res.end('reached'); });
+    await new Promise((r) => web.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${web.address().port}/x`;
+      const daemon = await served({ approvalKey: KEY, outbound: 'native' });
+      const b = billing();
+      const loose = await connected(daemon.url, { outbound: 'native' });
+      const code = `async () => { await billing.refund(1); return await fetch('${url}').then((r) => r.text(), (e) => 'refused: ' + e.message) }`;
+      const out = await loose.execute({ code, providers: b.providers, dispatch: b.dispatch });
+      const request = { token: out.paused.token, decisions: { [out.paused.pending[0].id]: { approved: true } }, dispatch: b.dispatch };
+      const strict = await connected(daemon.url, { outbound: null, cpuLimit: 50 });
+      const before = hits;
+      expect((await strict.resume(request)).result).toMatch(/^refused: /);
+      expect((await strict.resume({ ...request, outbound: null })).result).toMatch(/^refused: /);
+      expect(hits).toBe(before);
+      const spin = await loose.execute({ code: 'async () => { await billing.refund(1); for (;;) {} }', providers: b.providers, dispatch: b.dispatch, timeout: 10_000 });
+      const spun = await strict.resume({ token: spin.paused.token, decisions: { [spin.paused.pending[0].id]: { approved: true } }, dispatch: b.dispatch });
+      expect(spun.error?.code).toBe('CPU_LIMIT');
+      expect((await loose.resume(request)).result).toBe('reached');
+    } finally {
+      await new Promise((r) => web.close(r));
+    }
   }, 30_000);
 
   it("a dispatch's own denial (codeModeTool's check at resume) crosses the connection as a denial", async () => {

@@ -123,7 +123,11 @@ class RemoteExecutor {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
           const decisions = request.decisions.map((d) => ({ id: d.id, approved: d.approved, reason: d.reason }));
-          primary.send({ type: 'resume', id, token: request.token, decisions, routes: request.route !== undefined || undefined, liveLogs: request.liveLogs || undefined });
+          // This client's own outbound (when named) and budgets narrow the token's, as an
+          // in-process resume's executor does; the daemon's ceilings hold after them.
+          const { cpuLimit, toolCallLimit, fetchLimit } = this.#opts.budgets;
+          const outbound = request.outboundNamed ? request.outbound : undefined;
+          primary.send({ type: 'resume', id, token: request.token, decisions, routes: request.route !== undefined || undefined, liveLogs: request.liveLogs || undefined, outbound, cpuLimit, toolCallLimit, fetchLimit });
           this.#runChannels.set(id, primary);
           return id;
         },

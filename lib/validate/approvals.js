@@ -149,6 +149,8 @@ function resumeRequest(given, executorOutbound) {
     dispatch: /** @type {import('../../index').Dispatch} */ (input.dispatch),
     route: typeof policy === 'function' ? policy : undefined,
     // The most network the resumed run may reach here: a token's policy is narrowed to it.
+    // `outboundNamed`: the request or its executor named one (connect() sends only a named one).
+    outboundNamed: policy !== undefined,
     outbound: /** @type {import('../../native').Outbound} */ (policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed'),
     signal: checkSignal(kind, 'signal', input.signal),
     onLog: /** @type {((entry: import('../../index').LogEntry) => void) | undefined} */ (input.onLog),

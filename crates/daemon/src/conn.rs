@@ -723,7 +723,16 @@ impl Conn<'_> {
             return self.send(ServerMsg::failed(id, f), None);
         }
         let ceilings = self.shared.ceilings;
-        let admit = move |spec: &mut ExecSpec| ceilings.admit_resumed(spec);
+        // The client's own bounds first (its outbound and budgets narrow the token's, as an
+        // in-process resume's executor does), then this daemon's ceilings.
+        let (outbound, budgets) = r.within();
+        let admit = move |spec: &mut ExecSpec| {
+            if let Some(outbound) = outbound {
+                spec.outbound = spec.outbound.narrower(outbound);
+            }
+            spec.budgets = spec.budgets.tighter(budgets);
+            ceilings.admit_resumed(spec)
+        };
         let decisions = r.decisions();
         self.submit(id, |pool, host, done| {
             let flags = (r.routes, r.live_logs);

@@ -510,16 +510,17 @@ pub enum WorkerMsg {
     },
     /// A replayable run ([`ExecuteRequest::replayable`]) has nothing to do until the host
     /// answers (or a timer is due): its microtasks ran out. Sent when the run is about to wait,
-    /// if since it last said so it sent a tool call or fetch, or was handed an answer and has no
-    /// other call in flight (so at most twice per call; the same frames for the same answers,
-    /// however they were timed). The host pauses a run whose calls wait for approval here: the
-    /// calls made in the same turn are pending together.
+    /// if since it last said so it sent a tool call or fetch, woke from a wait (`Awake`), or
+    /// was handed an answer and has no other call in flight. The host pauses a run whose calls
+    /// wait for approval here (the calls made in the same turn are pending together), and rests
+    /// the time bound of one that waits on decisions only, until its `Awake`.
     Idle {
         exec_id: u64,
     },
-    /// A replayable run that said `Idle` computes again without a word from the host: a timer
-    /// of it fired. Sent before the timer's callback runs, so the host's time bound, which may
-    /// rest while the run waits on decisions only, runs again before the program does.
+    /// A replayable run that said `Idle` computes again: a timer of it fired, or an answer was
+    /// handed to it (one the host may have sent before it read the `Idle`). Sent before the
+    /// program runs on, so the host's time bound, which may rest while the run waits on
+    /// decisions only, runs again before the program does.
     Awake {
         exec_id: u64,
     },

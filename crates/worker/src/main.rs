@@ -13,6 +13,9 @@ use codemode_protocol::limits::options::DEFAULT_MEMORY_LIMIT_MIB;
 use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
 
 use engine::{bench, isolate, platform, snapshot};
+
+#[global_allocator]
+static ALLOCATOR: process::last_words::Allocator = process::last_words::Allocator;
 use process::{io, jail};
 use run::retained;
 

@@ -283,6 +283,17 @@ pub struct ResumeMsg {
     pub routes: bool,
     #[serde(default)]
     pub live_logs: bool,
+    /// The most network the client lets the resumed run reach (its own policy): the token's is
+    /// narrowed to it. Absent: the token's, within the daemon's ceiling.
+    #[serde(default)]
+    pub outbound: Option<Outbound>,
+    /// Budgets the client holds the resumed run to: each the tighter of the token's and this.
+    #[serde(default)]
+    pub cpu_limit: Option<u64>,
+    #[serde(default)]
+    pub tool_call_limit: Option<u64>,
+    #[serde(default)]
+    pub fetch_limit: Option<u64>,
 }
 
 /// One of `resume`'s decisions, by the pending call's id.
@@ -295,6 +306,17 @@ pub struct DecisionMsg {
 }
 
 impl ResumeMsg {
+    /// The client's own bounds for the resumed run: its outbound (if named) and budgets.
+    pub fn within(&self) -> (Option<Outbound>, codemode_pool::protocol::Budgets) {
+        let n = |v: Option<u64>| v.map(|v| u32::try_from(v).unwrap_or(u32::MAX));
+        let budgets = codemode_pool::protocol::Budgets {
+            cpu_limit_ms: n(self.cpu_limit),
+            tool_call_limit: n(self.tool_call_limit),
+            fetch_limit: n(self.fetch_limit),
+        };
+        (self.outbound, budgets)
+    }
+
     /// The decisions as the pool takes them.
     pub fn decisions(&self) -> Vec<(String, Decision)> {
         self.decisions

@@ -29,7 +29,9 @@ impl Console {
 
     /// Keeps an entry within the log bounds: one entry is cut at LOG_ENTRY_BYTES; past
     /// LOG_ENTRIES or LOG_BYTES entries are counted as dropped.
-    pub fn push(&mut self, level: LogLevel, mut message: String) {
+    /// `whole`: the message's length in bytes, of which `message` may hold only the start (the
+    /// native copies at most an entry's bound out of V8, whatever the string's size).
+    fn push(&mut self, level: LogLevel, mut message: String, whole: usize) {
         if self.dropped > 0
             || self.logs.len() >= limits::LOG_ENTRIES
             || self.bytes >= limits::LOG_BYTES
@@ -37,10 +39,11 @@ impl Console {
             self.dropped += 1;
             return;
         }
-        if message.len() > limits::LOG_ENTRY_BYTES {
+        if whole > message.len() || message.len() > limits::LOG_ENTRY_BYTES {
             let cut = floor_char_boundary(&message, limits::LOG_ENTRY_BYTES);
-            let more = message.len() - cut;
+            let more = whole.max(message.len()) - cut;
             message.truncate(cut);
+            message.shrink_to_fit();
             message.push_str(&cut_marker(more));
         }
         self.bytes += message.len();
@@ -92,10 +95,38 @@ pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv
         }
         Some(_) => {}
     }
-    let message = args.get(1).to_rust_string_lossy(scope);
+    let (message, whole) = bounded_text(scope, args.get(1), limits::LOG_ENTRY_BYTES);
     if let Some(console) = scope.get_slot_mut::<Console>() {
-        console.push(level, message);
+        console.push(level, message, whole);
     }
+}
+
+/// The UTF-8 text of `value` (the runtime hands a string) and its whole length in bytes, with
+/// at most `max` bytes copied out of V8: a program's string of any size costs the worker's own
+/// memory, which no bound of the run's counts, no more than an entry's bound.
+fn bounded_text(
+    scope: &mut v8::HandleScope,
+    value: v8::Local<v8::Value>,
+    max: usize,
+) -> (String, usize) {
+    let Ok(text) = v8::Local::<v8::String>::try_from(value) else {
+        let text = value.to_rust_string_lossy(scope);
+        let whole = text.len();
+        return (text, whole);
+    };
+    let whole = text.utf8_length(scope);
+    if whole <= max {
+        return (text.to_rust_string_lossy(scope), whole);
+    }
+    let mut start = vec![0u8; max];
+    let written = text.write_utf8(
+        scope,
+        &mut start,
+        None,
+        v8::WriteOptions::NO_NULL_TERMINATION | v8::WriteOptions::REPLACE_INVALID_UTF8,
+    );
+    start.truncate(written);
+    (String::from_utf8_lossy(&start).into_owned(), whole)
 }
 
 /// What an entry cut at [`limits::LOG_ENTRY_BYTES`] ends with: within
@@ -123,7 +154,9 @@ mod tests {
     #[test]
     fn a_cut_entry_fits_the_wire_bound_for_an_entry() {
         let mut console = Console::new(None);
-        console.push(LogLevel::Log, "é".repeat(limits::LOG_ENTRY_BYTES));
+        let text = "é".repeat(limits::LOG_ENTRY_BYTES);
+        let whole = text.len();
+        console.push(LogLevel::Log, text, whole);
         let logs = console.finish();
         assert_eq!(logs.len(), 1);
         assert!(logs[0].message.len() <= limits::LOG_ENTRY_WIRE_BYTES);

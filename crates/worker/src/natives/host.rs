@@ -69,11 +69,9 @@ impl Calls {
     }
 
     /// The run is about to wait (run/event_loop.rs): a replayable one says so
-    /// (`WorkerMsg::Idle`) if it sent a request since it last did, or was handed an answer and
-    /// has no other in flight. An answer while others are still in flight moved nothing the
-    /// host must see: the run waits for the rest, so the frames of the same program with the
-    /// same answers are the same however the answers were timed. A retained execution's
-    /// handlers (after the run completed) never say it.
+    /// (`WorkerMsg::Idle`) if it sent a request since it last did, woke from its last wait
+    /// ([`Calls::wake`]), or was handed an answer and has no other in flight. A retained
+    /// execution's handlers (after the run completed) never say it.
     pub fn idle(&mut self) {
         if !self.replayable || self.completed {
             return;
@@ -90,9 +88,10 @@ impl Calls {
         }
     }
 
-    /// The run's wait ended (run/event_loop.rs): if it said it waits and nothing of the host's
-    /// ended the wait (a timer is due), it says `Awake` before it computes, so a time bound
-    /// the host rested runs again first (docs/approvals.md, "Callback mode").
+    /// The run's wait ended (run/event_loop.rs): if it said it waits, it says `Awake` before it
+    /// computes, whatever ended the wait (a timer due, an answer: the host may have rested the
+    /// bound at the `Idle` while that answer was already on its way), so a time bound the host
+    /// rested runs again first (docs/approvals.md, "Callback mode").
     pub fn wake(&mut self) {
         if self.resting {
             self.resting = false;
@@ -269,8 +268,9 @@ fn take_call<'s>(
 ) -> Option<v8::Local<'s, v8::PromiseResolver>> {
     let calls = scope.get_slot_mut::<Calls>()?;
     let global = calls.pending.remove(&call_id)?;
+    // Still `resting`: the loop says Awake after the wait that delivered this (Calls::wake),
+    // before the program computes on it; the host may have rested the bound meanwhile.
     calls.answered_since_idle = true;
-    calls.resting = false;
     Some(v8::Local::new(scope, global))
 }
 
@@ -297,9 +297,10 @@ pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, pay
     }
 }
 
-/// The private key that marks an Error the runtime made for a denial: the program can read
-/// the error's `code`, and forge one, but not this mark, so an uncaught denial is told from a
-/// program's own throw ([`is_denial`]).
+/// The private key that marks an Error the runtime made for a denial, holding the denial's
+/// text: the program can read the error's `code` and `message`, forge or rewrite them, but not
+/// this mark, so an uncaught denial is told from a program's own throw and reported with the
+/// text the runtime gave it ([`denial_text`]).
 fn denial_mark<'s>(scope: &mut v8::HandleScope<'s>) -> Option<v8::Local<'s, v8::Private>> {
     let name = v8::String::new(scope, "codemode.denial")?;
     Some(v8::Private::for_api(scope, Some(name)))
@@ -320,25 +321,26 @@ pub fn deny_tool_call(scope: &mut v8::HandleScope, call_id: u32, text: &str) {
         if let (Some(key), Some(value)) =
             (v8::String::new(scope, "code"), v8::String::new(scope, code))
         {
-            obj.set(scope, key.into(), value.into());
+            // Defined, not assigned: no setter of the program's runs here.
+            obj.create_data_property(scope, key.into(), value.into());
         }
         if let Some(mark) = denial_mark(scope) {
-            let yes = v8::Boolean::new(scope, true);
-            obj.set_private(scope, mark, yes.into());
+            obj.set_private(scope, mark, msg.into());
         }
     }
     resolver.reject(scope, err);
 }
 
-/// Whether `value` is a denial's Error ([`deny_tool_call`]).
-pub fn is_denial(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> bool {
-    let Ok(obj) = v8::Local::<v8::Object>::try_from(value) else {
-        return false;
-    };
-    let Some(mark) = denial_mark(scope) else {
-        return false;
-    };
-    obj.has_private(scope, mark).unwrap_or(false)
+/// The text of a denial's Error ([`deny_tool_call`]) as the runtime made it, whatever the
+/// program did to its `message` since; `None` for any other value.
+pub fn denial_text(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> Option<String> {
+    let obj = v8::Local::<v8::Object>::try_from(value).ok()?;
+    let mark = denial_mark(scope)?;
+    if !obj.has_private(scope, mark).unwrap_or(false) {
+        return None;
+    }
+    let text = obj.get_private(scope, mark)?;
+    Some(text.to_rust_string_lossy(scope))
 }
 
 /// `[[name, value], ...]` from JS, skipping entries that are not pairs.

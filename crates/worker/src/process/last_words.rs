@@ -105,6 +105,56 @@ extern "C" fn on_abort(_signal: libc::c_int) {
     // again with the default action and the process dies by it.
 }
 
+/// The worker's allocator: the system's, but an allocation that fails ends the process by
+/// SIGABRT with `errno` ENOMEM (so a run in progress is answered `MEMORY_LIMIT`, above) instead
+/// of returning null to code that may not check it (the `v8` crate's string copies write
+/// through the pointer they get: a program's huge string met the address-space ceiling there
+/// as a SIGSEGV, reported as a lost worker the caller would retry). Nothing in the worker
+/// recovers from a failed allocation, so none is lost.
+pub struct Allocator;
+
+fn out_of_memory() -> ! {
+    // SAFETY: __errno_location returns this thread's errno, which we may write.
+    unsafe { *libc::__errno_location() = libc::ENOMEM };
+    std::process::abort()
+}
+
+// SAFETY: every method forwards to the system allocator with the same arguments and returns
+// its pointer unchanged; only a null one is not returned (the process ends instead).
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: forwarded as the caller gave it (GlobalAlloc's contract holds for it).
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if p.is_null() {
+            out_of_memory();
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: as for alloc.
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory();
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: `ptr` came from this allocator (so from System) with `layout`.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for dealloc; the caller upholds realloc's contract.
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            out_of_memory();
+        }
+        p
+    }
+}
+
 /// Installs the SIGABRT handler (before the jail: `rt_sigaction` stays allowed, but the sooner
 /// the better). A failure to install leaves aborts as they were.
 pub fn install() {

@@ -210,7 +210,7 @@ pub(crate) fn settle<'s>(
             Heard::Stop | Heard::Closed => return Settled::Stopped,
             Heard::Nothing | Heard::Invoke { .. } => {}
         }
-        // Still resting when no answer ended the wait: a timer is due, and the run computes.
+        // The run computes again, on an answer or a due timer: a rested bound runs first.
         if let Some(calls) = scope.get_slot_mut::<Calls>() {
             calls.wake();
         }

@@ -118,8 +118,8 @@ pub(crate) fn settle_failure(
     match settled {
         Settled::Rejected(reason) => {
             let location = locate(scope, reason, shift);
-            let detail = describe_throw(scope, helpers, reason);
-            fail_at(uncaught(scope, reason), &detail, "", location)
+            let (code, detail) = uncaught(scope, helpers, reason);
+            fail_at(code, &detail, "", location)
         }
         Settled::Stuck => fail(FailureCode::NeverSettled, &[]),
         Settled::Stopped | Settled::Fulfilled(_) => stopped(),
@@ -167,24 +167,31 @@ pub(crate) fn exception_failure(
     } else {
         locate(tc, exception, shift).or(from_message)
     };
-    let detail = describe_throw(tc, helpers, exception);
+    let (code, detail) = uncaught(tc, helpers, exception);
     if is_syntax {
         // SYNTAX_ERROR's text ends the detail with its own period (a module's refusal, worded
         // by the failure table, already has one).
         let detail = detail.strip_suffix('.').unwrap_or(&detail);
         fail_at(FailureCode::SyntaxError, detail, "", location)
     } else {
-        fail_at(uncaught(tc, exception), &detail, "", location)
+        fail_at(code, &detail, "", location)
     }
 }
 
-/// The code of an uncaught throw or rejection: a denial's (the runtime's own Error for a call
-/// a person or `decide` refused) or the program's.
-fn uncaught(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> FailureCode {
-    if crate::natives::host::is_denial(scope, value) {
-        FailureCode::DenialUncaught
-    } else {
-        FailureCode::ProgramError
+/// The code and detail of an uncaught throw or rejection: a denial's (the runtime's own Error
+/// for a call a person or `decide` refused, with the text the runtime gave it) or the
+/// program's (the thrown value described).
+fn uncaught(
+    scope: &mut v8::HandleScope,
+    helpers: &Helpers,
+    value: v8::Local<v8::Value>,
+) -> (FailureCode, String) {
+    match crate::natives::host::denial_text(scope, value) {
+        Some(text) => (FailureCode::DenialUncaught, format!("Error: {text}")),
+        None => (
+            FailureCode::ProgramError,
+            describe_throw(scope, helpers, value),
+        ),
     }
 }
 

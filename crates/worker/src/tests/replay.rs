@@ -209,10 +209,20 @@ fn a_replayable_run_says_once_it_waits_for_the_calls_of_a_turn_and_once_after_th
         .filter(|(_, m)| matches!(m, WorkerMsg::ToolCall { .. }))
         .map(|(i, _)| i)
         .collect();
-    // Both calls, then Idle (the answers come after it: the double answers what it read), then
-    // one Idle once both are delivered, before the timer's wait.
+    // Both calls, then Idle (the answers come after it: the double answers what it read); each
+    // wake from that wait says Awake before the program runs on (an answer, then the other,
+    // then the timer), and the wait after it says Idle again, so a host that rested the run's
+    // bound at an Idle has it running whenever the program computes.
     assert_eq!(calls, [0, 1]);
-    assert_eq!(idles(&ran), [2, 3], "{:?}", ran.sent);
+    assert_eq!(idles(&ran), [2, 4, 6], "{:?}", ran.sent);
+    let awakes: Vec<usize> = ran
+        .sent
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, WorkerMsg::Awake { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(awakes, [3, 5, 7], "{:?}", ran.sent);
     // A run that makes no call and waits for a timer only says nothing.
     let ran = execute(
         replayable(
