@@ -10,7 +10,7 @@
 
 const os = require('node:os');
 const { limits } = require('./native');
-const { fault, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
+const { fault, describe, reading, snapshot, integerIn, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
 const approvals = require('./validate/approvals');
 
 /**
@@ -245,7 +245,7 @@ function request(given, executorOutbound, executorBudgets) {
   const retainHandles = input.retainHandles === true;
   const { approval, decide } = approvals.approval(input.approval, approveList, retainHandles);
   /** @type {OutboundMode} */
-  const outbound = policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed';
+  const outbound = outboundMode(policy);
   const route = typeof policy === 'function' ? policy : undefined;
   const signal = checkSignal(kind, 'signal', input.signal);
   if (input.onLog !== undefined && typeof input.onLog !== 'function') {

@@ -5,7 +5,7 @@
 // addon takes (NativeApproval, NativeDecision in native.d.ts).
 
 const { limits } = require('../native');
-const { fault, describe, reading, snapshot, integerIn, objectArgument, checkSignal, checkOutbound } = require('./fields');
+const { fault, describe, reading, snapshot, integerIn, objectArgument, checkSignal, checkOutbound, outboundMode } = require('./fields');
 
 /**
  * @typedef {import('../../native').NativeApproval} NativeApproval
@@ -151,7 +151,7 @@ function resumeRequest(given, executorOutbound) {
     // The most network the resumed run may reach here: a token's policy is narrowed to it.
     // `outboundNamed`: the request or its executor named one (connect() sends only a named one).
     outboundNamed: policy !== undefined,
-    outbound: /** @type {import('../../native').Outbound} */ (policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed'),
+    outbound: outboundMode(policy),
     signal: checkSignal(kind, 'signal', input.signal),
     onLog: /** @type {((entry: import('../../index').LogEntry) => void) | undefined} */ (input.onLog),
     liveLogs: input.onLog !== undefined,

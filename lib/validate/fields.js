@@ -214,4 +214,14 @@ function isResponseStatus(status) {
   return typeof status === 'number' && Number.isInteger(status) && status >= min && status <= max;
 }
 
-module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, checkOutbound, checkSignal, objectArgument, isHeaderPairs, isResponseStatus };
+/**
+ * The mode an outbound policy (checked by `checkOutbound`, or none named) runs with: none is
+ * `public`; `null` is `blocked`; a function is `routed`.
+ * @param {unknown} policy
+ * @returns {import('../../native').Outbound}
+ */
+function outboundMode(policy) {
+  return policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed';
+}
+
+module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus };
