@@ -89,7 +89,7 @@ export interface IsolateExecutorOptions extends Budgets {
    */
   timeout?: number
   /**
-   * Memory budget of each run in MiB, 8–16,384: the isolate's heap limit, with ArrayBuffer
+   * Memory budget of each run in MiB, 8–2,048: the isolate's heap limit, with ArrayBuffer
    * backing stores charged to the same budget. A run past it ends with `MEMORY_LIMIT`; the
    * worker lives on. Default 128.
    */

@@ -69,7 +69,7 @@ export interface IsolateConfig {
   bindings: Record<string, ToolBinding>
   /** Milliseconds each run may take (1 to 2,147,483,647); default the driver's `timeout`. */
   timeout?: number
-  /** MiB each run may use (8 to 16,384); default the driver's `memoryLimit`. */
+  /** MiB each run may use (8 to 2,048); default the driver's `memoryLimit`. */
   memoryLimit?: number
 }
 

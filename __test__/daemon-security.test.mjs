@@ -106,7 +106,7 @@ describe('the daemon bounds what a caller may ask for', () => {
   it('refuses a memoryLimit or timeout above its own, naming the ceiling', async () => {
     const server = await served({ workers: 1, memoryLimit: 64, timeout: 2_000 });
     const remote = await connected(server.url);
-    const memory = await rejection(remote.execute({ code: 'async () => 1', memoryLimit: 16_384 }));
+    const memory = await rejection(remote.execute({ code: 'async () => 1', memoryLimit: 2_048 }));
     expect(memory.code).toBe('INVALID_OPTION');
     expect(memory.message).toContain('64');
     const time = await rejection(remote.execute({ code: 'async () => 1', timeout: 2_147_483_647 }));

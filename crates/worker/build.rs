@@ -1,4 +1,5 @@
-//! Two things for the worker's snapshot (src/snapshot.rs):
+//! The ArrayBuffer allocator shim (src/engine/metered_allocator.cc, see its header), and two
+//! things for the worker's snapshot (src/snapshot.rs):
 //!
 //! - `CODEMODE_SOURCES_HASH`: a hash of every file under `src/` (the runtime's JS and the Rust
 //!   that builds the snapshot among them). A snapshot file records the hash of the binary that
@@ -14,6 +15,15 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(codemode_embedded_snapshot)");
     println!("cargo::rerun-if-changed=src");
     println!("cargo::rerun-if-env-changed=CODEMODE_SNAPSHOT");
+
+    cc::Build::new()
+        .cpp(true)
+        .file("src/engine/metered_allocator.cc")
+        .flag("-fno-rtti")
+        .flag("-fno-exceptions")
+        .flag("-std=c++17")
+        .warnings(true)
+        .compile("codemode_metered_allocator");
 
     let mut files = Vec::new();
     list(Path::new("src"), &mut files);

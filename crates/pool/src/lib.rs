@@ -226,7 +226,7 @@ struct Job {
     outbound: Outbound,
     /// The providers and tools the request declared (what its worker may call).
     tools: Arc<conduct::ToolList>,
-    /// The run's isolate limit; its worker's address-space ceiling follows it.
+    /// The run's isolate limit; its worker's memory ceiling follows it.
     memory_limit_mib: u32,
     timeout_ms: u64,
     budgets: Budgets,

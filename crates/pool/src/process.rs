@@ -78,16 +78,16 @@ impl Process {
         sent
     }
 
-    /// Sets the process's address-space ceiling (`RLIMIT_AS`, soft limit; the hard limit stays
-    /// the host's, so a later run may get a higher one), if it has not been reaped: under the
-    /// lock reaping takes, the pid cannot have been handed to another process. The jailed
-    /// worker cannot raise it itself (its filter lets `prlimit64` only read).
-    pub(crate) fn set_address_ceiling(&self, bytes: u64) -> std::io::Result<()> {
+    /// Sets the process's memory ceiling (`RLIMIT_DATA`, soft limit; the hard limit stays the
+    /// host's, so a later run may get a higher one), if it has not been reaped: under the lock
+    /// reaping takes, the pid cannot have been handed to another process. The jailed worker
+    /// cannot raise it itself (its filter lets `prlimit64` only read).
+    pub(crate) fn set_memory_ceiling(&self, bytes: u64) -> std::io::Result<()> {
         let reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
         if *reaped {
             return Ok(());
         }
-        let hard = address_hard_limit();
+        let hard = memory_hard_limit();
         let limit = libc::rlimit {
             rlim_cur: bytes.min(hard),
             rlim_max: hard,
@@ -98,7 +98,7 @@ impl Process {
             let r = unsafe {
                 libc::prlimit(
                     self.pid as libc::pid_t,
-                    libc::RLIMIT_AS,
+                    libc::RLIMIT_DATA,
                     &limit,
                     std::ptr::null_mut(),
                 )
@@ -200,28 +200,35 @@ fn as_real_ids(
     result
 }
 
-/// The host's own hard `RLIMIT_AS`, which a worker inherits and cannot pass.
-pub(crate) fn address_hard_limit() -> u64 {
+/// The host's own hard `RLIMIT_DATA`, which a worker inherits and cannot pass.
+pub(crate) fn memory_hard_limit() -> u64 {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: getrlimit writes into the struct we own.
-    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0 {
+    if unsafe { libc::getrlimit(libc::RLIMIT_DATA, &mut lim) } != 0 {
         return libc::RLIM_INFINITY;
     }
     lim.rlim_max
 }
 
-/// A worker's address-space ceiling for runs of `memory_limit_mib`: what V8 reserves with no
-/// isolate (measured: about 310 MiB of address space), plus three times the limit (a run that
-/// fills its limit peaks near twice it: the heap's headroom granted to stop it cleanly, and
-/// the metered buffers), plus slack. Native memory a compromised worker grows outside V8 stops
-/// here; the worker dies (its allocation fails) and the pool reports it like any crash.
-pub(crate) fn address_ceiling(memory_limit_mib: u32) -> u64 {
+/// A worker's memory ceiling for runs of `memory_limit_mib`, as `RLIMIT_DATA`: since Linux 4.7
+/// it counts the process's private writable mappings (its heap, its anonymous memory, V8's
+/// committed pages), not address space merely reserved. The heap sandbox reserves about a
+/// terabyte of address space, which `RLIMIT_AS` cannot allow without allowing everything; this
+/// ceiling bounds what is written instead. [`WORKER_BASE_MIB`] for V8 and the worker with no
+/// run (V8 commits its code range writable at start), plus three times the limit (a run that
+/// fills its limit peaks near twice it: the heap's headroom granted to stop it cleanly, and the
+/// metered buffers), plus slack. Native memory a compromised worker grows outside V8 stops here;
+/// the worker dies (its allocation fails) and the pool reports it like any crash.
+pub(crate) fn memory_ceiling(memory_limit_mib: u32) -> u64 {
     const MIB: u64 = 1024 * 1024;
-    (512 + 3 * u64::from(memory_limit_mib)) * MIB
+    (WORKER_BASE_MIB + 3 * u64::from(memory_limit_mib)) * MIB
 }
+
+/// What a worker writes before any run, with room to spare: see [`memory_ceiling`].
+pub(crate) const WORKER_BASE_MIB: u64 = 832;
 
 /// Who a worker runs as. Under a root host, workers take an unprivileged identity: the jail
 /// refuses what they may not do, and the uid takes from them what root could still do through

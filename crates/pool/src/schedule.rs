@@ -36,8 +36,8 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         slot.exec = Some(job.exec_id);
         // Before the Execute: the worker builds the run's isolate under its ceiling. A worker
         // that is already gone fails the write below and is reported lost.
-        let ceiling = crate::process::address_ceiling(job.memory_limit_mib);
-        if let Err(e) = slot.process.set_address_ceiling(ceiling) {
+        let ceiling = crate::process::memory_ceiling(job.memory_limit_mib);
+        if let Err(e) = slot.process.set_memory_ceiling(ceiling) {
             eprintln!("codemode-executor: could not set a worker's memory ceiling: {e}");
         }
         slot.bound = Some(Binding::new(job.exec_id, job.tools.clone(), job.budgets));

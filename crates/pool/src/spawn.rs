@@ -1,5 +1,5 @@
 //! Starting worker processes: the command a worker runs under (its environment, its
-//! address-space ceiling, its identity, its control pipe), and the spawner thread that starts
+//! memory ceiling, its identity, its control pipe), and the spawner thread that starts
 //! replacements. A started worker's output goes to a reader (reader.rs, or the host's loop:
 //! readiness.rs); its stdin to its writer (input.rs).
 
@@ -61,9 +61,9 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
         control_pipe().map_err(|e| start_failed(format!("no control pipe: {e}")))?;
     let control_raw = control_read.as_raw_fd();
     let ceiling = libc::rlimit {
-        rlim_cur: crate::process::address_ceiling(inner.opts.memory_limit_mib)
-            .min(crate::process::address_hard_limit()),
-        rlim_max: crate::process::address_hard_limit(),
+        rlim_cur: crate::process::memory_ceiling(inner.opts.memory_limit_mib)
+            .min(crate::process::memory_hard_limit()),
+        rlim_max: crate::process::memory_hard_limit(),
     };
     let identity = crate::process::worker_identity(inner.opts.workers);
     let mut command = Command::new(&inner.opts.worker_path);
@@ -102,9 +102,9 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
     // were built before the fork and moved into it).
     unsafe {
         command.pre_exec(move || {
-            // The address-space ceiling for the pool's default memory limit; each run's
-            // Execute sets the one for its own limit (see `pump`).
-            if libc::setrlimit(libc::RLIMIT_AS, &ceiling) != 0 {
+            // The memory ceiling for the pool's default memory limit; each run's Execute sets
+            // the one for its own limit (see `pump`).
+            if libc::setrlimit(libc::RLIMIT_DATA, &ceiling) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             if control_raw == CONTROL_FD {

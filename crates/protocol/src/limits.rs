@@ -115,8 +115,10 @@ pub mod options {
     pub const TIMEOUT_MS: RangeInclusive<u64> = 1..=2_147_483_647;
     /// The default [`TIMEOUT_MS`].
     pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
-    /// A run's V8 heap limit in MiB.
-    pub const MEMORY_LIMIT_MIB: RangeInclusive<u64> = 8..=16_384;
+    /// A run's V8 heap limit in MiB. At most 2 GiB: every isolate of a worker (the running one
+    /// and the one prepared while idle) lives in one 4 GiB pointer-compression cage, and a run
+    /// that fills its limit is granted headroom to stop cleanly (engine/memory.rs).
+    pub const MEMORY_LIMIT_MIB: RangeInclusive<u64> = 8..=2_048;
     /// The default [`MEMORY_LIMIT_MIB`].
     pub const DEFAULT_MEMORY_LIMIT_MIB: u64 = 128;
     /// How long a retained execution may go without an invocation, in milliseconds.

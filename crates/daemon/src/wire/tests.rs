@@ -65,19 +65,19 @@ fn a_request_s_ranges_are_the_executor_s() {
         }
     };
     assert!(execute(r#""timeout":1,"memoryLimit":8"#).is_ok());
-    assert!(execute(r#""timeout":2147483647,"memoryLimit":16384"#).is_ok());
+    assert!(execute(r#""timeout":2147483647,"memoryLimit":2048"#).is_ok());
     for (fields, field) in [
         (r#""timeout":0"#, "timeout"),
         (r#""timeout":2147483648"#, "timeout"),
         (r#""memoryLimit":7"#, "memoryLimit"),
-        (r#""memoryLimit":16385"#, "memoryLimit"),
+        (r#""memoryLimit":2049"#, "memoryLimit"),
     ] {
         let f = execute(fields).unwrap_err();
         assert_eq!(f.code, FailureCode::InvalidRequest, "{fields}");
         assert!(f.message.contains(field), "{}", f.message);
     }
     let f = execute(r#""memoryLimit":4"#).unwrap_err();
-    assert!(f.message.contains("from 8 to 16384 (MiB)"), "{}", f.message);
+    assert!(f.message.contains("from 8 to 2048 (MiB)"), "{}", f.message);
 }
 
 #[test]

@@ -52,7 +52,7 @@ pub fn prepare(n: usize, only_snapshot: bool, startup: Startup) {
             {
                 let mut isolate =
                     v8::Isolate::new(v8::CreateParams::default().heap_limits(0, 128 << 20));
-                let scope = &mut v8::HandleScope::new(&mut isolate);
+                v8::scope!(let scope, &mut isolate);
                 let _context = v8::Context::new(scope, Default::default());
             }
             bare.push(t.elapsed().as_secs_f64() * 1000.0);

@@ -25,10 +25,10 @@ pub struct Helpers {
 impl Helpers {
     /// Reads the helpers off the object the runtime returned; `Err` names one that is missing.
     pub fn resolve(
-        scope: &mut v8::HandleScope,
+        scope: &mut v8::PinScope,
         helpers: v8::Local<v8::Object>,
     ) -> Result<Helpers, &'static str> {
-        let mut get = |name: &'static str| {
+        let get = |name: &'static str| {
             let key = v8::String::new(scope, name).ok_or(name)?;
             let value = helpers.get(scope, key.into()).ok_or(name)?;
             let f = v8::Local::<v8::Function>::try_from(value).map_err(|_| name)?;

@@ -20,6 +20,11 @@ pub struct Prepared {
     pub context: v8::Global<v8::Context>,
     pub helpers: Helpers,
     pub isolate: v8::OwnedIsolate,
+    /// V8's isolate pointer at a stable address, handed to the near-heap-limit callback
+    /// (memory.rs): `OwnedIsolate` moves with this struct, so a pointer into it would dangle.
+    /// Declared after `isolate`, so it is dropped after it. Held, never read here.
+    #[allow(dead_code)]
+    heap_limit_data: Box<v8::UnsafeRawIsolatePtr>,
     pub memory_limit_mib: u32,
 }
 
@@ -48,8 +53,8 @@ impl Prepared {
             .array_buffer_allocator(memory::allocator());
         if let Some(snap) = snapshot {
             params = params
-                .snapshot_blob(snap.blob)
-                .external_references(&**snap.refs);
+                .snapshot_blob(snap.blob.into())
+                .external_references(snap.refs.into());
         }
         let mut isolate = v8::Isolate::new(params);
         split.isolate = started.elapsed();
@@ -57,9 +62,12 @@ impl Prepared {
         // Errors keep a detailed stack trace (line and column per frame), so a failure can say
         // where in the model's code it happened (run/location.rs, `locate`).
         isolate.set_capture_stack_trace_for_uncaught_exceptions(true, 16);
-        let raw: *mut v8::Isolate = &mut *isolate;
-        // The callback receives the isolate it is registered on; it lives as long as `isolate`.
-        isolate.add_near_heap_limit_callback(memory::near_heap_limit, raw.cast());
+        // SAFETY: the pointer is only read by the near-heap-limit callback, which V8 calls on
+        // this isolate's thread while the isolate is alive.
+        let heap_limit_data = Box::new(unsafe { isolate.as_raw_isolate_ptr() });
+        // The callback receives the isolate it is registered on (see `heap_limit_data`).
+        let data: *const v8::UnsafeRawIsolatePtr = &*heap_limit_data;
+        isolate.add_near_heap_limit_callback(memory::near_heap_limit, data.cast_mut().cast());
         // One allocation past the limit and its headroom: the run is answered before V8 aborts.
         isolate.set_oom_error_handler(crate::process::last_words::v8_out_of_memory);
         // Callbacks are the isolate's, not the snapshot's: set on every isolate.
@@ -67,7 +75,7 @@ impl Prepared {
             crate::engine::modules::import::import_dynamically,
         );
         let (context, helpers) = {
-            let scope = &mut v8::HandleScope::new(&mut isolate);
+            v8::scope!(let scope, &mut isolate);
             let context = v8::Context::new(scope, Default::default());
             let scope = &mut v8::ContextScope::new(scope, context);
             let from_snapshot = snapshot.and_then(|snap| {
@@ -100,6 +108,7 @@ impl Prepared {
             context,
             helpers,
             isolate,
+            heap_limit_data,
             memory_limit_mib,
         }
     }
@@ -107,7 +116,7 @@ impl Prepared {
 
 /// V8 installs some globals when a context is created, even from a snapshot whose context
 /// had them deleted; remove them again (see js/buffer_guard.js for why they are not in the sandbox).
-fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8::Context>) {
+fn remove_reinstalled_globals(scope: &mut v8::PinScope, context: v8::Local<v8::Context>) {
     let global = context.global(scope);
     for name in ["WebAssembly", "SharedArrayBuffer"] {
         if let Some(key) = v8::String::new(scope, name) {
@@ -119,7 +128,7 @@ fn remove_reinstalled_globals(scope: &mut v8::HandleScope, context: v8::Local<v8
 /// Evaluates `6 * 7` in a fresh isolate (the jail self-test's proof that V8 still works).
 pub fn selftest_eval() -> String {
     let mut prepared = Prepared::new(64);
-    let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
+    v8::scope!(let scope, &mut prepared.isolate);
     let context = v8::Local::new(scope, &prepared.context);
     let scope = &mut v8::ContextScope::new(scope, context);
     v8::String::new(scope, "6 * 7")

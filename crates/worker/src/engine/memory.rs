@@ -1,8 +1,8 @@
 //! The run's memory budget. V8 enforces it on the heap (the isolate's heap limit, with a
 //! near-limit callback that terminates the run instead of letting V8 abort the process), and a
-//! metered ArrayBuffer allocator charges backing stores, which live outside the heap, to the
-//! same budget: an allocation is refused when buffers plus the heap's last sampled size would
-//! pass it. The heap size is sampled at safe points (each turn of the run's event loop), since
+//! metered ArrayBuffer allocator charges backing stores, which live outside the heap (inside
+//! the heap sandbox, placed there by V8's default allocator), to the same budget: an allocation
+//! is refused when buffers plus the heap's last sampled size would pass it. The heap size is sampled at safe points (each turn of the run's event loop), since
 //! the allocator may not call into V8.
 
 use std::ffi::c_void;
@@ -19,6 +19,9 @@ pub struct Meter {
     heap: AtomicUsize,
     /// An allocation was refused during the current run.
     refused: AtomicBool,
+    /// The last allocation asked for was refused (V8 is retrying it, or has thrown for it):
+    /// cleared by the next one that succeeds and at each safe point.
+    refusing: AtomicBool,
     /// The heap reached its limit during the current run.
     heap_exhausted: AtomicBool,
 }
@@ -29,6 +32,7 @@ pub static METER: Meter = Meter {
     limit: AtomicUsize::new(usize::MAX),
     heap: AtomicUsize::new(0),
     refused: AtomicBool::new(false),
+    refusing: AtomicBool::new(false),
     heap_exhausted: AtomicBool::new(false),
 };
 
@@ -38,6 +42,7 @@ impl Meter {
         self.peak
             .store(self.buffers.load(Ordering::Relaxed), Ordering::Relaxed);
         self.refused.store(false, Ordering::Relaxed);
+        self.refusing.store(false, Ordering::Relaxed);
         self.heap_exhausted.store(false, Ordering::Relaxed);
     }
     /// A retained execution's next invocation: a refused allocation is counted afresh, but a
@@ -47,6 +52,7 @@ impl Meter {
     }
     pub fn sample_heap(&self, used: usize) {
         self.heap.store(used, Ordering::Relaxed);
+        self.refusing.store(false, Ordering::Relaxed);
     }
     pub fn refused(&self) -> bool {
         self.refused.load(Ordering::Relaxed)
@@ -66,6 +72,7 @@ impl Meter {
                 Some(n) if n.saturating_add(heap) <= limit => n,
                 _ => {
                     self.refused.store(true, Ordering::Relaxed);
+                    self.refusing.store(true, Ordering::Relaxed);
                     return false;
                 }
             };
@@ -76,6 +83,7 @@ impl Meter {
                 Ordering::Relaxed,
             ) {
                 Ok(_) => {
+                    self.refusing.store(false, Ordering::Relaxed);
                     self.peak.fetch_max(next, Ordering::Relaxed);
                     return true;
                 }
@@ -88,85 +96,123 @@ impl Meter {
     }
 }
 
-unsafe extern "C" fn allocate(meter: &Meter, len: usize) -> *mut c_void {
-    if !meter.charge(len) {
-        return std::ptr::null_mut();
-    }
-    // SAFETY: calloc with any size is sound; a null result is handed to V8, which reports an
-    // allocation failure.
-    let p = unsafe { libc::calloc(len.max(1), 1) };
-    if p.is_null() {
-        meter.release(len);
-    }
-    p
+// The allocator shim's hooks (engine/metered_allocator.cc): every ArrayBuffer backing store of
+// the process is charged here before V8's default allocator places it inside the heap sandbox.
+
+/// Charges `length` bytes to the run's budget; false refuses the allocation (V8 then throws a
+/// RangeError in the program, or aborts if the worker itself asked: see `may_allocate`).
+#[unsafe(no_mangle)]
+pub extern "C" fn codemode_meter_charge(length: usize) -> bool {
+    METER.charge(length)
 }
 
-unsafe extern "C" fn allocate_uninitialized(meter: &Meter, len: usize) -> *mut c_void {
-    if !meter.charge(len) {
-        return std::ptr::null_mut();
-    }
-    // SAFETY: as for calloc.
-    let p = unsafe { libc::malloc(len.max(1)) };
-    if p.is_null() {
-        meter.release(len);
-    }
-    p
+/// Returns `length` bytes to the budget: a freed backing store, or a charge whose allocation
+/// failed.
+#[unsafe(no_mangle)]
+pub extern "C" fn codemode_meter_release(length: usize) {
+    METER.release(length);
 }
 
-unsafe extern "C" fn free(meter: &Meter, data: *mut c_void, len: usize) {
-    meter.release(len);
-    // SAFETY: V8 frees only pointers this allocator returned, with the length it asked for.
-    unsafe { libc::free(data) };
+unsafe extern "C" {
+    /// A new metered allocator owning V8's default allocator (metered_allocator.cc); null when
+    /// V8 gave none.
+    fn codemode_metered_allocator_new() -> *mut v8::Allocator;
 }
 
-unsafe extern "C" fn reallocate(
-    meter: &Meter,
-    data: *mut c_void,
-    old_length: usize,
-    new_length: usize,
-) -> *mut c_void {
-    if new_length > old_length && !meter.charge(new_length - old_length) {
-        return std::ptr::null_mut();
-    }
-    // SAFETY: `data` came from this allocator (malloc family) with `old_length` bytes.
-    let p = unsafe { libc::realloc(data, new_length.max(1)) };
-    if p.is_null() {
-        if new_length > old_length {
-            meter.release(new_length - old_length);
-        }
-        return p;
-    }
-    if new_length < old_length {
-        meter.release(old_length - new_length);
-    }
-    p
+thread_local! {
+    /// One allocator for every isolate of the thread (the worker has one V8 thread): the meter
+    /// is the process's, and V8's default allocator holds no per-isolate state.
+    static ALLOCATOR: v8::SharedPtr<v8::Allocator> = new_allocator();
 }
 
-unsafe extern "C" fn drop_meter(_: *const Meter) {}
+/// The ArrayBuffer allocator of every isolate: V8's default (inside the sandbox), metered.
+pub fn allocator() -> v8::SharedPtr<v8::Allocator> {
+    ALLOCATOR.with(|a| a.clone())
+}
 
-static VTABLE: v8::RustAllocatorVtable<Meter> = v8::RustAllocatorVtable {
-    allocate,
-    allocate_uninitialized,
-    free,
-    reallocate,
-    drop: drop_meter,
-};
-
-pub fn allocator() -> v8::UniqueRef<v8::Allocator> {
-    // SAFETY: METER is a static, so the handle outlives every allocator and isolate, and the
-    // vtable's functions take exactly a `&Meter`.
-    unsafe { v8::new_rust_allocator(&METER as *const Meter, &VTABLE) }
+fn new_allocator() -> v8::SharedPtr<v8::Allocator> {
+    // SAFETY: the shim returns a fresh heap object implementing V8's Allocator interface (its
+    // vtable declared member for member as in the pinned crate's v8-array-buffer.h), owned by
+    // nobody else; the UniquePtr takes ownership and V8 deletes it through its virtual
+    // destructor. A null pointer gives an empty UniquePtr, refused below.
+    let unique = unsafe { v8::UniquePtr::from_raw(codemode_metered_allocator_new()) };
+    if unique.is_null() {
+        // V8 gives no default allocator only before its platform is initialized, which
+        // engine::platform does before any isolate: this worker is broken, not a run.
+        eprintln!("codemode-worker: V8 returned no ArrayBuffer allocator");
+        std::process::exit(70);
+    }
+    unique.make_shared()
 }
 
 /// V8 calls this when the heap nears its limit. Terminating the run and granting headroom lets
 /// the termination unwind instead of V8 aborting the whole worker with a fatal OOM.
+///
+/// V8 also calls it before its last-resort collection for an ArrayBuffer the allocator refused
+/// (the heap far from its limit): that is a buffer past the budget, which the program gets as
+/// a catchable `RangeError`, not the end of the run, so it is told apart and left alone.
 pub extern "C" fn near_heap_limit(data: *mut c_void, current: usize, _initial: usize) -> usize {
+    // SAFETY: `data` points at the boxed raw pointer of the isolate this callback was
+    // registered on, owned by the same `Prepared` as the isolate and dropped after it
+    // (engine/isolate.rs). V8 calls this on the isolate's thread, as an embedder callback (a
+    // handle scope open, outside the collection itself), while the isolate is alive; the
+    // `Isolate` made here is a non-owning view (no Drop).
+    let mut isolate =
+        unsafe { v8::Isolate::from_raw_isolate_ptr(*(data as *const v8::UnsafeRawIsolatePtr)) };
+    if METER.refusing.load(Ordering::Relaxed) {
+        let used = isolate.get_heap_statistics().used_heap_size();
+        if !heap_near_its_limit(used, current) {
+            return current;
+        }
+    }
     METER.heap_exhausted.store(true, Ordering::Relaxed);
-    // SAFETY: `data` is the isolate this callback was registered on (see isolate.rs), and V8
-    // invokes the callback on that isolate's own thread while it is alive.
-    let isolate = unsafe { &mut *(data as *mut v8::Isolate) };
     isolate.terminate_execution();
-    // Generous: the allocation that hit the limit may be one huge object (a doubled string),
-    // and it must succeed for the termination to unwind; the run ends at the next interrupt.
-    current.saturating_mul(2).saturating_add(64 * 1024 * 1024)
+    near_heap_limit_grant(current)
+}
+
+/// Whether a heap of `used` bytes under a limit of `limit` is near it: past three quarters.
+/// V8 calls the near-limit callback when its collections cannot keep the heap under the limit
+/// (past 80% of it, or at it); a last-resort collection for a refused buffer can come at any
+/// heap size.
+fn heap_near_its_limit(used: usize, limit: usize) -> bool {
+    used >= limit / 4 * 3
+}
+
+/// The heap limit granted to a run that reached `current`: generous, since the allocation that
+/// hit the limit may be one huge object (a doubled string) and it must succeed for the
+/// termination to unwind (the run ends at the next interrupt), but never past
+/// [`HEAP_GRANT_CEILING`], and never below `current`.
+fn near_heap_limit_grant(current: usize) -> usize {
+    current
+        .saturating_mul(2)
+        .saturating_add(64 * 1024 * 1024)
+        .min(HEAP_GRANT_CEILING.max(current))
+}
+
+/// The most heap a run is granted to stop cleanly: below the 4 GiB pointer-compression cage
+/// that every isolate of the worker shares (the prepared one, V8's read-only and code spaces
+/// too), so a grant never asks V8 for more than the cage holds. With the largest memory limit
+/// (2048 MiB, `MEMORY_LIMIT_MIB`) the grant is this, not twice the limit.
+const HEAP_GRANT_CEILING: usize = 3584 * 1024 * 1024;
+
+#[cfg(test)]
+mod grant {
+    #[test]
+    fn the_grant_stays_inside_the_cage() {
+        const MIB: usize = 1024 * 1024;
+        let grant = super::near_heap_limit_grant;
+        assert_eq!(grant(32 * MIB), 128 * MIB);
+        assert_eq!(grant(1024 * MIB), 2112 * MIB);
+        assert_eq!(grant(2048 * MIB), 3584 * MIB);
+        assert_eq!(grant(3600 * MIB), 3600 * MIB);
+    }
+
+    #[test]
+    fn a_heap_is_near_its_limit_past_three_quarters() {
+        const MIB: usize = 1024 * 1024;
+        assert!(!super::heap_near_its_limit(2 * MIB, 32 * MIB));
+        assert!(!super::heap_near_its_limit(23 * MIB, 32 * MIB));
+        assert!(super::heap_near_its_limit(24 * MIB, 32 * MIB));
+        assert!(super::heap_near_its_limit(40 * MIB, 32 * MIB));
+    }
 }

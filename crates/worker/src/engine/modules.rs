@@ -111,7 +111,7 @@ fn normalize(spec: &str) -> String {
 
 /// The origin V8 reports errors and stack frames against: `name`, as a module or a script.
 pub fn origin<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     name: &str,
     is_module: bool,
 ) -> Option<v8::ScriptOrigin<'s>> {
@@ -132,7 +132,7 @@ pub fn origin<'s>(
 }
 
 pub fn compile<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     name: &str,
     source: &str,
 ) -> Option<v8::Local<'s, v8::Module>> {
@@ -163,7 +163,7 @@ fn not_found_text(map: &ModuleMap, specifier: &str) -> String {
 }
 
 /// The module compiled for `key` (one per key per run), compiling it on first use.
-fn load<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<v8::Local<'s, v8::Module>> {
+fn load<'s>(scope: &mut v8::PinScope<'s, '_>, key: &str) -> Option<v8::Local<'s, v8::Module>> {
     let map = scope.get_slot::<ModuleMap>()?;
     if let Some(global) = map.compiled.get(key).cloned() {
         return Some(v8::Local::new(scope, global));
@@ -239,8 +239,8 @@ pub fn resolve<'a>(
     referrer: v8::Local<'a, v8::Module>,
 ) -> Option<v8::Local<'a, v8::Module>> {
     // SAFETY: V8 calls this hook synchronously while instantiating a module in `context`, on
-    // the thread that owns the isolate, which is what CallbackScope::new requires.
-    let scope = &mut unsafe { v8::CallbackScope::new(context) };
+    // the thread that owns the isolate, which is what a CallbackScope requires.
+    v8::callback_scope!(unsafe scope, context);
     let spec = specifier.to_rust_string_lossy(scope);
     let hash = referrer.get_identity_hash().get();
     let map = scope.get_slot_mut::<ModuleMap>()?;

@@ -3,9 +3,20 @@
 
 /// The flags V8 runs with, here and when the snapshot is built (a snapshot is only valid with
 /// the flags it was made with; its fingerprint covers them).
-/// V8 13.0 can ignore terminate_execution() inside optimized loops whose interrupt checks
-/// Turboshaft's loop unrolling removed; this flag keeps termination reliable.
-pub const V8_FLAGS: &str = "--no-turboshaft-loop-unrolling";
+///
+/// - `--no-turboshaft-loop-unrolling`: V8 (13.0, and 15.2 still) can ignore
+///   terminate_execution() inside optimized loops whose interrupt checks Turboshaft's loop
+///   unrolling removed; a heap bomb then grows to the cage and aborts the worker. With the flag
+///   termination is reliable (tests/budgets.rs keeps one test per loop shape).
+/// - `--sandbox-prohibit-insecure-mode`: when the heap sandbox's address space cannot be
+///   reserved in full (a squeezed address space), V8 would fall back to a partial sandbox that
+///   guards nothing; with the flag it aborts at start instead, loudly.
+pub const V8_FLAGS: &str = "--no-turboshaft-loop-unrolling --sandbox-prohibit-insecure-mode";
+
+/// The V8 this worker links, as reported (`--version`, the worker's hello): its version string
+/// is the same with and without the heap sandbox, so the flavour is said apart (and is part of
+/// the snapshot's fingerprint).
+pub const V8_FLAVOUR: &str = "sandbox";
 
 /// Starts V8 (once per process, before anything else touches it).
 pub fn init_v8() {
@@ -18,7 +29,7 @@ pub fn init_v8_with(extra_flags: &str) {
     // Before V8 starts: ICU reads its data from this embedded copy, never from a file (the
     // jail would refuse the open). It fails only on data of another ICU version, which the
     // exact pin in Cargo.toml rules out; Intl would then report "Icu error", as without data.
-    if let Err(code) = v8::icu::set_common_data_74(deno_core_icudata::ICU_DATA) {
+    if let Err(code) = v8::icu::set_common_data_78(deno_core_icudata::ICU_DATA) {
         eprintln!("codemode-worker: the embedded ICU data was refused (ICU error {code}): Intl will not work");
     }
     v8::V8::set_flags_from_string(V8_FLAGS);

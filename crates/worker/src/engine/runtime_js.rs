@@ -56,7 +56,7 @@ const FILES: &[(&str, &str, &str)] = runtime_files![
 /// exports. `None` leaves an exception in the caller's TryCatch (or, when V8 gives none, means
 /// the runtime itself is malformed).
 pub fn evaluate<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     bindings: v8::Local<v8::Object>,
 ) -> Option<v8::Local<'s, v8::Object>> {
     evaluate_with(scope, bindings, RUNTIME_GLOBALS)
@@ -64,7 +64,7 @@ pub fn evaluate<'s>(
 
 /// [`evaluate`] with another list of globals (tests: a list runtime.js does not match).
 pub fn evaluate_with<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     bindings: v8::Local<v8::Object>,
     runtime_globals: &[&str],
 ) -> Option<v8::Local<'s, v8::Object>> {
@@ -90,7 +90,7 @@ pub fn evaluate_with<'s>(
 
 /// Compiles and runs one runtime file as a classic script and returns its completion value.
 fn script_value<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     resource: &str,
     source: &str,
 ) -> Option<v8::Local<'s, v8::Value>> {
@@ -101,8 +101,8 @@ fn script_value<'s>(
 
 /// Evaluates the runtime with the native bindings. The runtime is part of the
 /// worker binary: if it fails, the binary is broken, and the worker must not pretend to be usable.
-pub fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8::Object> {
-    let tc = &mut v8::TryCatch::new(scope);
+pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>) -> v8::Local<'s, v8::Object> {
+    v8::tc_scope!(let tc, scope);
     let helpers = (|| {
         let bindings = v8::Object::new(tc);
         natives::install(tc, bindings)?;
@@ -124,7 +124,7 @@ pub fn install_runtime<'s>(scope: &mut v8::HandleScope<'s>) -> v8::Local<'s, v8:
 /// The helpers of a runtime just installed or deserialized. The runtime is part of the worker
 /// binary: a helper missing means the binary is broken, and the worker must not pretend to be
 /// usable.
-pub fn resolve_helpers(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) -> Helpers {
+pub fn resolve_helpers(scope: &mut v8::PinScope, helpers: v8::Local<v8::Object>) -> Helpers {
     match Helpers::resolve(scope, helpers) {
         Ok(h) => h,
         Err(name) => {
@@ -137,9 +137,9 @@ pub fn resolve_helpers(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Objec
 /// Calls the helpers every run calls, so their bytecode is compiled into the snapshot: a lazily
 /// compiled function would otherwise be parsed and compiled again in every fresh isolate, on the
 /// run's critical path (~70 µs for beginRun and runTimers together).
-pub fn warm_up(scope: &mut v8::HandleScope, helpers: v8::Local<v8::Object>) {
+pub fn warm_up(scope: &mut v8::PinScope, helpers: v8::Local<v8::Object>) {
     let helpers = resolve_helpers(scope, helpers);
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let empty = v8::Array::new(tc, 0).into();
     for (f, args) in [
         (&helpers.begin_run, vec![]),

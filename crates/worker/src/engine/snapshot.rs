@@ -19,7 +19,8 @@ use crate::natives;
 
 pub struct Snapshot {
     pub blob: &'static [u8],
-    pub refs: &'static v8::ExternalReferences,
+    /// Null-terminated, so V8's CreateParams take it as it is (no copy per isolate).
+    pub refs: &'static [v8::ExternalReference],
     /// Where the helpers object sits in the snapshot's context data.
     pub helpers_index: usize,
 }
@@ -40,10 +41,22 @@ const FINGERPRINT_LEN: usize = 16;
 /// A multiple of 16, so the blob after it keeps the alignment of the file.
 const HEADER_LEN: usize = 32;
 
-static SNAPSHOT: OnceLock<(Option<Snapshot>, Origin)> = OnceLock::new();
+/// The process's snapshot. Its table of external references is plain data (addresses of
+/// functions and statics) that V8 only reads.
+struct Shared((Option<Snapshot>, Origin));
+
+// SAFETY: `Snapshot` holds a `&'static [u8]` and a `&'static [v8::ExternalReference]`, both
+// written once before the cell is set and never mutated; the references' raw pointers (the
+// reason `ExternalReference` is not `Sync`) point at functions and statics, which any thread
+// may read.
+unsafe impl Sync for Shared {}
+unsafe impl Send for Shared {}
+
+static SNAPSHOT: OnceLock<Shared> = OnceLock::new();
 
 /// What a snapshot depends on besides V8's own checks: every source of this crate (build.rs
-/// hashes them, the runtime's JS and the natives' table among them), the V8 version and the flags
+/// hashes them, the runtime's JS and the natives' table among them), the V8 version, its build
+/// flavour (the version string is the same with and without the heap sandbox) and the flags
 /// V8 runs with (V8 refuses a snapshot made with other flags by aborting, not by an error).
 pub fn fingerprint() -> [u8; FINGERPRINT_LEN] {
     let mut h = Sha256::new();
@@ -51,6 +64,7 @@ pub fn fingerprint() -> [u8; FINGERPRINT_LEN] {
         MAGIC.as_slice(),
         env!("CODEMODE_SOURCES_HASH").as_bytes(),
         v8::V8::get_version().as_bytes(),
+        platform::V8_FLAVOUR.as_bytes(),
         platform::V8_FLAGS.as_bytes(),
         std::env::consts::ARCH.as_bytes(),
     ] {
@@ -105,17 +119,22 @@ pub fn decode<'f>(
 }
 
 /// Every native the runtime binds: V8 records them by their index in this table.
-fn external_references() -> &'static v8::ExternalReferences {
-    let refs = natives::external_references();
-    Box::leak(Box::new(v8::ExternalReferences::new(&refs)))
+/// Ends with the null entry V8 expects: the crate copies an unterminated table into a new one
+/// for every isolate.
+pub fn external_references() -> &'static [v8::ExternalReference] {
+    let mut refs = natives::external_references();
+    refs.push(v8::ExternalReference {
+        pointer: std::ptr::null_mut(),
+    });
+    refs.leak()
 }
 
 /// Builds the snapshot: the runtime installed and warmed up in a fresh context. Returns the blob
 /// and the helpers' index in the context data.
-pub fn create(refs: &'static v8::ExternalReferences) -> Option<(Vec<u8>, usize)> {
-    let mut creator = v8::Isolate::snapshot_creator(Some(refs), None);
+pub fn create(refs: &'static [v8::ExternalReference]) -> Option<(Vec<u8>, usize)> {
+    let mut creator = v8::Isolate::snapshot_creator(Some(refs.into()), None);
     let helpers_index = {
-        let scope = &mut v8::HandleScope::new(&mut creator);
+        v8::scope!(let scope, &mut creator);
         let context = v8::Context::new(scope, Default::default());
         let scope = &mut v8::ContextScope::new(scope, context);
         let helpers = runtime_js::install_runtime(scope);
@@ -180,12 +199,12 @@ pub fn load(embedded: Option<&'static [u8]>) -> (Option<Snapshot>, Origin) {
 /// started with other flags than the embedded one was made with).
 pub fn init(use_embedded: bool) -> Origin {
     let embedded = embedded().filter(|_| use_embedded);
-    SNAPSHOT.get_or_init(|| load(embedded)).1
+    SNAPSHOT.get_or_init(|| Shared(load(embedded))).0 .1
 }
 
 /// The process's snapshot, once `init` has run and if there is one.
 pub fn current() -> Option<&'static Snapshot> {
-    SNAPSHOT.get().and_then(|(snap, _)| snap.as_ref())
+    SNAPSHOT.get().and_then(|Shared((snap, _))| snap.as_ref())
 }
 
 /// `codemode-worker --write-snapshot <path>`: builds the snapshot and writes its file. A file

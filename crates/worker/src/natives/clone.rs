@@ -1,6 +1,18 @@
 //! Values cross every boundary with structuredClone semantics, using V8's own serializer (the
 //! one Node's `v8.Serializer` and `structuredClone` use), so host and sandbox agree by
 //! construction. ArrayBuffer views are written natively, not as host objects.
+//!
+//! The format on the wire is [`VALUE_FORMAT_VERSION`] (15), the newest every supported Node
+//! reads and writes. This V8 (15.2) writes format 16, whose body differs from 15 only where no
+//! value of ours reaches: ArrayBuffer and view lengths and offsets are written as `size_t`
+//! varints instead of `uint32` ones (the same bytes below 4 GiB, and no value crossing a
+//! boundary comes near: `RESULT_BYTES`, `TOOL_PAYLOAD_BYTES`), and a tag for immutable
+//! ArrayBuffers, behind a V8 flag that is off. So the worker writes V8's bytes under the header
+//! 15 ([`declared`]) and reads at most 15; tests/value_format.rs pins what V8 writes, and the
+//! host's property test (`__test__/value-format.test.mjs`) carries every value kind both ways
+//! under each supported Node.
+
+use codemode_protocol::VALUE_FORMAT_VERSION;
 
 use codemode_protocol::limits::PLATFORM_CLASSES;
 use v8::{ValueDeserializerHelper, ValueSerializerHelper};
@@ -14,7 +26,7 @@ struct Delegate {
 impl v8::ValueSerializerImpl for Delegate {
     fn throw_data_clone_error<'s>(
         &self,
-        scope: &mut v8::HandleScope<'s>,
+        scope: &mut v8::PinScope<'s, '_>,
         message: v8::Local<'s, v8::String>,
     ) {
         self.not_cloneable.set(true);
@@ -22,7 +34,7 @@ impl v8::ValueSerializerImpl for Delegate {
         scope.throw_exception(err);
     }
 
-    fn has_custom_host_object(&self, _isolate: &mut v8::Isolate) -> bool {
+    fn has_custom_host_object(&self, _isolate: &v8::Isolate) -> bool {
         true
     }
 
@@ -30,7 +42,7 @@ impl v8::ValueSerializerImpl for Delegate {
     /// serializable (V8 would otherwise copy them as empty plain objects, losing their state).
     fn is_host_object<'s>(
         &self,
-        scope: &mut v8::HandleScope<'s>,
+        scope: &mut v8::PinScope<'s, '_>,
         object: v8::Local<'s, v8::Object>,
     ) -> Option<bool> {
         let name = object.get_constructor_name().to_rust_string_lossy(scope);
@@ -39,7 +51,7 @@ impl v8::ValueSerializerImpl for Delegate {
 
     fn write_host_object<'s>(
         &self,
-        scope: &mut v8::HandleScope<'s>,
+        scope: &mut v8::PinScope<'s, '_>,
         object: v8::Local<'s, v8::Object>,
         _value_serializer: &dyn v8::ValueSerializerHelper,
     ) -> Option<bool> {
@@ -64,7 +76,7 @@ pub enum CloneFailure {
 /// Serializes `value` inside the caller's TryCatch, telling a non-cloneable value apart from
 /// an exception thrown by the value's own code.
 pub fn serialize_or_rethrow(
-    tc: &mut v8::TryCatch<v8::HandleScope>,
+    tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>,
     value: v8::Local<v8::Value>,
 ) -> Result<Vec<u8>, CloneFailure> {
     let context = tc.get_current_context();
@@ -73,7 +85,7 @@ pub fn serialize_or_rethrow(
     let ser = v8::ValueSerializer::new(tc, delegate);
     ser.write_header();
     if ser.write_value(context, value) == Some(true) {
-        return Ok(ser.release());
+        return Ok(declared(ser.release()));
     }
     // SAFETY: the delegate lives inside `ser`, which is still alive here.
     let not_cloneable = unsafe { (*flag).get() };
@@ -86,8 +98,28 @@ pub fn serialize_or_rethrow(
     Err(CloneFailure::NotCloneable(detail))
 }
 
+/// The format this V8's serializer writes (the version after the 0xFF tag).
+pub const V8_WRITES: u8 = 16;
+
+/// V8's bytes under the wire's header: format [`V8_WRITES`] relabelled as
+/// [`VALUE_FORMAT_VERSION`] (module header: the bodies agree for every value that crosses).
+/// Bytes of any other format are left as they are, so a V8 that writes another one is caught
+/// by the host's check and by tests/value_format.rs, not silently relabelled.
+fn declared(mut bytes: Vec<u8>) -> Vec<u8> {
+    const WIRE: u8 = {
+        assert!(VALUE_FORMAT_VERSION < 0x80, "one varint byte");
+        VALUE_FORMAT_VERSION as u8
+    };
+    if let [0xFF, version, ..] = bytes.as_mut_slice() {
+        if *version == V8_WRITES {
+            *version = WIRE;
+        }
+    }
+    bytes
+}
+
 /// The pending exception's `message`, without a trailing period.
-fn exception_message(tc: &mut v8::TryCatch<v8::HandleScope>) -> String {
+fn exception_message(tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>) -> String {
     tc.exception()
         .and_then(|e| e.to_object(tc))
         .and_then(|o| {
@@ -102,11 +134,8 @@ impl v8::ValueDeserializerImpl for Delegate {}
 
 /// Serializes `value`; on failure returns a description of what could not be cloned (or of
 /// what a getter threw while the value was read).
-pub fn serialize(
-    scope: &mut v8::HandleScope,
-    value: v8::Local<v8::Value>,
-) -> Result<Vec<u8>, String> {
-    let tc = &mut v8::TryCatch::new(scope);
+pub fn serialize(scope: &mut v8::PinScope, value: v8::Local<v8::Value>) -> Result<Vec<u8>, String> {
+    v8::tc_scope!(let tc, scope);
     match serialize_or_rethrow(tc, value) {
         Ok(bytes) => Ok(bytes),
         Err(CloneFailure::NotCloneable(detail)) => Err(detail),
@@ -115,14 +144,17 @@ pub fn serialize(
 }
 
 pub fn deserialize<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     data: &[u8],
 ) -> Option<v8::Local<'s, v8::Value>> {
-    let tc = &mut v8::EscapableHandleScope::new(scope);
-    let tc = &mut v8::TryCatch::new(tc);
+    v8::escapable_handle_scope!(let tc, scope);
+    v8::tc_scope!(let tc, tc);
     let context = tc.get_current_context();
     let de = v8::ValueDeserializer::new(tc, Box::new(Delegate::default()), data);
-    if de.read_header(context) != Some(true) {
+    // V8 reads its own format 16 too; the wire's is 15 (module header), and a newer header is
+    // refused, never guessed at.
+    if de.read_header(context) != Some(true) || de.get_wire_format_version() > VALUE_FORMAT_VERSION
+    {
         return None;
     }
     let v = de.read_value(context)?;

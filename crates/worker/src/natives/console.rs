@@ -78,7 +78,7 @@ impl Console {
 }
 
 /// `log(level, text)`: appends one console entry.
-pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
+pub fn log(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
     let level = args
         .get(0)
         .uint32_value(scope)
@@ -105,7 +105,7 @@ pub fn log(scope: &mut v8::HandleScope, args: v8::FunctionCallbackArguments, _rv
 /// at most `max` bytes copied out of V8: a program's string of any size costs the worker's own
 /// memory, which no bound of the run's counts, no more than an entry's bound.
 fn bounded_text(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     value: v8::Local<v8::Value>,
     max: usize,
 ) -> (String, usize) {
@@ -119,12 +119,8 @@ fn bounded_text(
         return (text.to_rust_string_lossy(scope), whole);
     }
     let mut start = vec![0u8; max];
-    let written = text.write_utf8(
-        scope,
-        &mut start,
-        None,
-        v8::WriteOptions::NO_NULL_TERMINATION | v8::WriteOptions::REPLACE_INVALID_UTF8,
-    );
+    // Never a partial UTF-8 sequence; lone surrogates as U+FFFD.
+    let written = text.write_utf8_v2(scope, &mut start, v8::WriteFlags::kReplaceInvalidUtf8, None);
     start.truncate(written);
     (String::from_utf8_lossy(&start).into_owned(), whole)
 }

@@ -8,7 +8,7 @@ use codemode_protocol::FailureCode;
 /// enumerable properties of `vars` (each converted to a string; `vars` may be omitted). An
 /// unknown code, or `vars` that is not an object, throws a TypeError.
 pub fn render_failure(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -47,7 +47,7 @@ pub fn render_failure(
     }
 }
 
-pub fn throw_type_error(scope: &mut v8::HandleScope, text: &str) {
+pub fn throw_type_error(scope: &mut v8::PinScope, text: &str) {
     if let Some(msg) = v8::String::new(scope, text) {
         let err = v8::Exception::type_error(scope, msg);
         scope.throw_exception(err);

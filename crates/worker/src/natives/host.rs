@@ -125,14 +125,14 @@ impl Calls {
 
 /// The limit a count has reached (`count` gives the count so far and its limit): the next
 /// request past it is refused.
-fn spent(scope: &mut v8::HandleScope, count: impl Fn(&Calls) -> (u32, Option<u32>)) -> Option<u32> {
+fn spent(scope: &mut v8::PinScope, count: impl Fn(&Calls) -> (u32, Option<u32>)) -> Option<u32> {
     let (made, limit) = count(scope.get_slot::<Calls>()?);
     limit.filter(|&limit| made >= limit)
 }
 
 /// A pending promise set as the return value, with its resolver.
 fn returned_promise<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     rv: &mut v8::ReturnValue,
 ) -> Option<v8::Local<'s, v8::PromiseResolver>> {
     let resolver = v8::PromiseResolver::new(scope)?;
@@ -144,7 +144,7 @@ fn returned_promise<'s>(
 /// call id and where to send the request. `None` when the run already has the most calls in
 /// flight it may have: `resolver` is then rejected with `CALLS_IN_FLIGHT`.
 fn park(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     resolver: v8::Local<v8::PromiseResolver>,
 ) -> Option<(u64, u32, Outbox)> {
     // The host holds a worker to this bound too (a worker past it is taken as compromised).
@@ -170,7 +170,7 @@ fn park(
 /// `callTool(provider, tool, argsArray) -> Promise`: sends the call to the host and parks a
 /// resolver until the answer comes back.
 pub fn call_tool(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -246,7 +246,7 @@ enum Class {
 
 /// Rejects `resolver` with a new error of `class` whose message is `text`.
 fn reject(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     resolver: v8::Local<v8::PromiseResolver>,
     class: Class,
     text: &str,
@@ -263,7 +263,7 @@ fn reject(
 /// The promise of call `call_id`, taken out of the calls in flight (it settles once); `None`
 /// for an answer to no call in flight.
 fn take_call<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     call_id: u32,
 ) -> Option<v8::Local<'s, v8::PromiseResolver>> {
     let calls = scope.get_slot_mut::<Calls>()?;
@@ -275,7 +275,7 @@ fn take_call<'s>(
 }
 
 /// Settles the parked tool call `call_id` with the host's answer.
-pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, payload: &[u8]) {
+pub fn settle_tool_call(scope: &mut v8::PinScope, call_id: u32, ok: bool, payload: &[u8]) {
     let Some(resolver) = take_call(scope, call_id) else {
         return;
     };
@@ -301,14 +301,14 @@ pub fn settle_tool_call(scope: &mut v8::HandleScope, call_id: u32, ok: bool, pay
 /// text: the program can read the error's `code` and `message`, forge or rewrite them, but not
 /// this mark, so an uncaught denial is told from a program's own throw and reported with the
 /// text the runtime gave it ([`denial_text`]).
-fn denial_mark<'s>(scope: &mut v8::HandleScope<'s>) -> Option<v8::Local<'s, v8::Private>> {
+fn denial_mark<'s>(scope: &mut v8::PinScope<'s, '_>) -> Option<v8::Local<'s, v8::Private>> {
     let name = v8::String::new(scope, "codemode.denial")?;
     Some(v8::Private::for_api(scope, Some(name)))
 }
 
 /// Rejects the parked tool call `call_id` with its denial (`text`, the `APPROVAL_DENIED`
 /// text): an Error whose `code` is `APPROVAL_DENIED`, marked as the runtime's.
-pub fn deny_tool_call(scope: &mut v8::HandleScope, call_id: u32, text: &str) {
+pub fn deny_tool_call(scope: &mut v8::PinScope, call_id: u32, text: &str) {
     let Some(resolver) = take_call(scope, call_id) else {
         return;
     };
@@ -333,7 +333,7 @@ pub fn deny_tool_call(scope: &mut v8::HandleScope, call_id: u32, text: &str) {
 
 /// The text of a denial's Error ([`deny_tool_call`]) as the runtime made it, whatever the
 /// program did to its `message` since; `None` for any other value.
-pub fn denial_text(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> Option<String> {
+pub fn denial_text(scope: &mut v8::PinScope, value: v8::Local<v8::Value>) -> Option<String> {
     let obj = v8::Local::<v8::Object>::try_from(value).ok()?;
     let mark = denial_mark(scope)?;
     if !obj.has_private(scope, mark).unwrap_or(false) {
@@ -344,7 +344,7 @@ pub fn denial_text(scope: &mut v8::HandleScope, value: v8::Local<v8::Value>) -> 
 }
 
 /// `[[name, value], ...]` from JS, skipping entries that are not pairs.
-pub fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec<(String, String)> {
+pub fn string_pairs(scope: &mut v8::PinScope, v: v8::Local<v8::Value>) -> Vec<(String, String)> {
     let Ok(list) = v8::Local::<v8::Array>::try_from(v) else {
         return Vec::new();
     };
@@ -372,7 +372,7 @@ pub fn string_pairs(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> Vec
 /// `fetch(method, url, headers, body|null, redirect) -> Promise<raw response>`: blocked runs reject at
 /// once; others send the request to the host (which performs or routes it).
 pub fn fetch(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -435,7 +435,7 @@ pub fn fetch(
 
 /// `[[name, value], ...]` for JS.
 pub fn headers_to_js<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     headers: &[(String, String)],
 ) -> Option<v8::Local<'s, v8::Value>> {
     let mut pairs = Vec::with_capacity(headers.len());
@@ -450,7 +450,7 @@ pub fn headers_to_js<'s>(
 /// A body for JS: a Uint8Array allocated through `alloc` (so it is metered) holding `bytes`,
 /// or `null`.
 pub fn bytes_to_js<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     alloc: v8::Local<v8::Function>,
     bytes: Option<&[u8]>,
 ) -> Option<v8::Local<'s, v8::Value>> {
@@ -476,7 +476,7 @@ pub fn bytes_to_js<'s>(
 /// Settles fetch `call_id`: a response becomes `{ status, statusText, headers, body, url,
 /// redirected }` (the body allocated through `alloc`, so it is metered), an error a TypeError.
 pub fn settle_fetch(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     alloc: v8::Local<v8::Function>,
     call_id: u32,
     result: Result<WireResponse, String>,
@@ -488,10 +488,12 @@ pub fn settle_fetch(
         Ok(r) => r,
         Err(text) => return reject(scope, resolver, Class::TypeError, &text),
     };
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let built = (|| {
         let obj = v8::Object::new(tc);
-        let set = |tc: &mut v8::TryCatch<v8::HandleScope>, k: &str, v: v8::Local<v8::Value>| {
+        let set = |tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>,
+                   k: &str,
+                   v: v8::Local<v8::Value>| {
             let key = v8::String::new(tc, k)?;
             obj.set(tc, key.into(), v)
         };

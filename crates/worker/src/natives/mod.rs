@@ -60,7 +60,7 @@ pub const TABLE: &[Native] = &[
 ];
 
 /// The table's functions, for the snapshot's external reference table.
-pub fn external_references() -> Vec<v8::ExternalReference<'static>> {
+pub fn external_references() -> Vec<v8::ExternalReference> {
     TABLE
         .iter()
         .map(|n| v8::ExternalReference {
@@ -71,7 +71,7 @@ pub fn external_references() -> Vec<v8::ExternalReference<'static>> {
 
 /// Fills the bindings object the runtime's JS receives with every native of [`TABLE`]. Failure
 /// texts reach the JS through `renderFailure` (failure.rs), the one renderer of the grammar.
-pub fn install(scope: &mut v8::HandleScope, bindings: v8::Local<v8::Object>) -> Option<()> {
+pub fn install(scope: &mut v8::PinScope, bindings: v8::Local<v8::Object>) -> Option<()> {
     for native in TABLE {
         let key = v8::String::new(scope, native.name)?;
         let func = v8::Function::new_raw(scope, (native.function)())?;

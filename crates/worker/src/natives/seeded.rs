@@ -43,7 +43,7 @@ impl Seeded {
 
 /// Fills `out` from the run's crypto stream; false when the run is not replayable (the caller
 /// then draws from the OS).
-pub fn fill(scope: &mut v8::HandleScope, out: &mut [u8]) -> bool {
+pub fn fill(scope: &mut v8::PinScope, out: &mut [u8]) -> bool {
     match scope.get_slot_mut::<Seeded>() {
         Some(seeded) => {
             seeded.crypto.fill_bytes(out);
@@ -56,7 +56,7 @@ pub fn fill(scope: &mut v8::HandleScope, out: &mut [u8]) -> bool {
 /// `seededRandom() -> number`: `Math.random` of a replayable run. Outside one (no slot) it
 /// throws: js/replay.js installs it only in a replayable run.
 pub fn seeded_random(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     _: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {

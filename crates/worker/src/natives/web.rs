@@ -13,7 +13,7 @@ use crate::natives::failure::throw_type_error;
 use crate::natives::host::string_pairs;
 use crate::natives::seeded;
 
-fn string_arg(scope: &mut v8::HandleScope, v: v8::Local<v8::Value>) -> String {
+fn string_arg(scope: &mut v8::PinScope, v: v8::Local<v8::Value>) -> String {
     v.to_rust_string_lossy(scope)
 }
 
@@ -45,12 +45,12 @@ pub fn until_ms(deadline: f64) -> std::time::Duration {
     std::time::Duration::from_secs_f64((deadline - now_ms()).max(0.0) / 1000.0)
 }
 
-pub fn now(scope: &mut v8::HandleScope, _: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue) {
+pub fn now(scope: &mut v8::PinScope, _: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue) {
     rv.set(v8::Number::new(scope, now_ms()).into());
 }
 
 pub fn utf8_length(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -62,11 +62,12 @@ pub fn utf8_length(
     rv.set(v8::Number::new(scope, n as f64).into());
 }
 
-const WRITE: v8::WriteOptions =
-    v8::WriteOptions::NO_NULL_TERMINATION.union(v8::WriteOptions::REPLACE_INVALID_UTF8);
+/// No terminator (V8 writes one only when asked), lone surrogates as U+FFFD, and never a partial
+/// UTF-8 sequence at the end of a too-small buffer.
+const WRITE: v8::WriteFlags = v8::WriteFlags::kReplaceInvalidUtf8;
 
 pub fn utf8_write(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     _rv: v8::ReturnValue,
 ) {
@@ -76,11 +77,11 @@ pub fn utf8_write(
     ) else {
         return throw_type_error(scope, "utf8Write: expected a string and a Uint8Array");
     };
-    s.write_utf8(scope, out, None, WRITE);
+    s.write_utf8_v2(scope, out, WRITE, None);
 }
 
 pub fn utf8_encode_into(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -91,14 +92,14 @@ pub fn utf8_encode_into(
         return throw_type_error(scope, "encodeInto: expected a string and a Uint8Array");
     };
     let mut read = 0usize;
-    let written = s.write_utf8(scope, out, Some(&mut read), WRITE);
+    let written = s.write_utf8_v2(scope, out, WRITE, Some(&mut read));
     let read = v8::Number::new(scope, read as f64).into();
     let written = v8::Number::new(scope, written as f64).into();
     rv.set(v8::Array::new_with_elements(scope, &[read, written]).into());
 }
 
 pub fn encoding_for(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -116,7 +117,7 @@ pub fn encoding_for(
 
 /// decode(encoding, bytes, fatal, stripBOM) -> string, or null when `fatal` and invalid.
 pub fn decode(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -148,11 +149,11 @@ pub fn decode(
 /// clone(value) -> [true, copy] or [false, why] when the value is not serializable. An
 /// exception thrown while serializing (a getter's) propagates as it is, as the standard says.
 pub fn structured_clone(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let (ok, value): (bool, v8::Local<v8::Value>) =
         match clone::serialize_or_rethrow(tc, args.get(0)) {
             Ok(bytes) => match clone::deserialize(tc, &bytes) {
@@ -177,7 +178,7 @@ pub fn structured_clone(
 /// randomFill(bytes): fills `bytes` from the OS, or from the seeded stream of a replayable run
 /// (seeded.rs).
 pub fn random_fill(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     _rv: v8::ReturnValue,
 ) {
@@ -204,11 +205,7 @@ pub fn random_fill(
 }
 
 /// digest(name, bytes, out): writes the digest of `bytes` into `out`.
-pub fn digest(
-    scope: &mut v8::HandleScope,
-    args: v8::FunctionCallbackArguments,
-    _rv: v8::ReturnValue,
-) {
+pub fn digest(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue) {
     let name = string_arg(scope, args.get(0));
     let Some(data) = view_bytes_mut(args.get(1)).map(|b| b.to_vec()) else {
         return throw_type_error(scope, "digest: expected bytes");
@@ -226,7 +223,7 @@ pub fn digest(
     }
 }
 
-fn components<'s>(scope: &mut v8::HandleScope<'s>, url: &url::Url) -> v8::Local<'s, v8::Value> {
+fn components<'s>(scope: &mut v8::PinScope<'s, '_>, url: &url::Url) -> v8::Local<'s, v8::Value> {
     use url::quirks as q;
     let parts = [
         q::href(url).to_string(),
@@ -253,7 +250,7 @@ fn components<'s>(scope: &mut v8::HandleScope<'s>, url: &url::Url) -> v8::Local<
 
 /// urlParse(input, base?) -> components, or null when the URL Standard's parser fails.
 pub fn url_parse(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -276,7 +273,7 @@ pub fn url_parse(
 /// urlSet(href, attribute, value) -> components; null only when a new href does not parse.
 /// Other setters that reject their value leave the URL as it was, as the standard says.
 pub fn url_set(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -375,7 +372,7 @@ fn is_special(scheme: &str) -> bool {
 }
 
 pub fn form_parse(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {
@@ -391,7 +388,7 @@ pub fn form_parse(
 }
 
 pub fn form_serialize(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     args: v8::FunctionCallbackArguments,
     mut rv: v8::ReturnValue,
 ) {

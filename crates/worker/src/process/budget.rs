@@ -96,7 +96,10 @@ pub(crate) fn ask(handle: &v8::IsolateHandle, generation: u64) -> bool {
 }
 
 /// The interrupt: runs on the main thread, between two steps of its JavaScript.
-extern "C" fn check(isolate: &mut v8::Isolate, data: *mut c_void) {
+unsafe extern "C" fn check(mut isolate: v8::UnsafeRawIsolatePtr, data: *mut c_void) {
+    // SAFETY: V8 runs an interrupt on the isolate's own thread, with the (non-null) isolate
+    // that requested it, alive for the call.
+    let isolate = unsafe { v8::Isolate::ref_from_raw_isolate_ptr_mut(&mut isolate) };
     let generation = data as usize as u64;
     let Some(meter) = isolate.get_slot_mut::<Meter>() else {
         return;

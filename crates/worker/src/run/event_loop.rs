@@ -46,9 +46,9 @@ pub(crate) enum Turn<T> {
 /// Runs microtasks, then `check`, then the due timers, again while a timer fired (so a timer's
 /// microtasks run before the next timer, and `check` sees each step).
 pub(crate) fn turn<'s, T>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     lp: &EventLoop,
-    mut check: impl FnMut(&mut v8::HandleScope<'s>) -> Option<T>,
+    mut check: impl FnMut(&mut v8::PinScope<'s, '_>) -> Option<T>,
 ) -> Turn<T> {
     let run_timers = v8::Local::new(scope, &lp.helpers.run_timers);
     loop {
@@ -103,7 +103,7 @@ pub(crate) enum Heard {
 /// Waits at most until `deadline` (a timer's, on the `now` clock; forever when `None`) for a
 /// message from the host, and settles the promise an answer of this execution is for.
 pub(crate) fn wait(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     lp: &EventLoop,
     input: &mut impl HostInput,
     deadline: Option<f64>,
@@ -118,7 +118,7 @@ pub(crate) fn wait(
             ok,
             payload,
         }) if id == exec_id && deliver.tool_results => {
-            let scope = &mut v8::HandleScope::new(scope);
+            v8::scope!(let scope, scope);
             host::settle_tool_call(scope, call_id, ok, &payload);
             Heard::Nothing
         }
@@ -127,7 +127,7 @@ pub(crate) fn wait(
             call_id,
             message,
         }) if id == exec_id && deliver.tool_results => {
-            let scope = &mut v8::HandleScope::new(scope);
+            v8::scope!(let scope, scope);
             host::deny_tool_call(scope, call_id, &message);
             Heard::Nothing
         }
@@ -136,7 +136,7 @@ pub(crate) fn wait(
             call_id,
             result,
         }) if id == exec_id && deliver.fetch_results => {
-            let scope = &mut v8::HandleScope::new(scope);
+            v8::scope!(let scope, scope);
             let alloc = v8::Local::new(scope, &lp.helpers.alloc_bytes);
             host::settle_fetch(scope, alloc, call_id, result);
             Heard::Nothing
@@ -174,7 +174,7 @@ pub(crate) enum Settled<'s> {
 /// call in flight, no timer pending) ends the wait at once. An invocation arriving meanwhile
 /// is not this wait's (the host sends one at a time): it is ignored.
 pub(crate) fn settle<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     lp: &mut EventLoop,
     promise: v8::Local<'s, v8::Promise>,
     input: &mut impl HostInput,
@@ -218,7 +218,5 @@ pub(crate) fn settle<'s>(
 }
 
 pub(crate) fn heap_used(isolate: &mut v8::Isolate) -> usize {
-    let mut stats = v8::HeapStatistics::default();
-    isolate.get_heap_statistics(&mut stats);
-    stats.used_heap_size()
+    isolate.get_heap_statistics().used_heap_size()
 }

@@ -60,7 +60,7 @@ pub(crate) fn stopped() -> RunError {
 
 /// The failure for code the entry rewrite refused (entry.rs), before anything of the run ran.
 /// A syntax error is worded by V8 (models know its wording), at V8's place.
-pub(crate) fn entry_failure(scope: &mut v8::HandleScope, error: EntryError) -> RunError {
+pub(crate) fn entry_failure(scope: &mut v8::PinScope, error: EntryError) -> RunError {
     let at_line = |line: u32| {
         Some(Box::new(SourceLocation {
             line,
@@ -110,7 +110,7 @@ pub(crate) fn entry_failure(scope: &mut v8::HandleScope, error: EntryError) -> R
 const CODE: &str = "The code";
 
 pub(crate) fn settle_failure(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     helpers: &Helpers,
     settled: Settled,
     shift: &Shift,
@@ -128,7 +128,7 @@ pub(crate) fn settle_failure(
 
 /// The failure for a pending exception: a SyntaxError (from a module) or an uncaught throw.
 pub(crate) fn exception_failure(
-    tc: &mut v8::TryCatch<v8::HandleScope>,
+    tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>,
     helpers: &Helpers,
     shift: &Shift,
 ) -> RunError {
@@ -182,7 +182,7 @@ pub(crate) fn exception_failure(
 /// for a call a person or `decide` refused, with the text the runtime gave it) or the
 /// program's (the thrown value described).
 fn uncaught(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     helpers: &Helpers,
     value: v8::Local<v8::Value>,
 ) -> (FailureCode, String) {
@@ -199,10 +199,10 @@ fn uncaught(
 /// code is compiled as written (or with its types blanked, which moves nothing), so V8's
 /// position is the model's.
 fn v8_syntax_error(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     code: &str,
 ) -> Option<(String, Option<SourceLocation>)> {
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     if modules::compile(tc, PROGRAM_NAME, code).is_some() {
         return None;
     }
@@ -222,11 +222,11 @@ fn v8_syntax_error(
 
 /// Calls `f(value)` and returns its result as a string; `None` when it throws.
 fn call_helper(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     f: &v8::Global<v8::Function>,
     value: v8::Local<v8::Value>,
 ) -> Option<String> {
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let f = v8::Local::new(tc, f);
     let undefined = v8::undefined(tc).into();
     let out = f.call(tc, undefined, &[value])?;
@@ -234,7 +234,7 @@ fn call_helper(
 }
 
 pub(crate) fn describe_throw(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     helpers: &Helpers,
     value: v8::Local<v8::Value>,
 ) -> String {
@@ -243,7 +243,7 @@ pub(crate) fn describe_throw(
 }
 
 pub(crate) fn type_name(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     helpers: &Helpers,
     value: v8::Local<v8::Value>,
 ) -> String {

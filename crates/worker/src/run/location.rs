@@ -10,7 +10,7 @@ use crate::run::entry::Shift;
 /// The place in the model's code of a position V8 reports in script `name`: the program (its
 /// rewrite undone) or one of the run's modules; `None` for the runtime's own scripts.
 pub(crate) fn source_location(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     name: &str,
     line: u32,
     column: u32,
@@ -41,7 +41,7 @@ pub(crate) fn source_location(
 /// the program or one of the run's modules (frames of the runtime, a URL parser throwing for
 /// the model's call say, are skipped). `None` for a thrown value that is not an Error.
 pub(crate) fn locate(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     exception: v8::Local<v8::Value>,
     shift: &Shift,
 ) -> Option<SourceLocation> {

@@ -92,7 +92,7 @@ pub fn run(
     current.set(Some((exec_id, isolate.thread_safe_handle())));
     budget::arm(isolate, current, cpu_limit_ms);
     let (result, heap_peak) = {
-        let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
+        v8::scope!(let scope, &mut prepared.isolate);
         let context = v8::Local::new(scope, &prepared.context);
         let scope = &mut v8::ContextScope::new(scope, context);
         let mut lp = EventLoop::new(&prepared.helpers, exec_id);
@@ -172,9 +172,16 @@ pub fn run(
         Err(e) => Err(e),
     };
     // A run that met the memory bound reports that, whatever it threw on the way down
-    // ("Array buffer allocation failed", a termination).
+    // ("Array buffer allocation failed", a termination). A heap that reached its limit does so
+    // even when the run returned: the headroom granted to stop it (memory.rs) can let one huge
+    // allocation succeed and the run end before the termination is seen. A refused buffer the
+    // program caught and got past is its own business.
     let result = match result {
         Err(_) if METER.heap_exhausted() || METER.refused() => {
+            let mib = memory_limit_mib.to_string();
+            Err(fail(FailureCode::MemoryLimit, &[("mib", &mib)]))
+        }
+        Ok(_) if METER.heap_exhausted() => {
             let mib = memory_limit_mib.to_string();
             Err(fail(FailureCode::MemoryLimit, &[("mib", &mib)]))
         }
@@ -204,7 +211,7 @@ pub fn run(
 /// Compiles, links and evaluates the program, calls its function and waits for its promise.
 /// `epoch_ms`: the run is replayable, its logical clock starting there (js/replay.js).
 fn execute(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     lp: &mut EventLoop,
     retain: bool,
     epoch_ms: Option<u64>,
@@ -228,7 +235,7 @@ fn execute(
         }
     };
 
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let Some(module) = modules::compile(tc, PROGRAM_NAME, &source) else {
         return Err(exception_failure(tc, helpers, &shift));
     };
@@ -308,7 +315,7 @@ fn execute(
 /// The request handler a result grants, with the `this` it is called with: a function, or an
 /// object's `fetch` method (the shape a Workers entrypoint exports). Anything else grants none.
 fn handler_of<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     value: v8::Local<'s, v8::Value>,
 ) -> Option<(v8::Local<'s, v8::Function>, v8::Local<'s, v8::Value>)> {
     if let Ok(f) = v8::Local::<v8::Function>::try_from(value) {
@@ -316,7 +323,7 @@ fn handler_of<'s>(
     }
     let object = v8::Local::<v8::Object>::try_from(value).ok()?;
     // A throwing getter grants nothing: the value is then reported as any other result.
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let key = v8::String::new(tc, "fetch")?;
     let fetch = object.get(tc, key.into())?;
     let fetch = v8::Local::<v8::Function>::try_from(fetch).ok()?;
@@ -324,7 +331,7 @@ fn handler_of<'s>(
 }
 
 fn install_providers(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     helpers: &Helpers,
     providers: &[codemode_protocol::ProviderDecl],
 ) -> Result<(), RunError> {
@@ -349,7 +356,7 @@ fn install_providers(
         let pair = v8::Array::new_with_elements(scope, &[name.into(), tools]);
         list.set_index(scope, i as u32, pair.into());
     }
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let f = v8::Local::new(tc, &helpers.install_providers);
     let undefined = v8::undefined(tc).into();
     if f.call(tc, undefined, &[list.into()]).is_none() {

@@ -56,7 +56,7 @@ pub fn serve(
     } = retained;
     current.set(Some((exec_id, prepared.isolate.thread_safe_handle())));
     {
-        let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
+        v8::scope!(let scope, &mut prepared.isolate);
         let context = v8::Local::new(scope, &prepared.context);
         let scope = &mut v8::ContextScope::new(scope, context);
         let mut lp = EventLoop::new(&prepared.helpers, exec_id);
@@ -86,7 +86,7 @@ pub fn serve(
                         Some(Dead::Memory) => Err(memory(memory_limit_mib)),
                         Some(Dead::Terminated) => Err(fail(FailureCode::Timeout, &[])),
                         None => {
-                            let scope = &mut v8::HandleScope::new(scope);
+                            v8::scope!(let scope, scope);
                             if let Some(calls) = scope.get_slot_mut::<Calls>() {
                                 calls.begin_invocation();
                             }
@@ -143,7 +143,7 @@ pub fn serve(
 
 /// Fires due timers and runs their microtasks (one turn of the event loop); returns the next
 /// timer's deadline.
-fn idle_turn(scope: &mut v8::HandleScope, lp: &EventLoop) -> Result<Option<f64>, Dead> {
+fn idle_turn(scope: &mut v8::PinScope, lp: &EventLoop) -> Result<Option<f64>, Dead> {
     let turn = event_loop::turn(scope, lp, |scope| {
         METER.sample_heap(heap_used(scope));
         if METER.heap_exhausted() {
@@ -168,7 +168,7 @@ fn memory(mib: u32) -> RunError {
 
 /// One invocation: the handler gets a real Request; its answer is the Response's parts.
 fn invoke(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     lp: &mut EventLoop,
     memory_limit_mib: u32,
     handler: v8::Local<v8::Function>,
@@ -178,7 +178,7 @@ fn invoke(
 ) -> Result<WireResponse, RunError> {
     METER.start_invocation();
     let helpers = lp.helpers;
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let promise = (|| {
         let invoke_fetch = v8::Local::new(tc, &helpers.invoke_fetch);
         let alloc = v8::Local::new(tc, &helpers.alloc_bytes);
@@ -191,7 +191,7 @@ fn invoke(
         let returned = invoke_fetch.call(tc, undefined, &args)?;
         v8::Local::<v8::Promise>::try_from(returned).ok()
     })();
-    let bound = |tc: &mut v8::TryCatch<v8::HandleScope>| {
+    let bound = |tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>| {
         if METER.heap_exhausted() || METER.refused() {
             memory(memory_limit_mib)
         } else if tc.is_execution_terminating() || tc.has_terminated() {
@@ -231,7 +231,7 @@ fn invoke(
 /// `['ok', status, statusText, headers, bytes|null] | ['not-response'] | ['threw', message]`
 /// (js/handles.js) as the invocation's result.
 fn read_answer(
-    scope: &mut v8::HandleScope,
+    scope: &mut v8::PinScope,
     answer: v8::Local<v8::Value>,
 ) -> Result<WireResponse, RunError> {
     let malformed = || {

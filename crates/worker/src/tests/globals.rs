@@ -9,7 +9,7 @@ use crate::engine::runtime_js;
 use crate::natives;
 
 /// `Object.getOwnPropertyNames(globalThis)` in `scope`'s context.
-fn global_names(scope: &mut v8::HandleScope) -> Vec<String> {
+fn global_names(scope: &mut v8::PinScope) -> Vec<String> {
     let context = scope.get_current_context();
     let global = context.global(scope);
     let names = global
@@ -60,7 +60,7 @@ fn the_runtime_installs_the_runtime_globals_in_their_order() {
 fn install_with(globals: &'static [&'static str]) -> Result<(), String> {
     on_v8_thread(move || {
         in_plain_context(|scope| {
-            let tc = &mut v8::TryCatch::new(scope);
+            v8::tc_scope!(let tc, scope);
             let bindings = v8::Object::new(tc);
             natives::install(tc, bindings).expect("the natives install");
             match runtime_js::evaluate_with(tc, bindings, globals) {

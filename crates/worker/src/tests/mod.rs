@@ -25,6 +25,7 @@ use crate::run::retained;
 mod budgets;
 mod globals;
 mod handles;
+mod memory;
 mod natives;
 mod replay;
 mod run_loop;
@@ -306,24 +307,24 @@ pub fn invoke(invoke_id: u64, url: &str) -> HostMsg {
     }
 }
 
-pub fn in_context<R>(prepared: &mut Prepared, f: impl FnOnce(&mut v8::HandleScope) -> R) -> R {
-    let scope = &mut v8::HandleScope::new(&mut prepared.isolate);
+pub fn in_context<R>(prepared: &mut Prepared, f: impl FnOnce(&mut v8::PinScope) -> R) -> R {
+    v8::scope!(let scope, &mut prepared.isolate);
     let context = v8::Local::new(scope, &prepared.context);
     let scope = &mut v8::ContextScope::new(scope, context);
     f(scope)
 }
 
 /// Runs `f` in a fresh context of a plain isolate: no snapshot, so only V8's own globals.
-pub fn in_plain_context<R>(f: impl FnOnce(&mut v8::HandleScope) -> R) -> R {
+pub fn in_plain_context<R>(f: impl FnOnce(&mut v8::PinScope) -> R) -> R {
     let mut isolate = v8::Isolate::new(Default::default());
-    let scope = &mut v8::HandleScope::new(&mut isolate);
+    v8::scope!(let scope, &mut isolate);
     let context = v8::Context::new(scope, Default::default());
     let scope = &mut v8::ContextScope::new(scope, context);
     f(scope)
 }
 
 /// The text of the exception pending in `tc` (empty when there is none).
-pub fn thrown(tc: &mut v8::TryCatch<v8::HandleScope>) -> String {
+pub fn thrown(tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>) -> String {
     tc.exception()
         .map(|e| e.to_rust_string_lossy(tc))
         .unwrap_or_default()

@@ -20,7 +20,7 @@ fn eval_here(src: &str) -> Result<String, String> {
         let global = scope.get_current_context().global(scope);
         let key = v8::String::new(scope, "natives").expect("a key");
         global.set(scope, key.into(), bindings.into());
-        let tc = &mut v8::TryCatch::new(scope);
+        v8::tc_scope!(let tc, scope);
         let source = v8::String::new(tc, src).expect("a source");
         let value = v8::Script::compile(tc, source, None).and_then(|s| s.run(tc));
         match value {

@@ -38,10 +38,7 @@ fn the_header_is_checked() {
 #[test]
 fn a_stale_embedded_file_is_refused_and_the_snapshot_built() {
     on_v8_thread(|| {
-        let (blob, index) = snapshot::create(Box::leak(Box::new(v8::ExternalReferences::new(
-            &crate::natives::external_references(),
-        ))))
-        .unwrap();
+        let (blob, index) = snapshot::create(snapshot::external_references()).unwrap();
         let mut other = fingerprint();
         other[15] ^= 0x80;
         let stale: &'static [u8] = encode(&other, index, &blob).unwrap().leak();

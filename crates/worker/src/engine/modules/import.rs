@@ -11,7 +11,7 @@ use super::{load, not_found_text, referrer_key, resolve, ModuleMap};
 /// synchronously cannot be evaluated again): instantiated, evaluated, and the promise resolved
 /// with its namespace once its evaluation (top-level await included) settles.
 pub fn import_dynamically<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     _options: v8::Local<'s, v8::Data>,
     resource_name: v8::Local<'s, v8::Value>,
     specifier: v8::Local<'s, v8::String>,
@@ -50,7 +50,7 @@ pub fn import_dynamically<'s>(
 
 /// Keeps an import's resolver in the map while its module loads; the id finds it again.
 fn park<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     resolver: v8::Local<'s, v8::PromiseResolver>,
 ) -> Option<v8::Local<'s, v8::Integer>> {
     let global = v8::Global::new(scope, resolver);
@@ -64,7 +64,7 @@ fn park<'s>(
 /// The pair a pending import carries, `[id, key or namespace]`: its resolver (taken from the
 /// map, so it settles once) and the value.
 fn pending<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     data: v8::Local<'s, v8::Value>,
 ) -> Option<(v8::Local<'s, v8::PromiseResolver>, v8::Local<'s, v8::Value>)> {
     let pair = v8::Local::<v8::Array>::try_from(data).ok()?;
@@ -76,7 +76,7 @@ fn pending<'s>(
 
 /// The microtask of an import(): load, instantiate and evaluate the module, then settle.
 fn finish_import<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
     _rv: v8::ReturnValue,
 ) {
@@ -84,7 +84,7 @@ fn finish_import<'s>(
         return;
     };
     let key = key.to_rust_string_lossy(scope);
-    let tc = &mut v8::TryCatch::new(scope);
+    v8::tc_scope!(let tc, scope);
     let outcome = evaluate_for_import(tc, &key);
     if let Some(map) = tc.get_slot_mut::<ModuleMap>() {
         map.missing = None;
@@ -145,7 +145,7 @@ enum Imported<'s> {
 }
 
 /// `None`: an exception is pending in `scope` (compiling, linking or evaluating threw).
-fn evaluate_for_import<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option<Imported<'s>> {
+fn evaluate_for_import<'s>(scope: &mut v8::PinScope<'s, '_>, key: &str) -> Option<Imported<'s>> {
     let module = load(scope, key)?;
     if module.get_status() == v8::ModuleStatus::Uninstantiated {
         module.instantiate_module(scope, resolve)?;
@@ -178,7 +178,7 @@ fn evaluate_for_import<'s>(scope: &mut v8::HandleScope<'s>, key: &str) -> Option
 
 /// A pending import's module finished evaluating: resolve with its namespace.
 fn import_evaluated<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
     _rv: v8::ReturnValue,
 ) {
@@ -189,7 +189,7 @@ fn import_evaluated<'s>(
 
 /// A pending import's module threw while evaluating: reject with what it threw.
 fn import_failed<'s>(
-    scope: &mut v8::HandleScope<'s>,
+    scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
     _rv: v8::ReturnValue,
 ) {
