@@ -1,7 +1,33 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { executor, run } from './helpers.mjs';
+import { executor, rejection, run } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const { reservedNames, LANGUAGE_GLOBALS } = require('../lib/validate');
+const { limits } = require('../lib/native.js');
 
 const ex = executor();
+
+describe("provider names and the worker's globals", () => {
+  it('reserves every name of the global object a program finds, as the worker reports it', async () => {
+    const { result: names } = await run(ex, 'async () => Object.getOwnPropertyNames(globalThis)');
+    // V8 15.2's, which a host on Node 20 (V8 11.3) has none of in its own realm.
+    expect(names).toEqual(expect.arrayContaining(['Temporal', 'Iterator', 'DisposableStack', 'AsyncDisposableStack', 'SuppressedError', 'Float16Array']));
+    expect(names.filter((name) => !reservedNames().has(name))).toEqual([]);
+    // The list is the worker's exactly: the language's globals and the runtime's are every name
+    // it has, plus the two the runtime removes (docs/runtime.md). A V8 that adds or drops a
+    // global fails here, naming it, until lib/validate.js LANGUAGE_GLOBALS follows.
+    expect([...LANGUAGE_GLOBALS, ...limits().runtimeGlobals].sort()).toEqual([...names, 'WebAssembly', 'SharedArrayBuffer'].sort());
+  });
+
+  it("refuses a provider named after one of V8 15.2's new globals before any program runs", async () => {
+    for (const name of ['Temporal', 'DisposableStack', 'Float16Array']) {
+      const e = await rejection(run(ex, 'async () => 1', { providers: [{ name, tools: ['t'] }], dispatch: () => 1 }));
+      expect(e.code, name).toBe('INVALID_REQUEST');
+      expect(e.message, name).toContain('providers[0].name');
+    }
+  });
+});
 
 describe('providers and dispatch', () => {
   it('routes a tool call to dispatch with provider, tool and args', async () => {

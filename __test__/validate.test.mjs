@@ -31,6 +31,23 @@ describe('provider names', () => {
     }
     expect(validate.request(provider('store'), undefined).providers).toEqual([{ name: 'store', tools: ['t'] }]);
   });
+
+  it("refuses the worker's V8 15.2 globals whatever this Node's V8 has, and those it removes", () => {
+    // Node 20's realm has none of the first six; the worker's has all (__test__/providers.test.mjs
+    // holds the list to the worker's own), and WebAssembly and SharedArrayBuffer it deletes.
+    for (const name of ['Temporal', 'Iterator', 'DisposableStack', 'AsyncDisposableStack', 'SuppressedError', 'Float16Array', 'WebAssembly', 'SharedArrayBuffer']) {
+      expect(validate.reservedNames().has(name), name).toBe(true);
+      expect(thrown(() => validate.request(provider(name), undefined)).code, name).toBe('INVALID_REQUEST');
+    }
+    // The MCP gateway refuses a server whose global would be one, from the same list.
+    const { parseServers } = require('../lib/mcp/config');
+    expect(thrown(() => parseServers({ mcpServers: { Temporal: { command: 'x' } } })).message).toContain('becomes the global `Temporal`, which programs already have');
+  });
+
+  it("covers every global of this Node's own realm: a newer Node's V8 adds none the list lacks", () => {
+    const realm = require('node:vm').runInNewContext('Object.getOwnPropertyNames(globalThis)');
+    expect(realm.filter((name) => !validate.reservedNames().has(name))).toEqual([]);
+  });
 });
 
 describe('option ranges and defaults', () => {

@@ -41,17 +41,26 @@ const approvals = require('./validate/approvals');
  */
 
 /**
- * The language's own globals (V8's, the same in every isolate): with the runtime's globals,
- * which the addon names (`limits().runtimeGlobals`, crates/protocol `RUNTIME_GLOBALS`), the
- * names a provider may not take.
- */
-/**
- * The language's globals: those of a fresh V8 realm of this Node, and the newer ones a worker's
- * V8 may have that this Node's lacks (a provider by such a name would hide one from programs).
+ * The language's globals: every name of the worker's global object that the runtime did not
+ * install (V8 15.2's, rusty_v8 152.2.0, in crates/worker), and `WebAssembly` (compiled out of that
+ * V8) and `SharedArrayBuffer` (removed from the realm: crates/worker/src/engine/js/buffer_guard.js),
+ * which programs still know by name. With the runtime's globals, which the addon names
+ * (`limits().runtimeGlobals`, crates/protocol `RUNTIME_GLOBALS`), they are the names a provider
+ * may not take: one would hide a global from programs. The list is the worker's whatever Node
+ * hosts it (Node 20's own realm lacks `Temporal`, `Float16Array` and more), and
+ * __test__/providers.test.mjs asks a worker for its globals and fails on any difference, so a new
+ * V8 cannot add a global this list misses.
  */
 const LANGUAGE_GLOBALS = [
-  'globalThis', 'Iterator', 'Float16Array', 'DisposableStack', 'AsyncDisposableStack', 'SuppressedError',
-  'WebAssembly', 'FinalizationRegistry', 'WeakRef', 'AggregateError', 'escape', 'unescape',
+  'globalThis', 'undefined', 'NaN', 'Infinity', 'eval', 'isFinite', 'isNaN', 'parseFloat', 'parseInt',
+  'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'unescape',
+  'Object', 'Function', 'Boolean', 'Symbol', 'Number', 'BigInt', 'Math', 'Date', 'String', 'RegExp', 'JSON',
+  'Error', 'AggregateError', 'EvalError', 'RangeError', 'ReferenceError', 'SyntaxError', 'TypeError', 'URIError', 'SuppressedError',
+  'Array', 'ArrayBuffer', 'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array',
+  'Int32Array', 'Uint32Array', 'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
+  'Map', 'Set', 'WeakMap', 'WeakSet', 'WeakRef', 'FinalizationRegistry', 'Promise', 'Proxy', 'Reflect', 'Atomics',
+  'Iterator', 'DisposableStack', 'AsyncDisposableStack', 'Intl', 'Temporal',
+  'WebAssembly', 'SharedArrayBuffer',
 ];
 
 /**
@@ -69,10 +78,7 @@ const RESERVED_WORDS = [
 let reserved = null;
 /** The names a provider may not take: the language's globals, the runtime's, and reserved words. */
 function reservedNames() {
-  if (!reserved) {
-    const realm = /** @type {string[]} */ (require('node:vm').runInNewContext('Object.getOwnPropertyNames(globalThis)'));
-    reserved = new Set([...realm, ...LANGUAGE_GLOBALS, ...RESERVED_WORDS, ...limits().runtimeGlobals]);
-  }
+  if (!reserved) reserved = new Set([...LANGUAGE_GLOBALS, ...RESERVED_WORDS, ...limits().runtimeGlobals]);
   return reserved;
 }
 
@@ -373,4 +379,4 @@ function bodyBytes(body) {
   return false;
 }
 
-module.exports = { options, request, reservedNames, IDENTIFIER, range, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
+module.exports = { options, request, reservedNames, LANGUAGE_GLOBALS, IDENTIFIER, range, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
