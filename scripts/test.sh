@@ -2,9 +2,9 @@
 # Every test: the type check of the JS host library against the addon's declarations (tsc, with
 # native.d.ts from the build), the Rust unit tests (protocol, pool, worker), the vitest suites,
 # which drive real worker processes through the built addon (under this Node, then once more under
-# Node 26), a short soak, the install test (scripts/test-install.mjs), and the differential
-# testbed against the real DynamicWorkerExecutor in workerd. Run after scripts/build.sh (npm test
-# does).
+# Node 26, and the value-format test under Node 22 and 24), a short soak, the install test
+# (scripts/test-install.mjs), and the differential testbed against the real DynamicWorkerExecutor
+# in workerd. Run after scripts/build.sh (npm test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -22,6 +22,15 @@ else
   echo "vitest under $("$node26" --version)"
   time PATH="$(dirname "$node26"):$PATH" "$node26" node_modules/vitest/vitest.mjs run
 fi
+# The value-format test (every value kind both ways through the worker, whose V8 writes format 16
+# under a format 15 header) under Node 22 and 24 too, so it has run under every supported Node:
+# just that file (a few seconds each), with that Node first on PATH as above, fetched as above.
+for major in 22 24; do
+  if [ "$(node -p 'process.versions.node.split(".")[0]')" = "$major" ]; then continue; fi
+  node_major="$(node scripts/node-build.mjs "$major")"
+  echo "vitest value-format.test.mjs under $("$node_major" --version)"
+  time PATH="$(dirname "$node_major"):$PATH" "$node_major" node_modules/vitest/vitest.mjs run __test__/value-format.test.mjs
+done
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
 node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24
 # The packed packages installed into an empty project, under Node 20, 22, 24 and 26 (fetched from
