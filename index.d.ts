@@ -429,6 +429,19 @@ export interface ExecutorStats {
   queued: number
   /** Retained executions; each holds a worker until it ends. */
   retained: number
+  /**
+   * The engine the workers run programs on (docs/architecture.md, "The engine"), once the
+   * first worker has started: V8's version and whether its heap sandbox is on.
+   */
+  engine?: Engine
+}
+
+/** The engine a worker runs programs on. */
+export interface Engine {
+  /** V8's version as V8 says it, e.g. `'15.2.124.1-rusty'`. */
+  v8: string
+  /** Whether V8's heap sandbox is on (docs/threat-model.md). */
+  sandbox: boolean
 }
 
 /** An entry of the failure grammar (docs/failures.md). */

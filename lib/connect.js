@@ -403,8 +403,10 @@ class RemoteExecutor {
           return pending.resolve(undefined);
         }
         if (msg.type !== 'stats') return; // (ruled out above; narrows the type)
-        const { workers, idle, running, queued, retained, connections } = msg;
-        return pending.resolve({ workers, idle, running, queued, retained, connections });
+        const { workers, idle, running, queued, retained, connections, engine } = msg;
+        const stats = { workers, idle, running, queued, retained, connections };
+        // The daemon's engine, once a worker has said (its shape checked with the message's).
+        return pending.resolve(engine ? { ...stats, engine: { v8: engine.v8, sandbox: engine.sandbox } } : stats);
       }
       case 'failed':
       case 'error': {

@@ -467,6 +467,7 @@ pub struct NativePoolStats {
     pub running: u32,
     pub queued: u32,
     pub retained: u32,
+    pub engine: Option<codemode_pool::protocol::Engine>,
 }
 
 impl From<PoolStats> for NativePoolStats {
@@ -478,6 +479,7 @@ impl From<PoolStats> for NativePoolStats {
             running: n(s.running),
             queued: n(s.queued),
             retained: n(s.retained),
+            engine: s.engine,
         }
     }
 }

@@ -31,7 +31,7 @@ const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
  * @typedef {{ type: 'approve', id: number, callId: number, provider: string, tool: string }} Approve
  * @typedef {{ type: 'invoked', id: number, status: number, statusText: string, headers: [string, string][], hasBody: boolean }} Invoked
  * @typedef {{ type: 'ack', id: number }} Ack
- * @typedef {{ type: 'stats', id: number, workers: number, idle: number, running: number, queued: number, retained: number, connections: number }} Stats
+ * @typedef {{ type: 'stats', id: number, workers: number, idle: number, running: number, queued: number, retained: number, connections: number, engine?: { v8: string, sandbox: boolean } }} Stats
  * @typedef {{ type: 'failed', id: number, code: string, message: string, retryable?: boolean }} Failed
  * @typedef {{ type: 'handlesClosed', executionId: string, reason: string }} HandlesClosed
  * @typedef {{ type: 'log', id: number, level: string, message: string }} Log
@@ -100,7 +100,7 @@ const SHAPES = {
   approve: { id: 'id', callId: 'id', provider: 'string', tool: 'string' },
   invoked: { id: 'id', status: 'status', statusText: 'string', headers: 'headers', hasBody: 'boolean' },
   ack: { id: 'id' },
-  stats: { id: 'id', workers: 'count', idle: 'count', running: 'count', queued: 'count', retained: 'count', connections: 'count' },
+  stats: { id: 'id', workers: 'count', idle: 'count', running: 'count', queued: 'count', retained: 'count', connections: 'count', engine: { v8: 'string', sandbox: 'boolean', '?': '' } },
   failed: { id: 'id', code: 'string', message: 'string', retryable: 'boolean?' },
   handlesClosed: { executionId: 'executionId', reason: 'string' },
   log: { id: 'id', level: 'string', message: 'string' },

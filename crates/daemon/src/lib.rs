@@ -204,6 +204,7 @@ impl Shared {
             queued: n(s.queued),
             retained: n(s.retained),
             connections: n(self.connections.load(Ordering::Relaxed)),
+            engine: s.engine,
         }
     }
 

@@ -285,6 +285,11 @@ pub(crate) fn admit(binding: Option<&mut Binding>, msg: &WorkerMsg) -> Result<()
             live_log_bounded(b.live_entries, entry, b.live_bytes)
         }
         WorkerMsg::Ready | WorkerMsg::Hello { .. } => Ok(()),
+        WorkerMsg::Engine(engine) => bounded(
+            "the engine's version",
+            engine.v8.len(),
+            codemode_protocol::Engine::VERSION_BYTES,
+        ),
     }
 }
 
@@ -299,7 +304,7 @@ fn exec_id_of(msg: &WorkerMsg) -> Option<u64> {
         | WorkerMsg::Idle { exec_id }
         | WorkerMsg::Awake { exec_id }
         | WorkerMsg::Started { exec_id } => Some(*exec_id),
-        WorkerMsg::Ready | WorkerMsg::Hello { .. } => None,
+        WorkerMsg::Ready | WorkerMsg::Hello { .. } | WorkerMsg::Engine(_) => None,
     }
 }
 
@@ -312,6 +317,7 @@ fn name(msg: &WorkerMsg) -> &'static str {
         WorkerMsg::Invoked { .. } => "an Invoked",
         WorkerMsg::Started { .. } => "a Started",
         WorkerMsg::Hello { .. } => "a Hello",
+        WorkerMsg::Engine(_) => "an Engine",
         WorkerMsg::Log { .. } => "a Log",
         WorkerMsg::Idle { .. } => "an Idle",
         WorkerMsg::Awake { .. } => "an Awake",

@@ -52,6 +52,10 @@ pub(crate) fn on_frame(
             mark_idle(inner, key);
         }
         WorkerMsg::Ready => mark_idle(inner, key),
+        // Every worker runs the same binary: the first to say names the pool's engine.
+        WorkerMsg::Engine(engine) => {
+            let _ = inner.engine.set(engine);
+        }
         WorkerMsg::Log { exec_id, entry } => inner.observe.log(exec_id, entry),
         WorkerMsg::Idle { exec_id } => {
             let idle = inner.approvals.idle(exec_id);

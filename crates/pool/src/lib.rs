@@ -201,7 +201,7 @@ impl CloseReason {
 pub type InvokeDone = Box<dyn FnOnce(Result<WireResponse, Failure>) + Send + 'static>;
 
 /// What the pool holds right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PoolStats {
     /// Live worker processes.
     pub workers: usize,
@@ -213,6 +213,8 @@ pub struct PoolStats {
     pub queued: usize,
     /// Retained executions: each holds a worker until it ends.
     pub retained: usize,
+    /// The engine the workers run programs on; `None` until the first worker has said.
+    pub engine: Option<codemode_protocol::Engine>,
 }
 
 /// Receives the execution id and how it ended, exactly once.
@@ -332,6 +334,8 @@ struct Inner {
     observe: Arc<observe::Observe>,
     /// Every run's tool calls, and the runs with approvals (approvals/).
     approvals: Arc<approvals::Book>,
+    /// The engine the workers run programs on, once one has said (its `Engine` message).
+    engine: std::sync::OnceLock<codemode_protocol::Engine>,
 }
 
 impl Inner {
@@ -379,6 +383,7 @@ impl Pool {
             watched: Default::default(),
             observe: Arc::default(),
             approvals: Arc::new(approvals::Book::new(opts_key.as_deref())),
+            engine: std::sync::OnceLock::new(),
         });
         spawn::start_spawner(&inner, respawns)?;
         for _ in 0..inner.opts.workers {
@@ -720,6 +725,7 @@ impl Pool {
             running: st.running.len(),
             queued: st.queue.len(),
             retained: st.retained.len(),
+            engine: self.inner.engine.get().cloned(),
         }
     }
 

@@ -218,7 +218,7 @@ pub(crate) fn memory_hard_limit() -> u64 {
 /// committed pages), not address space merely reserved. The heap sandbox reserves about a
 /// terabyte of address space, which `RLIMIT_AS` cannot allow without allowing everything; this
 /// ceiling bounds what is written instead. [`WORKER_BASE_MIB`] for V8 and the worker with no
-/// run (V8 commits its code range writable at start), plus three times the limit (a run that
+/// run, plus three times the limit (a run that
 /// fills its limit peaks near twice it: the heap's headroom granted to stop it cleanly, and the
 /// metered buffers), plus slack. Native memory a compromised worker grows outside V8 stops here;
 /// the worker dies (its allocation fails) and the pool reports it like any crash.
@@ -227,8 +227,11 @@ pub(crate) fn memory_ceiling(memory_limit_mib: u32) -> u64 {
     (WORKER_BASE_MIB + 3 * u64::from(memory_limit_mib)) * MIB
 }
 
-/// What a worker writes before any run, with room to spare: see [`memory_ceiling`].
-pub(crate) const WORKER_BASE_MIB: u64 = 832;
+/// What a worker counts against `RLIMIT_DATA` before any run, with room to spare: measured on
+/// V8 15.2 with the heap sandbox, an idle worker with its prepared isolate has 140 MiB of
+/// private writable mappings (V8's code range among them: under 96 MiB V8 cannot reserve it and
+/// aborts at start), of which ~15 MiB resident. See [`memory_ceiling`].
+pub(crate) const WORKER_BASE_MIB: u64 = 256;
 
 /// Who a worker runs as. Under a root host, workers take an unprivileged identity: the jail
 /// refuses what they may not do, and the uid takes from them what root could still do through

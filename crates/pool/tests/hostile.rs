@@ -480,7 +480,7 @@ fn a_grant_must_name_a_fresh_well_formed_execution_id() {
 fn a_worker_growing_native_memory_past_its_ceiling_dies_like_any_crash() {
     let pool = workers(1);
     let a = Tenant::new(&pool, false);
-    // Under the ceiling (512 MiB + 3 x 64 MiB) an allocation succeeds...
+    // Under the ceiling (RLIMIT_DATA, 256 MiB + 3 x 64 MiB) an allocation succeeds...
     let (_, done) = submit(&pool, &a, spec("alloc 100; return ok", Outbound::Blocked));
     let out = done.recv_timeout(BOUND).unwrap().unwrap();
     assert_eq!(out.result.as_deref(), Some(b"ok".as_slice()));
@@ -488,9 +488,9 @@ fn a_worker_growing_native_memory_past_its_ceiling_dies_like_any_crash() {
     let limits = std::fs::read_to_string(format!("/proc/{}/limits", pids[0])).unwrap();
     let line = limits
         .lines()
-        .find(|l| l.starts_with("Max address space"))
+        .find(|l| l.starts_with("Max data size"))
         .unwrap();
-    let ceiling = ((512 + 3 * 64) * 1024 * 1024u64).to_string();
+    let ceiling = ((256 + 3 * 64) * 1024 * 1024u64).to_string();
     assert!(line.contains(&ceiling), "{line}");
     // ...past it, the worker dies, and the run is reported lost.
     let (_, done) = submit(

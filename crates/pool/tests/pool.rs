@@ -184,7 +184,7 @@ fn a_missing_binary_is_a_clear_fault() {
     assert!(err.message.contains("/nonexistent/codemode-worker"));
 }
 
-/// Under the worker's address-space ceiling (512 MiB + 3 x the run's limit), a run that fills
+/// Under the worker's memory ceiling (RLIMIT_DATA, 256 MiB + 3 x the run's limit), a run that fills
 /// its memory limit, with objects or with buffers, still ends with MEMORY_LIMIT: the ceiling
 /// stops native growth outside V8, never V8's own.
 #[test]
@@ -209,9 +209,9 @@ fn runs_that_fill_their_memory_limit_end_with_memory_limit_under_the_ceiling() {
         let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
         let line = limits
             .lines()
-            .find(|l| l.starts_with("Max address space"))
+            .find(|l| l.starts_with("Max data size"))
             .unwrap();
-        let ceiling = ((512 + 3 * u64::from(mib)) * 1024 * 1024).to_string();
+        let ceiling = ((256 + 3 * u64::from(mib)) * 1024 * 1024).to_string();
         assert!(line.contains(&ceiling), "{line}");
     }
     pool.shutdown(Duration::from_secs(2));

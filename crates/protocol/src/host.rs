@@ -86,7 +86,7 @@ impl From<RunStats> for RunUsage {
 
 /// A daemon's counts: its pool's workers and executions (retained ones included) and its open
 /// connections (the `stats` message, `/healthz`, `NativeServer.stats()`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[cfg_attr(feature = "napi", napi_derive::napi(object))]
 pub struct DaemonCounts {
     pub workers: u32,
@@ -95,4 +95,7 @@ pub struct DaemonCounts {
     pub queued: u32,
     pub retained: u32,
     pub connections: u32,
+    /// The engine its workers run programs on, once one has said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<crate::Engine>,
 }

@@ -459,6 +459,22 @@ pub struct PendingCall {
     pub args: Vec<u8>,
 }
 
+/// The engine a worker runs programs on (`executor.stats().engine`, a daemon's `/healthz`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
+pub struct Engine {
+    /// V8's version, as V8 says it (`15.2.124.1-rusty`).
+    pub v8: String,
+    /// Whether V8 runs with its heap sandbox (docs/threat-model.md): the version string is the
+    /// same with and without it.
+    pub sandbox: bool,
+}
+
+impl Engine {
+    /// The longest `v8` a worker may say.
+    pub const VERSION_BYTES: usize = 64;
+}
+
 /// Messages from a worker to the host. New variants go before `Hello` (the variant index is
 /// the first byte of the body and must stay below [`HELLO_TAG`]); any change bumps
 /// [`crate::PROTOCOL_VERSION`].
@@ -524,6 +540,8 @@ pub enum WorkerMsg {
     Awake {
         exec_id: u64,
     },
+    /// The engine the worker runs programs on, said once, right after its `Hello`.
+    Engine(Engine),
     /// The worker's first frame. Its layout is frozen (see [`HELLO_TAG`]), so it is not part
     /// of the postcard layout: serde skips it (it stays the last variant, so skipping it moves
     /// no other variant's index).

@@ -29,6 +29,16 @@ const DEFAULT_LIMIT_MIB: u32 = {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let selftest = args.first().map(String::as_str) == Some("--jail-selftest");
+    if args.first().map(String::as_str) == Some("--version") {
+        let engine = platform::engine();
+        let sandbox = if engine.sandbox { "on" } else { "off" };
+        println!(
+            "codemode-worker {} (protocol {PROTOCOL_VERSION}, V8 {}, heap sandbox {sandbox})",
+            env!("CARGO_PKG_VERSION"),
+            engine.v8
+        );
+        return;
+    }
     if args.first().map(String::as_str) == Some("--write-snapshot") {
         write_snapshot(args.get(1));
     }
@@ -88,6 +98,7 @@ fn main() {
         version: PROTOCOL_VERSION,
         pid: std::process::id(),
     });
+    io::send(&WorkerMsg::Engine(platform::engine()));
 
     while let Some(msg) = input.next() {
         match msg {

@@ -294,6 +294,7 @@ fn daemon_messages_encode_in_both_forms() {
         queued: 0,
         retained: 0,
         connections: 2,
+        engine: None,
     };
     let Message::Text(text) = encode(&ServerMsg::Stats { id: 1, counts }, None) else {
         panic!()

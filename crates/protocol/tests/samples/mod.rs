@@ -75,7 +75,8 @@ pub fn worker_messages() -> Vec<WorkerMsg> {
             WorkerMsg::Log { .. } => 6,
             WorkerMsg::Idle { .. } => 7,
             WorkerMsg::Awake { .. } => 8,
-            WorkerMsg::Hello { .. } => 9,
+            WorkerMsg::Engine(_) => 9,
+            WorkerMsg::Hello { .. } => 10,
         }
     }
     let all = vec![
@@ -111,6 +112,10 @@ pub fn worker_messages() -> Vec<WorkerMsg> {
         },
         WorkerMsg::Idle { exec_id: 1 },
         WorkerMsg::Awake { exec_id: 1 },
+        WorkerMsg::Engine(codemode_protocol::Engine {
+            v8: "15.2.124.1-rusty".into(),
+            sandbox: true,
+        }),
         WorkerMsg::Hello { version: 1, pid: 1 },
     ];
     assert!(all.iter().map(index).eq(0..all.len()));

@@ -18,6 +18,15 @@ pub const V8_FLAGS: &str = "--no-turboshaft-loop-unrolling --sandbox-prohibit-in
 /// the snapshot's fingerprint).
 pub const V8_FLAVOUR: &str = "sandbox";
 
+/// The engine, as the worker names it (`--version`, its `Engine` message after `Hello`). V8's
+/// version is a static string, readable before V8 starts.
+pub fn engine() -> codemode_protocol::Engine {
+    codemode_protocol::Engine {
+        v8: v8::V8::get_version().to_string(),
+        sandbox: V8_FLAVOUR == "sandbox",
+    }
+}
+
 /// Starts V8 (once per process, before anything else touches it).
 pub fn init_v8() {
     init_v8_with("");

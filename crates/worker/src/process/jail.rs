@@ -99,6 +99,8 @@ const ALLOWED: &[i64] = &[
 ///   suite traced none started after it. So a compromised worker cannot add a thread: its
 ///   thread count is bounded where it stands, whatever its uid;
 /// - signals only to this process (`kill`, `tgkill`);
+/// - a thread's scheduling policy and priority only of this process's main thread
+///   (`sched_getscheduler`, `sched_getparam`);
 /// - `prlimit64` only to read, and only this process's limits;
 /// - `fcntl` only to read a descriptor's flags (`F_GETFD`, `F_GETFL`). Its other commands
 ///   reach outside: `F_SETOWN`/`F_SETOWN_EX` with `F_SETSIG` and `O_ASYNC` (`F_SETFL`) make
@@ -138,6 +140,11 @@ fn conditional(pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
     Ok(vec![
         // kill(pid, sig) and tgkill(tgid, tid, sig) name this process.
         (libc::SYS_kill, values(0, &[own])?),
+        // A thread's scheduling policy and priority, read by V8's mutexes (its abseil logs
+        // "pthread_getschedparam failed" when refused): this process's main thread only (its
+        // tid is the pid; 0 is the caller), never another process's.
+        (libc::SYS_sched_getscheduler, values(0, &[0, own])?),
+        (libc::SYS_sched_getparam, values(0, &[0, own])?),
         (libc::SYS_tgkill, values(0, &[own])?),
         // prlimit64(pid, resource, new, old): pid 0 is this process; no new limit. `new` is a
         // pointer: all 64 bits are compared, or a limit at a 4 GiB-aligned address would pass

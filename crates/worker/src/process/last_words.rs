@@ -1,12 +1,12 @@
 //! A worker's last words when memory runs out past what a run's bounds catch.
 //!
-//! A run's memory is bounded three ways (engine/memory.rs, and the pool's address-space
-//! ceiling): V8's heap limit with the near-limit callback, which terminates the run; the metered
-//! ArrayBuffer allocator, which refuses a buffer; and `RLIMIT_AS`, past which an allocation
-//! fails. One allocation can still pass them all at once: a single array larger than the heap's
-//! limit and the headroom the callback grants (V8 then reports a fatal out-of-memory), or a
-//! buffer of V8's own outside its heap (JSON.parse's stack of elements) that meets the
-//! address-space ceiling (its allocator then aborts the process). Neither can be unwound: the
+//! A run's memory is bounded three ways (engine/memory.rs, and the pool's memory ceiling):
+//! V8's heap limit with the near-limit callback, which terminates the run; the metered
+//! ArrayBuffer allocator, which refuses a buffer; and `RLIMIT_DATA`, past which an allocation
+//! of private memory fails. One allocation can still pass them all at once: a single array
+//! larger than the heap's limit and the headroom the callback grants (V8 then reports a fatal
+//! out-of-memory), or a buffer of V8's own outside its heap (JSON.parse's stack of elements)
+//! that meets the memory ceiling (its allocator then aborts the process). Neither can be unwound: the
 //! worker cannot go on. What it can do is say why: before it dies, it answers the run (or the
 //! invocation) in progress with `MEMORY_LIMIT`, so the host reports the program's failure,
 //! which retrying does not cure, instead of a lost worker it would invite the caller to retry.
@@ -108,7 +108,7 @@ extern "C" fn on_abort(_signal: libc::c_int) {
 /// The worker's allocator: the system's, but an allocation that fails ends the process by
 /// SIGABRT with `errno` ENOMEM (so a run in progress is answered `MEMORY_LIMIT`, above) instead
 /// of returning null to code that may not check it (the `v8` crate's string copies write
-/// through the pointer they get: a program's huge string met the address-space ceiling there
+/// through the pointer they get: a program's huge string met the memory ceiling there
 /// as a SIGSEGV, reported as a lost worker the caller would retry). Nothing in the worker
 /// recovers from a failed allocation, so none is lost.
 pub struct Allocator;

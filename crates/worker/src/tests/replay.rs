@@ -107,6 +107,36 @@ fn the_clock_starts_at_the_epoch_and_each_read_advances_it_a_microsecond() {
     );
 }
 
+/// Temporal.Now reads the same logical clock as Date: a replay sees the same instants.
+#[test]
+fn temporal_now_reads_the_logical_clock() {
+    let code = "async () => {
+        const i = Temporal.Now.instant().epochMilliseconds, d = Date.now();
+        return [
+            Math.abs(i - d) < 1, i >= 1000000000000, i < 1000000000010,
+            Temporal.Now.zonedDateTimeISO('UTC').year,
+            Temporal.Now.plainDateISO('UTC').toString(),
+            Temporal.Now.plainDateTimeISO('UTC').toString().slice(0, 16),
+            typeof Temporal.Now.plainTimeISO('UTC').hour,
+            typeof Temporal.Now.timeZoneId(),
+        ];
+    }";
+    let reads = json(&execute(replayable(code, 1), echo));
+    assert_eq!(
+        reads,
+        serde_json::json!([
+            true,
+            true,
+            true,
+            2001,
+            "2001-09-09",
+            "2001-09-09T01:46",
+            "number",
+            "string"
+        ])
+    );
+}
+
 #[test]
 fn a_timer_advances_the_clock_by_its_delay_and_a_busy_wait_on_it_ends() {
     let code = "async () => {

@@ -2,7 +2,8 @@
 // is not its own comes from the request, so a replay reads the same values in the same order.
 // installReplay() runs at the start of such a run only (runtime.js's beginRun): Math.random
 // draws from the seeded generator (natives/seeded.rs; crypto's randomness is seeded there too),
-// and Date, Date.now and Intl.DateTimeFormat's "now" read the logical clock of web/timers.js.
+// and Date, Date.now, Intl.DateTimeFormat's "now" and Temporal.Now read the logical clock of
+// web/timers.js.
 // A run without it is left as the engine made it.
 (function (load) {
 'use strict';
@@ -65,10 +66,40 @@ function seedIntl() {
   });
 }
 
+// Temporal.Now with the logical clock: every "now" it gives is the logical instant (to the
+// millisecond, as Date's), in the zone asked for or the engine's own (fixed for a worker).
+function seedTemporal() {
+  if (typeof Temporal !== 'object' || Temporal === null) return;
+  const now = Temporal.Now;
+  const Instant = Temporal.Instant;
+  // Nanoseconds from the logical clock's milliseconds, which advance by a microsecond a read.
+  const fromEpochNanoseconds = Instant.fromEpochNanoseconds;
+  const BigIntCtor = BigInt;
+  const round = Math.round;
+  const toZoned = Instant.prototype.toZonedDateTimeISO;
+  const zoned = ReflectGetOwnPropertyDescriptor(Temporal.ZonedDateTime.prototype, 'toPlainDateTime').value;
+  const toDate = ReflectGetOwnPropertyDescriptor(Temporal.ZonedDateTime.prototype, 'toPlainDate').value;
+  const toTime = ReflectGetOwnPropertyDescriptor(Temporal.ZonedDateTime.prototype, 'toPlainTime').value;
+  const timeZoneId = now.timeZoneId;
+  const instant = () => call(fromEpochNanoseconds, Instant, BigIntCtor(round(logicalDateNow() * 1000)) * 1000n);
+  const zonedNow = (zone) => call(toZoned, instant(), zone === undefined ? call(timeZoneId, now) : zone);
+  const methods = {
+    instant() { return instant(); },
+    zonedDateTimeISO(zone) { return zonedNow(zone); },
+    plainDateTimeISO(zone) { return call(zoned, zonedNow(zone)); },
+    plainDateISO(zone) { return call(toDate, zonedNow(zone)); },
+    plainTimeISO(zone) { return call(toTime, zonedNow(zone)); },
+  };
+  for (const name of ['instant', 'zonedDateTimeISO', 'plainDateTimeISO', 'plainDateISO', 'plainTimeISO']) {
+    ObjectDefineProperty(now, name, { value: methods[name], ...method });
+  }
+}
+
 function installReplay() {
   ObjectDefineProperty(Math, 'random', { value: { random() { return seededRandom(); } }.random, ...method });
   ObjectDefineProperty(globalThis, 'Date', { value: makeDate(), ...method });
   seedIntl();
+  seedTemporal();
 }
 
 return { installReplay };

@@ -167,16 +167,25 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
         );
         p.report("prlimit-set", Refuse, refused(r));
         // The same with the new limit at a 4 GiB-aligned address, whose low 32 bits are zero:
-        // a filter comparing only those would take it for no new limit.
-        let high = libc::mmap(
-            0x1_0000_0000 as *mut libc::c_void,
-            4096,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
-            -1,
-            0,
-        );
-        let r = if high as usize == 0x1_0000_0000 {
+        // a filter comparing only those would take it for no new limit. The first free one of
+        // a few candidates (V8's pointer-compression cage and heap sandbox take large aligned
+        // regions, 4 GiB among them).
+        let high = (1..=256usize)
+            .map(|k| {
+                let want = k << 32;
+                let got = libc::mmap(
+                    want as *mut libc::c_void,
+                    4096,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+                    -1,
+                    0,
+                );
+                (want, got)
+            })
+            .find(|&(want, got)| got as usize == want)
+            .map(|(_, got)| got);
+        let r = if let Some(high) = high {
             // The limit as it is: the kernel takes it from anyone, so only the filter refuses.
             let mut same = libc::rlimit {
                 rlim_cur: 0,
@@ -200,7 +209,7 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
             libc::munmap(high, 4096);
             r
         } else {
-            // The address is taken: the probe cannot be made, which must not read as refused.
+            // Every address is taken: the probe cannot be made, which must not read as refused.
             0
         };
         p.report("prlimit-set-high", Refuse, refused(r));
