@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { executor, ExecutorError, IsolateExecutor, rejection } from './helpers.mjs';
+import { declaredText, executor, ExecutorError, IsolateExecutor, rejection } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { Serializer, Deserializer } = require('node:v8');
@@ -62,35 +62,87 @@ describe('the value-serializer format', () => {
     expect(() => new IsolateExecutor({ workers: 1 })).toThrow(/format 14, and the codemode-worker speaks format 15/);
   });
 
-  it("a Float16Array answer (Node 24 and 26 write one in format 15; the worker's V8 13.0 has none) is refused inside the sandbox, never misread", async () => {
-    // What V8 13.6+ writes for new Float16Array([1.5, 2]) after the header: the buffer ('B', 4
-    // bytes), then a view ('V') of subtag 'h', a subtag V8 13.0 does not know.
-    const float16 = Buffer.from([0x42, 0x04, 0x00, 0x3e, 0x00, 0x40, 0x56, 0x68, 0x00, 0x04, 0x00]);
-    if (typeof Float16Array === 'function') {
-      // This Node has Float16Array: the bytes above are what it writes.
+  // Float16Array. The worker's V8 15.2 reads and writes it (view subtag 'h'); whether one crosses
+  // to or from this Node depends on this Node's V8, so each direction is asserted for the Node
+  // that runs the file, by what it can do rather than by its major: Node 24 and 26 (V8 13.6,
+  // 14.6) have Float16Array and read it, Node 20 and 22 (V8 11.3, 12.4) neither.
+  // What V8 13.6+ writes for new Float16Array([1.5, 2]) after the header: the buffer ('B', 4
+  // bytes), then a view ('V') of subtag 'h' over all of it.
+  const FLOAT16 = Buffer.from([0x42, 0x04, 0x00, 0x3e, 0x00, 0x40, 0x56, 0x68, 0x00, 0x04, 0x00]);
+  const HAS_FLOAT16 = typeof globalThis.Float16Array === 'function';
+  const READS_FLOAT16 = (() => {
+    try {
+      const read = require('node:v8').deserialize(Buffer.concat([Buffer.from([0xff, supported]), FLOAT16]));
+      return Object.prototype.toString.call(read) === '[object Float16Array]' && `${Array.from(read)}` === '1.5,2';
+    } catch {
+      return false;
+    }
+  })();
+  // What the sandbox makes of the answer `got`, in plain data any Node reads.
+  const describeInside = `(v) => [Object.prototype.toString.call(v), Array.from(v), v.byteOffset, v.buffer.byteLength]`;
+
+  it(`a Float16Array answer reads as one inside the sandbox (${HAS_FLOAT16 ? "this Node's own" : 'the bytes Node 24 and 26 write, put in by hand: this Node makes none'})`, async () => {
+    const realWriteValue = Serializer.prototype.writeValue;
+    let answer;
+    if (HAS_FLOAT16) {
+      // This Node writes the bytes above for it, and the tool answers it as it is.
       const s = new Serializer();
       s.writeValue(new Float16Array([1.5, 2]));
-      expect(s.releaseBuffer()).toEqual(float16);
-    }
-    const realWriteValue = Serializer.prototype.writeValue;
-    const ex = executor({ workers: 1 });
-    const out = await ex.execute({
-      code: `async () => { try { return ['read', await t.answer()] } catch (e) { return ['rejected', e.message] } }`,
-      providers: [{ name: 't', tools: ['answer'] }],
-      dispatch: () => {
-        // The next value this host writes is that Float16Array (restored as in the test below).
+      expect(s.releaseBuffer()).toEqual(FLOAT16);
+      answer = () => new Float16Array([1.5, 2]);
+    } else {
+      // The next value this host writes is those bytes (restored as in the test below).
+      answer = () => {
         Serializer.prototype.writeValue = function writeValue() {
           Serializer.prototype.writeValue = realWriteValue;
-          this.writeRawBytes(float16);
+          this.writeRawBytes(FLOAT16);
           return true;
         };
         return 'replaced by a Float16Array';
-      },
+      };
+    }
+    const ex = executor({ workers: 1 });
+    const out = await ex.execute({
+      code: `async () => { try { return ['read', (${describeInside})(await t.answer())] } catch (e) { return ['rejected', e.message] } }`,
+      providers: [{ name: 't', tools: ['answer'] }],
+      dispatch: answer,
     });
     Serializer.prototype.writeValue = realWriteValue;
     expect(out.error).toBeUndefined();
-    expect(out.result[0]).toBe('rejected');
-    expect(out.result[1]).toMatch(/^The tool's answer could not be read/);
+    expect(out.result).toEqual(['read', ['[object Float16Array]', [1.5, 2], 0, 4]]);
+  });
+
+  it(`a Float16Array from the sandbox ${READS_FLOAT16 ? 'reaches this Node as one, returned and as a tool argument' : "is refused, never misread: this Node's V8 cannot read one (RESULT_NOT_CLONEABLE; a tool argument rejects inside the sandbox)"}`, async () => {
+    const ex = executor({ workers: 1 });
+    const received = [];
+    const passed = await ex.execute({
+      code: `async () => { try { return ['answered', await t.take(new Float16Array([1.5, 2]))] } catch (e) { return ['rejected', e.constructor.name, e.name, e.message] } }`,
+      providers: [{ name: 't', tools: ['take'] }],
+      dispatch: ({ args }) => {
+        received.push(args);
+        return 'taken';
+      },
+    });
+    const returned = await ex.execute({ code: 'async () => new Float16Array([1.5, 2])' });
+    expect(passed.error).toBeUndefined();
+    if (READS_FLOAT16) {
+      expect(passed.result).toEqual(['answered', 'taken']);
+      expect(received).toHaveLength(1);
+      expect(received[0]).toHaveLength(1);
+      expect(received[0][0]).toBeInstanceOf(globalThis.Float16Array);
+      expect(Array.from(received[0][0])).toEqual([1.5, 2]);
+      expect(returned.error).toBeUndefined();
+      expect(returned.result).toBeInstanceOf(globalThis.Float16Array);
+      expect(Array.from(returned.result)).toEqual([1.5, 2]);
+      expect(serialize(returned.result).subarray(2)).toEqual(FLOAT16);
+    } else {
+      // The host's Deserializer throws on the view subtag; that text is all the program sees,
+      // and dispatch is never reached.
+      expect(passed.result).toEqual(['rejected', 'Error', 'Error', 'Unable to deserialize cloned data.']);
+      expect(received).toEqual([]);
+      expect(returned.result).toBeUndefined();
+      expect(returned.error).toEqual({ code: 'RESULT_NOT_CLONEABLE', message: declaredText('RESULT_NOT_CLONEABLE', { detail: 'Unable to deserialize cloned data.' }) });
+    }
   });
 
   it('a tool answer in a newer format is refused inside the sandbox, never misread', async () => {
