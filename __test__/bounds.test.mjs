@@ -16,8 +16,9 @@ describe('memory bound', () => {
     ['many small typed arrays', 'async () => { const keep = []; for (;;) keep.push(new Uint8Array(1 << 16)) }'],
     ['Map growth', 'async () => { const m = new Map(); for (let i = 0; ; i++) m.set(i, { i }) }'],
     ['a closure chain', 'async () => { let f = () => 0; for (;;) { const g = f; f = () => g() + 1 } }'],
-    // V8 13.0 drops the interrupt check of this loop shape unless Turboshaft loop unrolling is
-    // off; without the flag termination is ignored and the worker dies of a fatal OOM.
+    // V8 (13.0, and 15.2 still) drops the interrupt check of this loop shape unless Turboshaft
+    // loop unrolling is off; without the flag termination is ignored and the worker dies of a
+    // fatal OOM.
     ['the optimized push loop', 'async () => { const a = []; while (true) a.push(new Array(1000)) }'],
     ['buffers kept across tool calls', 'async () => { const keep = []; for (;;) { keep.push(new Float64Array(1 << 20)); await t.tick() } }', { providers: [{ name: 't', tools: ['tick'] }], dispatch: () => 0 }],
   ];

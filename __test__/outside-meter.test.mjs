@@ -1,8 +1,8 @@
 // Memory outside the meter (docs/bounds.md): ICU objects behind Intl live outside the heap the
 // memory limit counts. Intl works (the worker embeds ICU's data), and an Intl-heavy program under
 // memoryLimit 64 completes or fails with a declared failure, its worker's resident memory never
-// past the address-space ceiling docs/deployment.md tells operators to plan for (512 MiB + 3 ×
-// memoryLimit). bench/outside-meter.js measures the same programs.
+// past the memory ceiling docs/deployment.md tells operators to plan for (RLIMIT_DATA, 256 MiB +
+// 3 × memoryLimit). bench/outside-meter.js measures the same programs.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { executor, failureCatalog } from './helpers.mjs';
@@ -65,7 +65,7 @@ describe('Intl', () => {
 });
 
 describe('memory outside the meter', () => {
-  const ceiling = 512 + 3 * 64;
+  const ceiling = 256 + 3 * 64;
 
   it('thousands of live Intl objects under memoryLimit 64 complete, the worker under its ceiling', async () => {
     const { outcome, peak } = await watched(

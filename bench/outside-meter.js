@@ -3,18 +3,19 @@
 // buffer meter sees (ICU objects behind Intl, the parser's zones, the regexp backtracking
 // stack) make a worker's resident memory reach, against its memoryLimit. Each scenario runs in
 // a fresh single-worker executor, so the worker's VmHWM (peak resident set over its life,
-// /proc/<pid>/status) is that program's peak; VmPeak is its peak address space, which the
-// ceiling (RLIMIT_AS) bounds. Linux only. docs/bounds.md and docs/deployment.md quote it.
+// /proc/<pid>/status) is that program's peak; VmData is its private writable memory at the
+// end, what the worker's ceiling (RLIMIT_DATA) counts. Linux only. docs/bounds.md and
+// docs/deployment.md quote it.
 //
 // Usage: node bench/outside-meter.js [memoryLimit MiB, default 64] [scenario names...]
 
 const { IsolateExecutor } = require('..');
 const { rssMiB } = require('./measure');
 
-/** The worker's VmPeak (peak address space) in MiB. */
+/** The worker's VmData (private writable mappings, what RLIMIT_DATA counts) in MiB. */
 function vmPeakMiB(pid) {
   const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmPeak:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
+  return Number(/^VmData:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
 }
 
 /** `count` locale tags, as many distinct as the list gives. */
@@ -131,9 +132,10 @@ async function main() {
   const memoryLimit = /^\d+$/.test(args[0] ?? '') ? Number(args.shift()) : 64;
   const names = args.length ? args : Object.keys(SCENARIOS);
   for (const n of names) if (!SCENARIOS[n]) throw new Error(`unknown scenario ${n}; known: ${Object.keys(SCENARIOS).join(', ')}`);
-  const ceiling = 512 + 3 * memoryLimit;
-  console.log(`memory outside the meter: memoryLimit ${memoryLimit} MiB, address-space ceiling ${ceiling} MiB, Node ${process.version}`);
-  console.log('| program | outcome | heap peak (MiB) | worker RSS peak, VmHWM (MiB) | RSS peak / memoryLimit | address-space peak, VmPeak (MiB) |');
+  // crates/pool process.rs `memory_ceiling`: WORKER_BASE_MIB + 3 x memoryLimit.
+  const ceiling = 256 + 3 * memoryLimit;
+  console.log(`memory outside the meter: memoryLimit ${memoryLimit} MiB, memory ceiling (RLIMIT_DATA) ${ceiling} MiB, Node ${process.version}`);
+  console.log('| program | outcome | heap peak (MiB) | worker RSS peak, VmHWM (MiB) | RSS peak / memoryLimit | private data at the end, VmData (MiB) |');
   console.log('| --- | --- | --- | --- | --- | --- |');
   const notes = [];
   for (const name of names) {

@@ -50,9 +50,16 @@ impl Meter {
     pub fn start_invocation(&self) {
         self.refused.store(false, Ordering::Relaxed);
     }
+    /// The heap's size at a safe point. A heap past the run's limit is exhausted even when V8
+    /// never called the near-limit callback: V8 15.2 lets one large allocation of an array of
+    /// small integers (JSON.parse of a long array, `new Array(n).fill(0)`) pass the old
+    /// generation's limit without a collection, measured at twice the limit in one step.
     pub fn sample_heap(&self, used: usize) {
         self.heap.store(used, Ordering::Relaxed);
         self.refusing.store(false, Ordering::Relaxed);
+        if used > self.limit.load(Ordering::Relaxed) {
+            self.heap_exhausted.store(true, Ordering::Relaxed);
+        }
     }
     pub fn refused(&self) -> bool {
         self.refused.load(Ordering::Relaxed)

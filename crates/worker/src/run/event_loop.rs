@@ -197,6 +197,10 @@ pub(crate) fn settle<'s>(
         let used = heap_used(scope);
         METER.sample_heap(used);
         lp.heap_peak = lp.heap_peak.max(used);
+        if METER.heap_exhausted() {
+            // Past its limit (memory.rs, `sample_heap`): the run ends here, as at the callback.
+            return Settled::Stopped;
+        }
         let calls = scope.get_slot_mut::<Calls>();
         let in_flight = calls.as_ref().map_or(0, |c| c.in_flight());
         if in_flight == 0 && next_timer.is_none() {

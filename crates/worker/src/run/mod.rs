@@ -111,6 +111,8 @@ pub fn run(
     last_words::idle();
     let counted = budget::disarm(&mut prepared.isolate, current);
     let heap_now = heap_used(&mut prepared.isolate);
+    // A run that ended past its limit in its last turn is exhausted too (memory.rs).
+    METER.sample_heap(heap_now);
     // A run the budget stopped reports that, whatever it was doing when it stopped.
     let result = match (&counted, cpu_limit_ms) {
         (Some(Counted { spent: true, .. }), Some(ms)) => Err(cpu_limit(ms)),

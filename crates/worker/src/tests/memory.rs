@@ -134,3 +134,26 @@ fn a_tool_answer_past_the_budget_is_refused_not_fatal() {
     });
     assert_eq!(ran.json.as_deref(), Some("1048576"));
 }
+
+/// V8 15.2 lets one allocation of an array of small integers pass the heap's limit without a
+/// collection (no near-limit callback: the heap measured 120 MiB under a 64 MiB limit); the
+/// worker's own sample of the heap ends such a run (memory.rs, `sample_heap`).
+#[test]
+fn one_array_of_small_integers_past_the_limit_is_a_memory_failure() {
+    for code in [
+        "async () => JSON.parse('[' + '1,'.repeat(2e7) + '1]').length",
+        "async () => new Array(2e7).fill(1).length",
+        "async () => { const a = new Array(2e7).fill(1); await null; return a.length }",
+        "async () => { const a = new Array(2e7).fill(1); await new Promise((r) => setTimeout(r, 5)); return a.length }",
+    ] {
+        let mut req = request(code);
+        req.memory_limit_mib = 64;
+        let ran = execute(req, no_host);
+        let (code, message) = ran.error();
+        assert_eq!(code, "MEMORY_LIMIT", "{message}");
+    }
+    // Under the limit, the same shape runs.
+    let mut req = request("async () => new Array(4e6).fill(1).length");
+    req.memory_limit_mib = 64;
+    assert_eq!(execute(req, no_host).json.as_deref(), Some("4000000"));
+}
