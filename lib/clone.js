@@ -26,7 +26,22 @@ function serialize(value) {
 function deserialize(buffer) {
   const d = new Deserializer(buffer);
   d.readHeader();
-  return d.readValue();
+  try {
+    return d.readValue();
+  } catch (e) {
+    throw unreadable(e);
+  }
+}
+
+/**
+ * A value the worker sent that this Node cannot read: the worker's V8 (15.2) knows kinds of
+ * value an older V8 does not (a Float16Array before Node 24; docs/runtime.md), and Node's own
+ * text ("Unable to deserialize cloned data.") says neither that nor what to do.
+ * @param {unknown} e
+ */
+function unreadable(e) {
+  const why = (e instanceof Error ? e.message : String(e)).replace(/\.+$/, '');
+  return new Error(`the host's Node (${process.version}) cannot read this value (${why}): the worker's V8 writes kinds of value an older V8 does not know, such as a Float16Array before Node 24`);
 }
 
 /**
