@@ -13,7 +13,7 @@ const MUST_REFUSE = [
   'kill-parent', 'kill-init', 'tgkill-other', 'mount', 'bpf', 'perf_event_open', 'userfaultfd', 'io_uring_setup',
   'getppid',
   // Allowed calls, refused with arguments that reach outside the process.
-  'prlimit-set', 'prlimit-set-high', 'prlimit-other', 'clock-other', 'madvise-hwpoison',
+  'prlimit-set', 'prlimit-set-high', 'prlimit-other', 'sched-other', 'clock-other', 'madvise-hwpoison',
   // Signals by proxy: a descriptor's owner is signalled by the kernel when the host writes.
   'fcntl-setown', 'fcntl-setown-ex', 'fcntl-setsig', 'fcntl-async', 'fcntl-setlease', 'fcntl-notify',
   'fcntl-setpipe-sz', 'ioctl-setown', 'ioctl-async',
@@ -23,7 +23,7 @@ const MUST_REFUSE = [
   'thread', 'core-dump',
 ];
 const MUST_ALLOW = ['prlimit-get', 'kill-self', 'tgkill-self', 'getrandom', 'mmap', 'mprotect', 'madvise-dontneed',
-  'fcntl-getfl', 'prctl-name', 'clock-thread', 'v8'];
+  'fcntl-getfl', 'prctl-name', 'sched-self', 'clock-thread', 'v8'];
 
 describe('the worker jail (Linux)', () => {
   it('refuses files, sockets, exec, new processes, ptrace and signals by proxy once jailed, and V8 still runs', () => {

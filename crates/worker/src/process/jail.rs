@@ -99,7 +99,7 @@ const ALLOWED: &[i64] = &[
 ///   suite traced none started after it. So a compromised worker cannot add a thread: its
 ///   thread count is bounded where it stands, whatever its uid;
 /// - signals only to this process (`kill`, `tgkill`);
-/// - a thread's scheduling policy and priority only of this process's main thread
+/// - a thread's scheduling policy and priority only of this process's own threads
 ///   (`sched_getscheduler`, `sched_getparam`);
 /// - `prlimit64` only to read, and only this process's limits;
 /// - `fcntl` only to read a descriptor's flags (`F_GETFD`, `F_GETFL`). Its other commands
@@ -115,7 +115,7 @@ const ALLOWED: &[i64] = &[
 /// - clocks only by their standard ids (`clock_gettime`, `clock_getres`, `clock_nanosleep`):
 ///   a negative id names another process's or thread's CPU clock, a view of what it does.
 #[cfg(target_os = "linux")]
-fn conditional(pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
+fn conditional(pid: u32, threads: &[u64]) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
     use SeccompCmpArgLen::{Dword, Qword};
     use SeccompCmpOp::{Eq, Lt};
     let rule = |conditions: Vec<(u8, SeccompCmpOp, u64)>| {
@@ -141,10 +141,11 @@ fn conditional(pid: u32) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
         // kill(pid, sig) and tgkill(tgid, tid, sig) name this process.
         (libc::SYS_kill, values(0, &[own])?),
         // A thread's scheduling policy and priority, read by V8's mutexes (its abseil logs
-        // "pthread_getschedparam failed" when refused): this process's main thread only (its
-        // tid is the pid; 0 is the caller), never another process's.
-        (libc::SYS_sched_getscheduler, values(0, &[0, own])?),
-        (libc::SYS_sched_getparam, values(0, &[0, own])?),
+        // "pthread_getschedparam failed" when refused): only this process's own threads, every
+        // one of which exists before the jail (`threads`; 0 is the caller), never another
+        // process's (reading them would also tell which pids exist).
+        (libc::SYS_sched_getscheduler, values(0, threads)?),
+        (libc::SYS_sched_getparam, values(0, threads)?),
         (libc::SYS_tgkill, values(0, &[own])?),
         // prlimit64(pid, resource, new, old): pid 0 is this process; no new limit. `new` is a
         // pointer: all 64 bits are compared, or a limit at a 4 GiB-aligned address would pass
@@ -208,6 +209,22 @@ fn filter(
 }
 
 /// Applies rlimits, no_new_privs and the seccomp filters to the whole process.
+/// The ids of this process's threads, 0 (the calling thread) and the pid among them: read from
+/// `/proc/self/task` before the jail, which lets no thread start after it and no file open.
+fn own_threads() -> Vec<u64> {
+    let mut ids = vec![0, u64::from(std::process::id())];
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for task in tasks.flatten() {
+            if let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) {
+                if !ids.contains(&tid) {
+                    ids.push(tid);
+                }
+            }
+        }
+    }
+    ids
+}
+
 pub fn enter() -> Result<(), String> {
     let set_limit = |resource, value: libc::rlim_t| {
         let lim = libc::rlimit {
@@ -230,7 +247,7 @@ pub fn enter() -> Result<(), String> {
 
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         ALLOWED.iter().map(|&nr| (nr, Vec::new())).collect();
-    rules.extend(conditional(std::process::id())?);
+    rules.extend(conditional(std::process::id(), &own_threads())?);
     let main = filter(
         rules,
         SeccompAction::Errno(libc::EPERM as u32),

@@ -227,6 +227,22 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
         );
         p.report("prlimit-other", Refuse, refused(r));
 
+        // Scheduling parameters: a thread's own, not another process's (which would also say
+        // whether a pid exists).
+        let mut param = libc::sched_param { sched_priority: 0 };
+        let r = libc::syscall(
+            libc::SYS_sched_getparam,
+            parent,
+            &mut param as *mut libc::sched_param,
+        );
+        p.report("sched-other", Refuse, refused(r));
+        let r = libc::syscall(
+            libc::SYS_sched_getparam,
+            libc::syscall(libc::SYS_gettid),
+            &mut param as *mut libc::sched_param,
+        );
+        p.report("sched-self", Allow, refused(r));
+
         // Signals by proxy: a descriptor's owner receives SIGIO (or the signal F_SETSIG
         // names, SIGKILL included) whenever the other end of the pipe is written, sent by the
         // kernel on behalf of whoever set the owner. On stdin, that is each frame the host
