@@ -185,24 +185,20 @@ bounds throughput under load.
 | --- | --- | --- | --- |
 ${prepTable(prep).join('\n')}
 ${startup ? `\nOnce per worker process, not per run: ${startup}.\n` : ''}
-Why the 1.0 ms target is not met on this V8 (V8 13.0 as the \`v8\` crate 130 builds it: no pointer
-compression, so no read-only heap shared between isolates): the first row, an isolate and a
-context from V8's own snapshot with nothing of ours in it, already costs about what preparation
-as shipped does. A profile of a worker kept saturated (\`perf\`, \`--bench-prepare 300 snapshot\`)
-puts 52% of its CPU in \`Isolate::New\` (deserializing the startup snapshot: the builtins' code
-objects alone 20%, the read-only heap 9%), 28% in \`Context::New\`, 7% in disposing, and 16% in
-page faults on the fresh heap pages those steps touch; the run itself is 2%. Instruction counts
-per preparation (valgrind, 20 runs) do not move with the heap and GC flags tried: 9.82 M as
-shipped, 9.92 M with \`--single-threaded-gc\`, 9.86 M with \`--min-semi-space-size=1\`, 9.84 M with
-\`--no-expose-wasm\`, 9.76 M with \`--enable-sharedarraybuffer-per-context\`, 9.77 M with the snapshot's
-function code cleared (\`FunctionCodeHandling::Clear\`); page faults stay at 198. The page faults
-have no cure from outside V8: V8 13.0 pools heap pages per isolate only (released when the isolate
-is disposed), and rusty_v8 130 offers no page-allocator hook through which a worker could keep
-them for the next isolate. Preparing the next
-isolate on a second thread cannot raise throughput here (the saturated pool already spends all of
-both cores), and rusty_v8 130 has no \`v8::Locker\`, without which V8 does not support an isolate
-created on one thread and run on another (its stack limit and thread data follow the thread
-that entered it), so it is not done.
+Why the 1.0 ms target is not met: V8 itself. The first row, an isolate and a context from V8's
+own snapshot with nothing of ours in it, costs about what preparation as shipped does, and of
+preparation the isolate from the snapshot is two thirds and the context one third. The move from
+V8 13.0 (the \`v8\` crate 130: no pointer compression) to V8 15.2 with pointer compression and the
+heap sandbox (the crate 152; isolates of one process share one read-only heap) did not move it:
+measured side by side in one run on this machine (3 rounds, the engines alternating), preparation
+p50 1.31 ms on 13.0 and 1.32 ms on 15.2, an idle execute 2.04 and 2.03 ms, back to back 1.59 and
+1.62 ms. The V8 flags tried on 15.2 cost rather than save (\`--bench-prepare 300\`, p50 of the
+runtime from the snapshot against 1.30-1.37 ms as shipped): \`--single-threaded-gc\` 1.35 ms,
+\`--single-threaded\` 1.36 ms, \`--no-concurrent-marking --no-parallel-scavenge\` 1.37 ms. On V8
+13.0 a profile of a saturated worker put 52% of its CPU in \`Isolate::New\` (deserializing the
+startup snapshot), 28% in \`Context::New\`, 7% in disposing and 16% in page faults on the fresh
+heap pages; the run itself was 2%. Preparing the next isolate on a second thread cannot raise
+throughput here (the saturated pool already spends all of both cores).
 
 ## Code at JIT speed
 
@@ -240,10 +236,10 @@ The young generation is the other difference from plain Node that allocation-hea
 \`memoryLimit\` is the isolate's whole heap, so V8 sizes the young generation from it (semi-spaces
 of about 1 MB at 128 MiB, against Node's 16 MB). Measured once with \`--max-semi-space-size=8\`
 (three alternating pairs, loaded machine): the JSON workload 22-37 ms down to 15-16 ms, the sort
-inconclusive (122-196 ms against 141-157 ms). It is not adopted: rusty_v8 130 does not expose
-the young-generation fields of \`ResourceConstraints\`, and V8's flag is process-wide and frozen
-at start, so a run's heap could then pass its \`memoryLimit\` by up to three semi-spaces (24 MB,
-three times an 8 MiB limit).
+inconclusive (122-196 ms against 141-157 ms), on V8 13.0. It is not adopted: V8's flag is
+process-wide and frozen at start, so a run's heap could then pass its \`memoryLimit\` by up to
+three semi-spaces (24 MB, three times an 8 MiB limit); the crate 152 exposes the young
+generation's size per isolate (\`ResourceConstraints\`), not yet measured here.
 
 ## Memory at rest
 
