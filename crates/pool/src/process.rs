@@ -227,6 +227,27 @@ pub(crate) fn memory_ceiling(memory_limit_mib: u32) -> u64 {
     (WORKER_BASE_MIB + 3 * u64::from(memory_limit_mib)) * MIB
 }
 
+/// The most a worker's main-thread stack may grow: `RLIMIT_STACK`, which bounds it and which
+/// `RLIMIT_DATA` does not count (a host started with `ulimit -s unlimited` would otherwise
+/// hand a compromised worker unbounded memory below its stack). 8 MiB, the usual default and
+/// eight times what V8 lets JavaScript use (its own stack limit is about 1 MiB); a host's lower
+/// limit stays. The jail refuses other memory the ceiling does not count: shared and
+/// growing-down mappings (crates/worker `process/jail.rs`).
+pub(crate) fn stack_ceiling() -> libc::rlimit {
+    const STACK: libc::rlim_t = 8 * 1024 * 1024;
+    let mut host = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: getrlimit writes into the struct we own; on failure it stays infinite.
+    unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut host) };
+    let max = host.rlim_max.min(STACK);
+    libc::rlimit {
+        rlim_cur: host.rlim_cur.min(max),
+        rlim_max: max,
+    }
+}
+
 /// What a worker counts against `RLIMIT_DATA` before any run, with room to spare: measured on
 /// V8 15.2 with the heap sandbox, an idle worker with its prepared isolate has 140 MiB of
 /// private writable mappings (V8's code range among them: under 96 MiB V8 cannot reserve it and

@@ -65,6 +65,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             .min(crate::process::memory_hard_limit()),
         rlim_max: crate::process::memory_hard_limit(),
     };
+    let stack = crate::process::stack_ceiling();
     let identity = crate::process::worker_identity(inner.opts.workers);
     let mut command = Command::new(&inner.opts.worker_path);
     // Nothing of the host's environment (its API keys, its database passwords) reaches a
@@ -105,6 +106,10 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             // The memory ceiling for the pool's default memory limit; each run's Execute sets
             // the one for its own limit (see `pump`).
             if libc::setrlimit(libc::RLIMIT_DATA, &ceiling) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The main thread's stack, which RLIMIT_DATA does not count either.
+            if libc::setrlimit(libc::RLIMIT_STACK, &stack) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             if control_raw == CONTROL_FD {

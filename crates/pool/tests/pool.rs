@@ -213,6 +213,17 @@ fn runs_that_fill_their_memory_limit_end_with_memory_limit_under_the_ceiling() {
             .unwrap();
         let ceiling = ((256 + 3 * u64::from(mib)) * 1024 * 1024).to_string();
         assert!(line.contains(&ceiling), "{line}");
+        // The stack, which RLIMIT_DATA does not count, has a ceiling of its own: at most 8 MiB.
+        let stack = limits
+            .lines()
+            .find(|l| l.starts_with("Max stack size"))
+            .unwrap();
+        // "Max stack size <soft> <hard> bytes": the hard limit too, so the worker cannot raise it.
+        let fields: Vec<&str> = stack.split_whitespace().collect();
+        for field in &fields[3..5] {
+            let bytes: u64 = field.parse().unwrap_or(u64::MAX);
+            assert!(bytes <= 8 * 1024 * 1024, "{stack}");
+        }
     }
     pool.shutdown(Duration::from_secs(2));
 }

@@ -57,7 +57,6 @@ const ALLOWED: &[i64] = &[
     libc::SYS_lseek,
     // Memory: V8's heap, code space and cage, the allocator, memory protection keys.
     libc::SYS_brk,
-    libc::SYS_mmap,
     libc::SYS_munmap,
     libc::SYS_mremap,
     libc::SYS_mprotect,
@@ -110,6 +109,8 @@ const ALLOWED: &[i64] = &[
 /// - `prctl` only to name and read a thread's name (V8 and std name their threads as they
 ///   start, which may fall after the jail). Refused: `PR_SET_PDEATHSIG` (clearing it lets a
 ///   worker outlive the host), `PR_SET_DUMPABLE`, `PR_SET_PTRACER` and the rest;
+/// - `mmap` only for private mappings that do not grow down (`RLIMIT_DATA`, the memory ceiling,
+///   counts neither shared nor stack-like mappings);
 /// - `madvise` only with advice below `MADV_HWPOISON`: poisoning and soft-offlining take
 ///   physical pages from the whole machine;
 /// - clocks only by their standard ids (`clock_gettime`, `clock_getres`, `clock_nanosleep`):
@@ -117,7 +118,7 @@ const ALLOWED: &[i64] = &[
 #[cfg(target_os = "linux")]
 fn conditional(pid: u32, threads: &[u64]) -> Result<Vec<(i64, Vec<SeccompRule>)>, String> {
     use SeccompCmpArgLen::{Dword, Qword};
-    use SeccompCmpOp::{Eq, Lt};
+    use SeccompCmpOp::{Eq, Lt, MaskedEq};
     let rule = |conditions: Vec<(u8, SeccompCmpOp, u64)>| {
         conditions
             .into_iter()
@@ -171,6 +172,20 @@ fn conditional(pid: u32, threads: &[u64]) -> Result<Vec<(i64, Vec<SeccompRule>)>
         (
             libc::SYS_madvise,
             vec![rule(vec![(2, Lt, libc::MADV_HWPOISON as u64)])?],
+        ),
+        // mmap(addr, len, prot, flags, fd, off): private mappings only, never one that grows
+        // down. The worker's memory ceiling is RLIMIT_DATA (the heap sandbox's reservation rules
+        // out RLIMIT_AS), which counts private writable memory and neither shared mappings nor
+        // stack-like ones: without this rule a compromised worker could map and touch gigabytes
+        // of MAP_SHARED or MAP_GROWSDOWN anonymous memory past its ceiling. V8, glibc and the
+        // worker map only private memory once jailed (threads' stacks are made before it).
+        (
+            libc::SYS_mmap,
+            vec![rule(vec![(
+                3,
+                MaskedEq((libc::MAP_SHARED | libc::MAP_GROWSDOWN) as u64),
+                0,
+            )])?],
         ),
         (libc::SYS_clock_gettime, standard_clock()?),
         (libc::SYS_clock_getres, standard_clock()?),

@@ -236,6 +236,32 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
             &mut param as *mut libc::sched_param,
         );
         p.report("sched-other", Refuse, refused(r));
+
+        // Memory the ceiling (RLIMIT_DATA) would not count: shared, and growing-down, anonymous
+        // mappings. Each is unmapped again if it was made.
+        for (name, flags) in [
+            ("mmap-shared", libc::MAP_SHARED | libc::MAP_ANONYMOUS),
+            (
+                "mmap-growsdown",
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_GROWSDOWN,
+            ),
+        ] {
+            let m = libc::syscall(
+                libc::SYS_mmap,
+                std::ptr::null_mut::<libc::c_void>(),
+                1usize << 20,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            );
+            let refusal = refused(m);
+            if m != -1 {
+                libc::munmap(m as *mut libc::c_void, 1 << 20);
+            }
+            p.report(name, Refuse, refusal);
+        }
+
         let r = libc::syscall(
             libc::SYS_sched_getparam,
             libc::syscall(libc::SYS_gettid),
