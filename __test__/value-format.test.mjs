@@ -146,6 +146,28 @@ describe('the value-serializer format', () => {
     }
   });
 
+  it(`a Float16Array in a call paused for approval ${READS_FLOAT16 ? 'reaches the approver as one' : 'ends the run with TOOL_ARGS_NOT_CLONEABLE, the host unharmed'}`, async () => {
+    const ex = executor({ workers: 1 });
+    const out = await ex.execute({
+      code: 'async () => billing.refund(new Float16Array([1.5, 2]))',
+      providers: [{ name: 'billing', tools: ['refund'], approve: ['refund'] }],
+      dispatch: () => 'refunded',
+    });
+    if (READS_FLOAT16) {
+      expect(out.error).toBeUndefined();
+      expect(out.paused.pending).toHaveLength(1);
+      expect(out.paused.pending[0].args[0]).toBeInstanceOf(globalThis.Float16Array);
+      expect(Array.from(out.paused.pending[0].args[0])).toEqual([1.5, 2]);
+    } else {
+      // Before, the throw reached the addon's callback and ended this process.
+      const unreadable = `the host's Node (${process.version}) cannot read this value (Unable to deserialize cloned data): the worker's V8 writes kinds of value an older V8 does not know, such as a Float16Array before Node 24`;
+      expect(out.paused).toBeUndefined();
+      expect(out.error).toEqual({ code: 'TOOL_ARGS_NOT_CLONEABLE', message: declaredText('TOOL_ARGS_NOT_CLONEABLE', { provider: 'billing', tool: 'refund', detail: unreadable }) });
+    }
+    // The executor serves on.
+    expect((await ex.execute({ code: 'async () => 7' })).result).toBe(7);
+  });
+
   it('a tool answer in a newer format is refused inside the sandbox, never misread', async () => {
     const ex = executor({ workers: 1 });
     let calls = 0;

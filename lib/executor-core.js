@@ -437,7 +437,21 @@ class ExecutorCore {
     const outcome = { result: undefined, logs: ended.logs, stats: ended.stats, calls: ended.calls };
     if (ended.paused) {
       const { token, pending } = ended.paused;
-      outcome.paused = { token, pending: pending.map((c) => ({ id: c.id, provider: c.provider, tool: c.tool, args: /** @type {unknown[]} */ (deserialize(c.args)) })) };
+      /** @type {NonNullable<Outcome['paused']>['pending']} */
+      const calls = [];
+      for (const c of pending) {
+        try {
+          calls.push({ id: c.id, provider: c.provider, tool: c.tool, args: /** @type {unknown[]} */ (deserialize(c.args)) });
+        } catch (e) {
+          // Arguments this Node cannot read (clone.js): no one could approve what they cannot
+          // see, so the run ends with the arguments' failure and its token is dropped. Thrown
+          // here, it would reach the addon's callback and end the host process.
+          const detail = e instanceof Error ? e.message : String(e);
+          outcome.error = { code: 'TOOL_ARGS_NOT_CLONEABLE', message: render('TOOL_ARGS_NOT_CLONEABLE', { provider: c.provider, tool: c.tool, detail }) };
+          break;
+        }
+      }
+      if (!outcome.error) outcome.paused = { token, pending: calls };
     } else if (ended.grant) {
       const { executionId, handles } = ended.grant;
       this.#retained.set(executionId, { id: done.id, route: run.route });
