@@ -307,6 +307,12 @@ const bombs = [
   ['a typed array past the limit', 'async () => new Float64Array(2e8).length'],
   ['JSON.parse of a big text', "async () => JSON.parse('[' + '1,'.repeat(2e7) + '1]').length"],
   ['Array.from of a length', 'async () => Array.from({ length: 1e8 }, (_, i) => i).length'],
+  // Millions of tiny buffers: each costs far more than its byte (the sandbox's granule, V8's
+  // bookkeeping outside the heap), which the meter charges.
+  ['millions of one-byte buffers', 'async () => { const keep = []; for (let i = 0; i < 3e6; i++) keep.push(new ArrayBuffer(1)); return keep.length }'],
+  // V8's C++ buffers of a long parse meet the worker's ceiling: its allocator crashes with a
+  // trap, answered as the memory failure.
+  ['JSON.parse of a longer text', "async () => JSON.parse('[' + '0,'.repeat(48e6 - 1) + '0]').length"],
   // Strings of the program the worker copies out of V8 (console entries, a thrown message):
   // each costs the worker's own memory, which the run's bounds do not meter.
   ['console.log of huge strings', "async () => { const s = 'x'.repeat(2 ** 25); for (let i = 0; i < 20; i++) console.log(s + i); return 1 }", 'logs'],

@@ -13,7 +13,7 @@ const MUST_REFUSE = [
   'kill-parent', 'kill-init', 'tgkill-other', 'mount', 'bpf', 'perf_event_open', 'userfaultfd', 'io_uring_setup',
   'getppid',
   // Allowed calls, refused with arguments that reach outside the process.
-  'prlimit-set', 'prlimit-set-high', 'prlimit-other', 'sched-other', 'mmap-shared', 'mmap-growsdown', 'clock-other',
+  'prlimit-set', 'prlimit-set-high', 'prlimit-other', 'sched-other', 'mmap-shared', 'mmap-growsdown', 'mremap', 'address-space', 'clock-other',
   'madvise-hwpoison',
   // Signals by proxy: a descriptor's owner is signalled by the kernel when the host writes.
   'fcntl-setown', 'fcntl-setown-ex', 'fcntl-setsig', 'fcntl-async', 'fcntl-setlease', 'fcntl-notify',

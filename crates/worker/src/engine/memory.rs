@@ -99,25 +99,45 @@ impl Meter {
         }
     }
     fn release(&self, len: usize) {
-        self.buffers.fetch_sub(len, Ordering::Relaxed);
+        // Saturating: a release past what was charged (which V8's allocator contract rules out)
+        // must not wrap and refuse every later allocation.
+        let _ = self
+            .buffers
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cur| {
+                Some(cur.saturating_sub(len))
+            });
     }
 }
 
 // The allocator shim's hooks (engine/metered_allocator.cc): every ArrayBuffer backing store of
 // the process is charged here before V8's default allocator places it inside the heap sandbox.
 
-/// Charges `length` bytes to the run's budget; false refuses the allocation (V8 then throws a
-/// RangeError in the program, or aborts if the worker itself asked: see `may_allocate`).
+/// Charges a backing store of `length` bytes to the run's budget; false refuses the allocation
+/// (V8 then throws a RangeError in the program).
 #[unsafe(no_mangle)]
 pub extern "C" fn codemode_meter_charge(length: usize) -> bool {
-    METER.charge(length)
+    METER.charge(buffer_cost(length))
 }
 
-/// Returns `length` bytes to the budget: a freed backing store, or a charge whose allocation
-/// failed.
+/// Returns a backing store of `length` bytes to the budget: a freed one, or a charge whose
+/// allocation failed.
 #[unsafe(no_mangle)]
 pub extern "C" fn codemode_meter_release(length: usize) {
-    METER.release(length);
+    METER.release(buffer_cost(length));
+}
+
+/// What a backing store of `length` bytes costs the process: the sandbox's allocator hands out
+/// 128-byte granules, and V8 keeps a BackingStore and an extension object for each buffer in
+/// memory of its own (PartitionAlloc, outside the heap the limit counts). Charged at face value,
+/// millions of one-byte buffers cost hundreds of MiB the meter never saw and met the worker's
+/// memory ceiling instead, which V8's allocator answers with a crash.
+fn buffer_cost(length: usize) -> usize {
+    const GRANULE: usize = 128;
+    const PER_BUFFER: usize = 256;
+    length
+        .div_ceil(GRANULE)
+        .saturating_mul(GRANULE)
+        .saturating_add(PER_BUFFER)
 }
 
 unsafe extern "C" {
@@ -212,6 +232,15 @@ mod grant {
         assert_eq!(grant(1024 * MIB), 2112 * MIB);
         assert_eq!(grant(2048 * MIB), 3584 * MIB);
         assert_eq!(grant(3600 * MIB), 3600 * MIB);
+    }
+
+    #[test]
+    fn a_buffer_costs_its_granules_and_its_bookkeeping() {
+        assert_eq!(super::buffer_cost(0), 256);
+        assert_eq!(super::buffer_cost(1), 128 + 256);
+        assert_eq!(super::buffer_cost(128), 128 + 256);
+        assert_eq!(super::buffer_cost(129), 256 + 256);
+        assert_eq!(super::buffer_cost(usize::MAX), usize::MAX);
     }
 
     #[test]

@@ -367,15 +367,13 @@ pub fn send(msg: &WorkerMsg) {
     }
 }
 
-/// Writes one frame if no other frame is being written (the lock is free): for a worker about
-/// to die (last_words.rs), which must not wait on a lock its own thread may hold, nor write
-/// into the middle of another frame. Whether the whole frame was written.
-pub fn send_if_free(msg: &WorkerMsg) -> bool {
-    let Ok(frame) = msg.encode() else {
-        return false;
-    };
+/// Writes one encoded frame if no other frame is being written (the lock is free): for a
+/// worker about to die (last_words.rs), which must not wait on a lock its own thread may hold,
+/// nor write into the middle of another frame, nor allocate. Whether the whole frame was
+/// written.
+pub fn write_if_free(frame: &[u8]) -> bool {
     match stdout().try_lock() {
-        Ok(mut out) => out.write_all(&frame).is_ok(),
+        Ok(mut out) => out.write_all(frame).is_ok(),
         Err(_) => false,
     }
 }

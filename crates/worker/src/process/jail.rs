@@ -58,7 +58,6 @@ const ALLOWED: &[i64] = &[
     // Memory: V8's heap, code space and cage, the allocator, memory protection keys.
     libc::SYS_brk,
     libc::SYS_munmap,
-    libc::SYS_mremap,
     libc::SYS_mprotect,
     libc::SYS_pkey_mprotect,
     libc::SYS_pkey_alloc,
@@ -110,7 +109,7 @@ const ALLOWED: &[i64] = &[
 ///   start, which may fall after the jail). Refused: `PR_SET_PDEATHSIG` (clearing it lets a
 ///   worker outlive the host), `PR_SET_DUMPABLE`, `PR_SET_PTRACER` and the rest;
 /// - `mmap` only for private mappings that do not grow down (`RLIMIT_DATA`, the memory ceiling,
-///   counts neither shared nor stack-like mappings);
+///   counts neither shared nor stack-like mappings), and no `mremap` at all;
 /// - `madvise` only with advice below `MADV_HWPOISON`: poisoning and soft-offlining take
 ///   physical pages from the whole machine;
 /// - clocks only by their standard ids (`clock_gettime`, `clock_getres`, `clock_nanosleep`):
@@ -173,6 +172,9 @@ fn conditional(pid: u32, threads: &[u64]) -> Result<Vec<(i64, Vec<SeccompRule>)>
             libc::SYS_madvise,
             vec![rule(vec![(2, Lt, libc::MADV_HWPOISON as u64)])?],
         ),
+        // mremap is not allowed at all: growing the stack's mapping (or any growing-down one)
+        // with it makes memory RLIMIT_DATA does not count; glibc's realloc falls back to a new
+        // allocation and a copy when it is refused, and V8 remaps nothing once started.
         // mmap(addr, len, prot, flags, fd, off): private mappings only, never one that grows
         // down. The worker's memory ceiling is RLIMIT_DATA (the heap sandbox's reservation rules
         // out RLIMIT_AS), which counts private writable memory and neither shared mappings nor
@@ -224,6 +226,27 @@ fn filter(
 }
 
 /// Applies rlimits, no_new_privs and the seccomp filters to the whole process.
+/// Address space a worker may map after the jail closes, beyond what it holds then: more than
+/// the largest memory ceiling (256 MiB + 3 x 2048 MiB, crates/pool `memory_ceiling`), since V8's
+/// heaps and buffers live in the sandbox reserved before it, and other mappings are the
+/// ceiling's.
+const ADDRESS_HEADROOM: u64 = 8 << 30;
+
+/// This process's address space now, in bytes (`VmSize` of `/proc/self/status`), read before
+/// the jail, which opens no file.
+fn address_space() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 /// The ids of this process's threads, 0 (the calling thread) and the pid among them: read from
 /// `/proc/self/task` before the jail, which lets no thread start after it and no file open.
 fn own_threads() -> Vec<u64> {
@@ -254,6 +277,13 @@ pub fn enter() -> Result<(), String> {
     };
     set_limit(libc::RLIMIT_CORE, 0)?;
     set_limit(libc::RLIMIT_NOFILE, 64)?;
+    // Address space: what V8 reserved at start (the heap sandbox, ~1.4 TiB) plus room for every
+    // run's memory (ADDRESS_HEADROOM). RLIMIT_DATA, the pool's ceiling, counts private writable
+    // memory only; this bounds the rest a compromised worker could map (read-only mappings,
+    // whose page tables are kernel memory) to the headroom.
+    if let Some(size) = address_space() {
+        set_limit(libc::RLIMIT_AS, size.saturating_add(ADDRESS_HEADROOM))?;
+    }
 
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {

@@ -13,11 +13,15 @@
 //! The pool replaces the worker when it exits.
 //!
 //! Two doors lead here: V8's out-of-memory handler (set on every isolate, isolate.rs), and a
-//! SIGABRT handler for an abort whose cause was an allocation that failed (`errno` is ENOMEM
-//! when the handler starts: the failed `mmap`/`brk` set it, and nothing between it and the
-//! abort's signal clears it). Any other abort goes on as before: the process dies by SIGABRT.
+//! handler of SIGABRT, SIGTRAP and SIGILL for a crash whose cause was an allocation that
+//! failed (`errno` is ENOMEM when the handler starts: the failed `mmap`/`brk`/`mprotect` set
+//! it, and nothing between it and the signal clears it). SIGTRAP and SIGILL are how V8's own
+//! C++ allocator (PartitionAlloc) crashes when it gets no memory. Any other crash goes on as
+//! before: the handler returns, and the process dies by its signal (the handler is reset, and
+//! a trap's next instruction traps again).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use codemode_protocol::{FailureCode, RunError, RunOutcome, RunStats, WorkerMsg};
 
@@ -25,44 +29,26 @@ use crate::process::io;
 
 /// The execution in progress (0: none; the pool numbers them from 1).
 static EXEC: AtomicU64 = AtomicU64::new(0);
-/// The invocation in progress, plus one (0: the run itself).
-static INVOKE: AtomicU64 = AtomicU64::new(0);
-/// The memory limit of the execution in progress, in MiB, for the text.
-static MIB: AtomicU32 = AtomicU32::new(0);
+/// The frame that answers the execution in progress (or its invocation) with `MEMORY_LIMIT`,
+/// built when it starts: when it is needed, memory is gone and the allocator (V8's
+/// PartitionAlloc, which is also the process's malloc) may hold the lock its crash left, so
+/// the last words must not allocate.
+static LAST_FRAME: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 
 /// The status the worker exits with after its last words.
 const EXIT_OUT_OF_MEMORY: i32 = 75;
 
-/// Run `exec_id` (or its invocation `invoke_id`) starts, under `mib`.
+/// Run `exec_id` (or its invocation `invoke_id`) starts, under `mib`: its last words are built
+/// now (a few hundred bytes, once per run).
 pub fn running(exec_id: u64, invoke_id: Option<u64>, mib: u32) {
-    MIB.store(mib, Ordering::Relaxed);
-    INVOKE.store(
-        invoke_id.map_or(0, |i| i.wrapping_add(1)),
-        Ordering::Relaxed,
-    );
-    EXEC.store(exec_id, Ordering::Release);
-}
-
-/// Nothing runs: memory that runs out now is the worker's own, not a program's.
-pub fn idle() {
-    EXEC.store(0, Ordering::Release);
-}
-
-/// Answers the execution in progress with `MEMORY_LIMIT` and exits; returns when none is in
-/// progress or the answer cannot be written whole (the caller then dies as it would have).
-fn speak() {
-    let exec_id = EXEC.load(Ordering::Acquire);
-    if exec_id == 0 {
-        return;
-    }
-    let mib = MIB.load(Ordering::Relaxed).to_string();
+    let mib = mib.to_string();
     let error = RunError {
         code: FailureCode::MemoryLimit.as_str().to_string(),
         message: FailureCode::MemoryLimit.render(&[("mib", &mib)]),
         location: None,
     };
-    let msg = match INVOKE.load(Ordering::Relaxed) {
-        0 => WorkerMsg::Done {
+    let msg = match invoke_id {
+        None => WorkerMsg::Done {
             exec_id,
             outcome: RunOutcome {
                 error: Some(error),
@@ -73,13 +59,36 @@ fn speak() {
                 ..RunOutcome::default()
             },
         },
-        n => WorkerMsg::Invoked {
+        Some(invoke_id) => WorkerMsg::Invoked {
             exec_id,
-            invoke_id: n - 1,
+            invoke_id,
             result: Err(error),
         },
     };
-    if io::send_if_free(&msg) {
+    let frame = msg.encode().unwrap_or_default();
+    match LAST_FRAME.lock() {
+        Ok(mut last) => *last = frame,
+        Err(poisoned) => *poisoned.into_inner() = frame,
+    }
+    EXEC.store(exec_id, Ordering::Release);
+}
+
+/// Nothing runs: memory that runs out now is the worker's own, not a program's.
+pub fn idle() {
+    EXEC.store(0, Ordering::Release);
+}
+
+/// Answers the execution in progress with `MEMORY_LIMIT` and exits; returns when none is in
+/// progress or the answer cannot be written whole (the caller then dies as it would have).
+/// Allocates nothing and takes no lock it would wait for.
+fn speak() {
+    if EXEC.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let Ok(frame) = LAST_FRAME.try_lock() else {
+        return;
+    };
+    if !frame.is_empty() && io::write_if_free(&frame) {
         // SAFETY: _exit ends the process at once, running nothing of a heap that may be
         // inconsistent; it is async-signal-safe.
         unsafe { libc::_exit(EXIT_OUT_OF_MEMORY) };
@@ -165,6 +174,11 @@ pub fn install() {
         action.sa_sigaction = on_abort as extern "C" fn(libc::c_int) as usize;
         action.sa_flags = libc::SA_RESETHAND;
         libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGABRT, &action, std::ptr::null_mut());
+        // SIGABRT: abort() after a failed allocation (ours, glibc's, V8's). SIGTRAP and SIGILL:
+        // V8's own C++ allocator (PartitionAlloc) ends the process with a trap instruction
+        // (int3, then ud2) when the ceiling refuses it memory.
+        for signal in [libc::SIGABRT, libc::SIGTRAP, libc::SIGILL] {
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
     }
 }

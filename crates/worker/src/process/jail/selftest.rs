@@ -261,6 +261,45 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
             }
             p.report(name, Refuse, refusal);
         }
+        // Growing a mapping in place of a new one: the stack's, say, which RLIMIT_DATA would
+        // not count. Tried on a private page of its own.
+        let page = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        let r = libc::syscall(
+            libc::SYS_mremap,
+            page,
+            4096usize,
+            8192usize,
+            libc::MREMAP_MAYMOVE,
+        );
+        let refusal = refused(r);
+        if r != -1 {
+            libc::munmap(r as *mut libc::c_void, 8192);
+        } else {
+            libc::munmap(page, 4096);
+        }
+        p.report("mremap", Refuse, refusal);
+        // Address space past the headroom the jail leaves (RLIMIT_AS): 64 GiB, reserved only.
+        let big = libc::mmap(
+            std::ptr::null_mut(),
+            64usize << 30,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        let over = big == libc::MAP_FAILED
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOMEM);
+        if big != libc::MAP_FAILED {
+            libc::munmap(big, 64usize << 30);
+        }
+        p.report("address-space", Refuse, over);
 
         let r = libc::syscall(
             libc::SYS_sched_getparam,
