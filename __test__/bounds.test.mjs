@@ -87,6 +87,31 @@ describe('buffers cannot grow', () => {
       new ArrayBuffer(8).constructor === ArrayBuffer, typeof Atomics.add]`);
     expect(out.result).toEqual(['undefined', false, 'undefined', 'undefined', true, 3, true, 'function']);
   });
+
+  it("a host's resizable buffer cannot transfer past its length; other transfers work and are metered", async () => {
+    const out = await ex.execute({
+      code: `async () => {
+        const rab = await t.rab();
+        const grown = (() => { try { rab.transfer(16 << 20); return 'grown' } catch (e) { return e.constructor.name + ': ' + e.message } })();
+        const fixed = (() => { try { rab.transferToFixedLength(1 << 20); return 'grown' } catch (e) { return e.constructor.name } })();
+        const valueOf = (() => { let n = 0; try { rab.transfer({ valueOf: () => (n++ ? 16 << 20 : 4) }); return 'once: ' + n } catch (e) { return e.message } })();
+        const ordinary = new ArrayBuffer(8).transfer(1 << 20).byteLength;
+        return [grown, fixed, valueOf, ordinary];
+      }`,
+      memoryLimit: 8,
+      providers: [{ name: 't', tools: ['rab'] }],
+      dispatch: () => new ArrayBuffer(8, { maxByteLength: 2 ** 30 }),
+    });
+    expect(out.error).toBeUndefined();
+    const [grown, fixed, valueOf, ordinary] = out.result;
+    expect(grown).toMatch(/^TypeError: Resizable ArrayBuffers are not available/);
+    expect(fixed).toBe('TypeError');
+    // The length is read once: a valueOf cannot pass the check small and reach V8 large.
+    expect(valueOf).toBe('once: 1');
+    expect(ordinary).toBe(1 << 20);
+    // 16 MiB past an 8 MiB limit never became memory of this run.
+    expect(out.stats.buffersPeakBytes).toBeLessThan(8 * 1024 * 1024);
+  });
 });
 
 describe('output bounds', () => {
