@@ -24,7 +24,7 @@ const MUST_REFUSE = [
   'thread', 'core-dump',
 ];
 const MUST_ALLOW = ['prlimit-get', 'kill-self', 'tgkill-self', 'getrandom', 'mmap', 'mprotect', 'madvise-dontneed',
-  'fcntl-getfl', 'prctl-name', 'sched-self', 'clock-thread', 'v8'];
+  'fcntl-getfl', 'prctl-name', 'sched-self', 'clock-thread', 'v8', 'v8-entropy'];
 
 describe('the worker jail (Linux)', () => {
   it('refuses files, sockets, exec, new processes, ptrace and signals by proxy once jailed, and V8 still runs', () => {

@@ -11,6 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="$(mktemp -d)"
+# Under a root host workers run as uid 65534: the wrapper must be theirs to run, the traces
+# theirs to write.
+chmod 1777 "$dir"
 cat > "$dir/worker.sh" <<WRAP
 #!/bin/sh
 exec strace -f -qq -o "$dir/trace.\$\$" "$PWD/codemode-worker" "\$@"

@@ -473,7 +473,15 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
     // SAFETY: getrlimit writes into the struct we own.
     unsafe { libc::getrlimit(libc::RLIMIT_CORE, &mut lim) };
     p.report("core-dump", Refuse, lim.rlim_max == 0);
+    let drawn = crate::engine::platform::entropy_drawn();
     p.report("v8", Allow, !v8());
+    // The isolate made in the jail seeded its random number generator from the kernel, not
+    // from the clock (engine/platform.rs, `entropy`).
+    p.report(
+        "v8-entropy",
+        Allow,
+        crate::engine::platform::entropy_drawn() <= drawn,
+    );
     if p.wrong.is_empty() {
         return 0;
     }
