@@ -179,11 +179,7 @@ pub fn run(
     // allocation succeed and the run end before the termination is seen. A refused buffer the
     // program caught and got past is its own business.
     let result = match result {
-        Err(_) if METER.heap_exhausted() || METER.refused() => {
-            let mib = memory_limit_mib.to_string();
-            Err(fail(FailureCode::MemoryLimit, &[("mib", &mib)]))
-        }
-        Ok(_) if METER.heap_exhausted() => {
+        ref r if METER.heap_exhausted() || (r.is_err() && METER.refused()) => {
             let mib = memory_limit_mib.to_string();
             Err(fail(FailureCode::MemoryLimit, &[("mib", &mib)]))
         }

@@ -92,47 +92,39 @@ fn serialized_buffer(len: usize) -> Vec<u8> {
 /// instead, the program sees a rejection it can catch, and the worker runs on.
 #[test]
 fn a_tool_answer_past_the_budget_is_refused_not_fatal() {
-    let mut req = request(
+    let ran = answered_with(
         "async () => { try { const b = await t.big(); return b.byteLength } \
          catch (e) { return 'rejected: ' + e.message } }",
+        48 << 20,
     );
+    assert_eq!(ran.outcome.error, None, "{:?}", ran.sent);
+    let json = ran.json.as_deref().unwrap_or_default();
+    assert!(json.starts_with("\"rejected: "), "{json}");
+    // The same answer inside the budget is read.
+    let ran = answered_with("async () => (await t.big()).byteLength", 1 << 20);
+    assert_eq!(ran.json.as_deref(), Some("1048576"));
+}
+
+/// Runs `code` under [`LIMIT_MIB`] with a tool `t.big` that answers an ArrayBuffer of `len`
+/// bytes.
+fn answered_with(code: &str, len: usize) -> Ran {
+    let mut req = request(code);
     req.memory_limit_mib = LIMIT_MIB;
     req.providers = vec![ProviderDecl {
         name: "t".into(),
         tools: Some(vec!["big".into()]),
     }];
-    let ran = execute(req, |msg| match msg {
+    execute(req, move |msg| match msg {
         WorkerMsg::ToolCall {
             exec_id, call_id, ..
         } => vec![HostMsg::ToolResult {
             exec_id: *exec_id,
             call_id: *call_id,
             ok: true,
-            payload: serialized_buffer(48 << 20),
+            payload: serialized_buffer(len),
         }],
         _ => Vec::new(),
-    });
-    assert_eq!(ran.outcome.error, None, "{:?}", ran.sent);
-    let json = ran.json.as_deref().unwrap_or_default();
-    assert!(json.starts_with("\"rejected: "), "{json}");
-    // The same answer inside the budget is read.
-    let mut req = request("async () => (await t.big()).byteLength");
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: Some(vec!["big".into()]),
-    }];
-    let ran = execute(req, |msg| match msg {
-        WorkerMsg::ToolCall {
-            exec_id, call_id, ..
-        } => vec![HostMsg::ToolResult {
-            exec_id: *exec_id,
-            call_id: *call_id,
-            ok: true,
-            payload: serialized_buffer(1 << 20),
-        }],
-        _ => Vec::new(),
-    });
-    assert_eq!(ran.json.as_deref(), Some("1048576"));
+    })
 }
 
 /// V8 15.2 lets one allocation of an array of small integers pass the heap's limit without a
