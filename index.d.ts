@@ -127,6 +127,25 @@ export interface IsolateExecutorOptions extends Budgets {
    * secret. Default: a random key of this process, so its tokens die with it.
    */
   approvalKey?: Buffer | Uint8Array | string
+  /**
+   * Record where each execute's time goes: every outcome's `stats.hops` then lists the steps of
+   * its run path ({@link Hop}) with their times. A diagnostic, for `npm run bench:trace` and
+   * for finding where a slow execute waited; it costs a few clock reads per step. Default false.
+   */
+  hops?: boolean
+}
+
+/**
+ * One step of an execute's run path (the executor's `hops` option; docs/benchmarks.md, "Where
+ * an execute's time goes"): `entry`, `validated`, `encoded`, `written`, `submitted`,
+ * `workerRead`, `isolateReady`, `parsed`, `evaluated`, `settled`, `answered`, `answerRead`,
+ * `reported`, `delivered`, `decoded`, in that order; a step the run did not reach (a program
+ * that failed to parse has no `evaluated`) is left out.
+ */
+export interface Hop {
+  hop: string
+  /** Milliseconds since `entry`, on the machine's monotonic clock (the worker's steps too). */
+  ms: number
 }
 
 /** One provider: a global object in the sandbox whose tools are async functions. */
@@ -375,6 +394,8 @@ export interface RunStats {
   cpuBudgetMs: number
   /** Fetches the program made (whatever its outbound). */
   fetches: number
+  /** Where the execute's time went: present when the executor's `hops` option is set. */
+  hops?: Hop[]
 }
 
 /** How a run ended. A program failure is reported here and never rejects `execute`. */

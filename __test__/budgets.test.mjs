@@ -67,6 +67,21 @@ describe('cpuLimit', () => {
     expect(waits.stats.cpuBudgetMs).toBeLessThan(50);
   });
 
+  it("does not count the worker's poll for a tool's answer: 1,000 answers that take 1 ms each", async () => {
+    // The worker polls up to 50 µs for an answer before it sleeps (io.rs, SPIN): counted, the
+    // polls alone would be 50 ms of this run's budget.
+    const out = await ex.execute({
+      code: 'async () => { let n = 0; for (let i = 0; i < 1000; i++) n = await t.next(n); return n }',
+      providers: [{ name: 't', tools: ['next'] }],
+      dispatch: ({ args }) => new Promise((r) => setTimeout(() => r(args[0] + 1), 1)),
+      cpuLimit: 10_000,
+      timeout: 60_000,
+    });
+    expect(out.result).toBe(1000);
+    expect(out.stats.cpuBudgetMs).toBeLessThan(30);
+    expect(out.stats.cpuMs).toBeLessThan(40);
+  });
+
   it('is the default of the executor\'s requests; a request\'s own wins, undefined inherits', async () => {
     const budgeted = executor({ workers: 1, cpuLimit: 50 });
     stoppedByBudget(await budgeted.execute({ code: BUSY }), 50);

@@ -16,6 +16,7 @@ const { ToolCalls } = require('./tool-calls');
 const { loadNative } = require('./native');
 const tracing = require('./tracing');
 const validate = require('./validate');
+const hops = require('./hops');
 
 /**
  * @typedef {import('../index').Outcome} Outcome
@@ -67,6 +68,8 @@ const validate = require('./validate');
  * @property {ToolCalls | null} calls its tool calls, from the first one on
  * @property {import('../index').Decide | undefined} decide its approval's callback (callback mode)
  * @property {number} decideTimeout how long one `decide` may take (ms)
+ * @property {Record<string, number> | null} hops the steps this host recorded (ns), when the
+ *   executor records them (lib/hops.js)
  *
  * A retained execution (docs/handles.md): its run id, and the policy its handlers' routed
  * fetches go to.
@@ -177,10 +180,12 @@ class ExecutorCore {
   /**
    * Submits a validated request.
    * @param {import('./validate').ValidRequest} checked
+   * @param {Record<string, number> | null} [steps] the steps recorded so far, when the
+   *   executor records them (lib/hops.js)
    * @returns {Promise<Outcome>}
    */
-  execute(checked) {
-    return this.#submit(checked, () => this.#transport.execute(checked));
+  execute(checked, steps = null) {
+    return this.#submit(checked, () => this.#transport.execute(checked), steps);
   }
 
   /**
@@ -196,9 +201,10 @@ class ExecutorCore {
    * Submits a run through `submit` (which returns its id) and follows it to its end.
    * @param {{ signal: AbortSignal | undefined, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, onLog: Run['onLog'], decide: Run['decide'], approval?: import('../native').NativeApproval | undefined }} checked
    * @param {() => number} submit
+   * @param {Record<string, number> | null} [steps] the steps recorded so far (lib/hops.js)
    * @returns {Promise<Outcome>}
    */
-  #submit(checked, submit) {
+  #submit(checked, submit, steps = null) {
     const { signal } = checked;
     const trace = tracing.startRun();
     if (signal?.aborted) return tracing.rejected(trace, abortError('execution', signal));
@@ -208,10 +214,11 @@ class ExecutorCore {
     } catch (e) {
       return tracing.rejected(trace, e);
     }
+    if (steps) steps.submitted = hops.now();
     /** @type {Deferred<Outcome>} */
     const { resolve, reject, promise } = deferred();
     /** @type {Run} */
-    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, calls: null, decide: checked.decide, decideTimeout: checked.approval?.timeout ?? 0 };
+    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, calls: null, decide: checked.decide, decideTimeout: checked.approval?.timeout ?? 0, hops: steps };
     if (signal) {
       abortOn(signal, 'execution', run, () => this.#runs.get(id) === run, () => this.#transport.abort(id), (e) => tracing.endRun(trace, undefined, e));
     }
@@ -421,6 +428,7 @@ class ExecutorCore {
   #onEnded(done) {
     const run = this.#runs.get(done.id);
     if (!run) return;
+    if (run.hops) run.hops.delivered = hops.now();
     this.#runs.delete(done.id);
     run.calls?.drop();
     this.#holdLoop();
@@ -469,6 +477,10 @@ class ExecutorCore {
         const detail = e instanceof Error ? e.message : String(e);
         outcome.error = { code: 'RESULT_NOT_CLONEABLE', message: render('RESULT_NOT_CLONEABLE', { detail }) };
       }
+    }
+    if (run.hops) {
+      run.hops.decoded = hops.now();
+      outcome.stats = { ...outcome.stats, hops: hops.report(run.hops, ended.hops) };
     }
     tracing.endRun(run.trace, outcome, undefined);
     run.resolve(outcome);

@@ -12,6 +12,7 @@ const { fault, fromNative } = require('./errors');
 const { ExecutorCore } = require('./executor-core');
 const validate = require('./validate');
 const { checkValueFormat } = require('./clone');
+const hops = require('./hops');
 
 /** @typedef {import('../native').NativePool} NativePool */
 
@@ -88,13 +89,14 @@ class IsolateExecutor {
    */
   execute(request) {
     if (this.#closed) return Promise.reject(fault('CLOSED'));
+    const entry = this.#options.hops ? hops.now() : 0;
     let checked;
     try {
       checked = validate.request(request, this.#options.outbound, this.#options.budgets);
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.#core.execute(checked);
+    return this.#core.execute(checked, entry ? { entry, validated: hops.now() } : null);
   }
 
   /**

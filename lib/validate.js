@@ -121,7 +121,7 @@ function budgets(kind, input, inherited = {}) {
   return out;
 }
 
-const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath', 'approvalKey', ...BUDGETS];
+const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath', 'approvalKey', 'hops', ...BUDGETS];
 
 /**
  * @param {unknown} given the constructor's argument
@@ -144,6 +144,7 @@ function options(given, defaultWorkerPath) {
     onHandlesClosed: undefined,
     workerPath: process.env.CODEMODE_WORKER_PATH || defaultWorkerPath,
     budgets: {},
+    hops: false,
   };
   for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
     if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], range(key), key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');
@@ -163,6 +164,12 @@ function options(given, defaultWorkerPath) {
     o.workerPath = input.workerPath;
   }
   if (input.approvalKey !== undefined) o.approvalKey = approvals.approvalKey(input.approvalKey);
+  if (input.hops !== undefined) {
+    if (typeof input.hops !== 'boolean') {
+      throw fault(kind, { field: 'hops', problem: `got ${describe(input.hops)}`, allowed: 'true, false or omitted' });
+    }
+    o.hops = input.hops;
+  }
   return o;
 }
 

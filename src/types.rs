@@ -34,6 +34,8 @@ pub struct NativeOptions {
     /// The key approval tokens are signed with (at least 32 bytes; lib/validate.js checks);
     /// absent: this process's random key.
     pub approval_key: Option<Buffer>,
+    /// Record when each step of every execution happens (the outcome's `hops`).
+    pub hops: bool,
 }
 
 impl From<NativeOptions> for PoolOptions {
@@ -46,6 +48,7 @@ impl From<NativeOptions> for PoolOptions {
             memory_limit_mib: o.memory_limit,
             handles_idle_timeout_ms: u64::from(o.handles_idle_timeout.max(1)),
             approval_key: o.approval_key.map(|k| k.to_vec()),
+            hops: o.hops,
         }
     }
 }
@@ -224,6 +227,9 @@ pub struct NativeOutcome {
     pub calls: Vec<CallRecord>,
     /// Present when the run paused for approval (then `result` is absent).
     pub paused: Option<NativePaused>,
+    /// When the pool records them (`hops`): each step's name and its time on the monotonic
+    /// clock (ns, the clock of `process.hrtime`), in the order of the run path.
+    pub hops: Option<Vec<(String, f64)>>,
 }
 
 impl From<RunOutcome> for NativeOutcome {
@@ -236,6 +242,12 @@ impl From<RunOutcome> for NativeOutcome {
             stats: o.stats.into(),
             calls: o.calls,
             paused: o.paused.map(Into::into),
+            hops: o.hops.map(|h| {
+                h.named()
+                    .into_iter()
+                    .map(|(name, ns)| (name.to_string(), ns as f64))
+                    .collect()
+            }),
         }
     }
 }

@@ -59,6 +59,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
                 memory_limit_mib: 64,
                 handles_idle_timeout_ms: 300_000,
                 approval_key: None,
+                hops: false,
             },
             max_in_flight,
             hook,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codemode_protocol::{HostMsg, RunOutcome, WireRequest, WorkerMsg, PROTOCOL_VERSION};
+use codemode_protocol::{Hops, HostMsg, RunOutcome, WireRequest, WorkerMsg, PROTOCOL_VERSION};
 
 use crate::approvals::{CallAction, FetchAction};
 use crate::conduct::{self, Violation};
@@ -97,7 +97,13 @@ pub(crate) fn on_frame(
             invoke_id,
             result,
         } => handles::invoked(inner, exec_id, invoke_id, result),
-        WorkerMsg::Done { exec_id, outcome } => {
+        WorkerMsg::Done {
+            exec_id,
+            mut outcome,
+        } => {
+            if let Some(h) = &mut outcome.hops {
+                h.answer_read = Hops::now();
+            }
             done(inner, key, exec_id, outcome).map_err(End::Violation)?
         }
     }
@@ -195,6 +201,16 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
             None => outcome,
         };
         outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
+        // The worker's steps with the pool's; a worker the pool did not ask sends none.
+        outcome.hops = match (run.hops, outcome.hops) {
+            (Some(ours), Some(theirs)) => Some(Box::new(Hops {
+                encoded: ours.encoded,
+                written: ours.written,
+                reported: Hops::now(),
+                ..*theirs
+            })),
+            _ => None,
+        };
         (run.done)(exec_id, Ok(outcome));
     }
     Ok(())

@@ -45,7 +45,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
-    Budgets, ExecuteRequest, Failure, FailureCode, HostMsg, LogEntry, Outbound, ProviderDecl,
+    Budgets, ExecuteRequest, Failure, FailureCode, Hops, HostMsg, LogEntry, Outbound, ProviderDecl,
     RunOutcome, WireRequest, WireResponse,
 };
 
@@ -80,6 +80,8 @@ pub struct PoolOptions {
     /// The key approval tokens are signed with (at least `limits::APPROVAL_KEY_MIN_BYTES`);
     /// `None`: a random key of this process, so its tokens die with it.
     pub approval_key: Option<Vec<u8>>,
+    /// Record when each step of every execution happens: its outcome's `hops`.
+    pub hops: bool,
 }
 
 /// One execution as the caller describes it; `None` fields take the pool's defaults.
@@ -234,6 +236,8 @@ struct Job {
     budgets: Budgets,
     host: Arc<dyn Host>,
     done: Completion,
+    /// The steps recorded so far, when the pool records them ([`PoolOptions::hops`]).
+    hops: Option<Hops>,
 }
 
 struct Running {
@@ -268,6 +272,8 @@ struct Running {
     /// Handed to a worker still preparing: `started` and `deadline` count again from `Started`.
     /// Cleared by an abort, whose deadline stands.
     rebase: bool,
+    /// The steps recorded so far, when the pool records them ([`PoolOptions::hops`]).
+    hops: Option<Hops>,
 }
 
 struct WorkerSlot {
@@ -549,10 +555,15 @@ impl Pool {
             live_logs: spec.live_logs,
             budgets: spec.budgets,
             replayable,
+            hops: opts.hops,
         });
         let frame = request
             .encode()
             .map_err(|e| too_large("execute request (code, modules and tool lists)", e))?;
+        let hops = opts.hops.then(|| Hops {
+            encoded: Hops::now(),
+            ..Hops::default()
+        });
         let mut st = self.inner.lock();
         if st.closed {
             return Err(FailureCode::Closed.failure(&[]));
@@ -586,6 +597,7 @@ impl Pool {
             budgets: spec.budgets,
             host,
             done,
+            hops,
         });
         if st.workers.is_empty() {
             // Every worker was refused at its handshake (refused workers are not replaced):

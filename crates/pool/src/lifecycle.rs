@@ -157,6 +157,7 @@ fn settle_lost(
                     budgets: run.budgets,
                     host: run.host,
                     done: run.done,
+                    hops: run.hops,
                 });
             }
             pump(inner, &mut st);

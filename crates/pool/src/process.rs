@@ -13,6 +13,7 @@
 use std::os::fd::AsRawFd;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 pub(crate) struct Process {
@@ -22,6 +23,9 @@ pub(crate) struct Process {
     identity: Option<Identity>,
     /// True once the child is reaped; held while signalling and while reaping.
     reaped: Mutex<bool>,
+    /// The memory ceiling last set (0: none yet): the worker cannot change it (its filter lets
+    /// `prlimit64` only read), so setting the same one again is skipped.
+    ceiling: AtomicU64,
 }
 
 impl Process {
@@ -42,6 +46,7 @@ impl Process {
             pidfd,
             identity,
             reaped: Mutex::new(false),
+            ceiling: AtomicU64::new(0),
         }
     }
 
@@ -82,7 +87,12 @@ impl Process {
     /// host's, so a later run may get a higher one), if it has not been reaped: under the lock
     /// reaping takes, the pid cannot have been handed to another process. The jailed worker
     /// cannot raise it itself (its filter lets `prlimit64` only read).
+    /// Most runs ask for the ceiling their worker already has: then no system call is made (a
+    /// host without `CAP_SYS_RESOURCE` would make six, on the execute's path).
     pub(crate) fn set_memory_ceiling(&self, bytes: u64) -> std::io::Result<()> {
+        if self.ceiling.load(Ordering::Relaxed) == bytes {
+            return Ok(());
+        }
         let reaped = self.reaped.lock().unwrap_or_else(|p| p.into_inner());
         if *reaped {
             return Ok(());
@@ -114,6 +124,9 @@ impl Process {
             (Err(e), Some(id)) if e.raw_os_error() == Some(libc::EPERM) => as_real_ids(id, set),
             (result, _) => result,
         };
+        if result.is_ok() {
+            self.ceiling.store(bytes, Ordering::Relaxed);
+        }
         drop(reaped);
         result
     }

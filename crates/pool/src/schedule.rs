@@ -44,6 +44,10 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         // A broken pipe means the worker is going; its reader reports it lost, and the
         // run, never acknowledged, goes back to the queue.
         slot.input.send(job.frame.clone());
+        let mut hops = job.hops;
+        if let Some(h) = &mut hops {
+            h.written = codemode_protocol::Hops::now();
+        }
         let now = Instant::now();
         let mut deadline = now + Duration::from_millis(job.timeout_ms);
         if early {
@@ -70,6 +74,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 suspended: None,
                 rest_left: None,
                 rebase: early,
+                hops,
             },
         );
         crate::deadlines::due_by(inner, st, deadline);

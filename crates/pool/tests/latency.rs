@@ -38,6 +38,7 @@ fn execute_and_tool_call_latency() {
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
+        hops: false,
     })
     .unwrap();
     let host = Arc::new(Echo(Mutex::new(Some(pool.clone()))));

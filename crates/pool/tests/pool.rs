@@ -28,6 +28,7 @@ fn pool(workers: usize, queue_bound: usize) -> Pool {
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
+        hops: false,
     })
     .expect("pool starts")
 }
@@ -177,6 +178,7 @@ fn a_missing_binary_is_a_clear_fault() {
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
+        hops: false,
     })
     .err()
     .unwrap();

@@ -47,6 +47,7 @@ fn main() {
         live_logs: false,
         budgets: Default::default(),
         replayable: None,
+        hops: false,
     });
     let call = WorkerMsg::ToolCall {
         exec_id: 123_456,

@@ -19,9 +19,9 @@ pub mod messages;
 pub use failures::{Failure, FailureCode, FailureKind};
 pub use frame::FrameTooLarge;
 pub use messages::{
-    Budgets, CallRecord, CallStatus, DecodeError, Engine, ExecuteRequest, Grant, HostMsg, LogEntry,
-    LogLevel, Outbound, Paused, PendingCall, ProviderDecl, Redirect, Replayable, RunError,
-    RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg,
+    Budgets, CallRecord, CallStatus, DecodeError, Engine, ExecuteRequest, Grant, Hops, HostMsg,
+    LogEntry, LogLevel, Outbound, Paused, PendingCall, ProviderDecl, Redirect, Replayable,
+    RunError, RunOutcome, RunStats, SourceLocation, WireRequest, WireResponse, WorkerMsg,
 };
 
 /// Bumped whenever a message's layout changes. 1: hand-written fixed-width fields; 2: postcard;
@@ -32,8 +32,9 @@ pub use messages::{
 /// 7: budgets (Execute's `cpu_limit_ms`, `tool_call_limit`, `fetch_limit`; the stats'
 /// `cpu_budget_us` and `fetches`); 8: replayable runs for approvals (Execute's `replayable`,
 /// `Idle`); 9: `Awake` (a run that said `Idle` computes again) and `ToolDenied` (a call's denial,
-/// which rejects with its code); 10: `Engine` (the worker names its V8 after its Hello).
-pub const PROTOCOL_VERSION: u32 = 10;
+/// which rejects with its code); 10: `Engine` (the worker names its V8 after its Hello); 11:
+/// `hops` (Execute's flag, the outcome's step times).
+pub const PROTOCOL_VERSION: u32 = 11;
 
 /// The V8 value-serializer format the worker writes, and the newest it reads (the version after
 /// the 0xFF header tag). Values cross both ways (tool answers in, arguments and results out) and

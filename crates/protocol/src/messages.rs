@@ -160,6 +160,65 @@ pub struct ExecuteRequest {
     /// the same path when it is replayed, so what is not the program's own (randomness, the
     /// clock) comes from here, and the worker says when it waits ([`WorkerMsg::Idle`]).
     pub replayable: Option<Replayable>,
+    /// Record when each step of the run happened ([`Hops`], the outcome's `hops`).
+    pub hops: bool,
+}
+
+/// When each step of one execute happened, on the machine's monotonic clock (`CLOCK_MONOTONIC`,
+/// nanoseconds: the clock Node's `process.hrtime` reads), for the executor's `hops` option
+/// (docs/benchmarks.md, "Where an execute's time goes"). 0: not recorded. The worker fills in its
+/// steps; the pool, which sends none of its own, fills in the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Hops {
+    /// The pool: the request encoded into its frame.
+    pub encoded: u64,
+    /// The pool: the frame written to the worker's stdin.
+    pub written: u64,
+    /// The worker: the frame read and decoded.
+    pub read: u64,
+    /// The worker: the run's isolate in hand (prepared while the worker was idle).
+    pub ready: u64,
+    /// The worker: the program parsed and rewritten into a module (entry.rs).
+    pub parsed: u64,
+    /// The worker: the module compiled, linked and evaluated.
+    pub evaluated: u64,
+    /// The worker: the program's promise settled.
+    pub settled: u64,
+    /// The worker: the outcome built (the value serialized), about to be written.
+    pub answered: u64,
+    /// The pool: the outcome's frame read.
+    pub answer_read: u64,
+    /// The pool: the outcome handed to the host's callback.
+    pub reported: u64,
+}
+
+impl Hops {
+    /// Each step's name (as the host names it) with its time, in the order of the run path.
+    pub fn named(&self) -> [(&'static str, u64); 10] {
+        [
+            ("encoded", self.encoded),
+            ("written", self.written),
+            ("workerRead", self.read),
+            ("isolateReady", self.ready),
+            ("parsed", self.parsed),
+            ("evaluated", self.evaluated),
+            ("settled", self.settled),
+            ("answered", self.answered),
+            ("answerRead", self.answer_read),
+            ("reported", self.reported),
+        ]
+    }
+
+    /// The monotonic clock now, in nanoseconds.
+    pub fn now() -> u64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes into the timespec we own.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+    }
 }
 
 /// What makes a run replayable (docs/approvals.md, "Replay"): with the same program, the same
@@ -404,6 +463,8 @@ pub struct RunOutcome {
     /// in by the pool, never sent by a worker.
     #[serde(skip)]
     pub paused: Option<Paused>,
+    /// When each step happened, when the request asked ([`ExecuteRequest::hops`]).
+    pub hops: Option<Box<Hops>>,
 }
 
 /// How one tool call of a run went (`outcome.calls`).

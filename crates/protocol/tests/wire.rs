@@ -144,6 +144,7 @@ fn host_msg() -> impl Strategy<Value = HostMsg> {
                         fetch_limit,
                     },
                     replayable: replay.map(|(seed, epoch_ms)| Replayable { seed, epoch_ms }),
+                    hops: false,
                 })
             },
         );
@@ -385,6 +386,7 @@ fn hand_picked_messages_roundtrip() {
             seed: u64::MAX,
             epoch_ms: 1_796_000_000_000,
         }),
+        hops: true,
     }));
     roundtrip_host(&HostMsg::ToolResult {
         exec_id: 7,
@@ -452,6 +454,7 @@ fn malformed_bodies_are_refused() {
             live_logs: false,
             budgets: Default::default(),
             replayable: None,
+            hops: false,
         })
         .encode()
         .unwrap(),
@@ -513,6 +516,7 @@ fn the_encoder_refuses_a_body_over_the_frame_bound() {
             live_logs: false,
             budgets: Default::default(),
             replayable: None,
+            hops: false,
         })
     };
     let many_tools = || ProviderDecl {

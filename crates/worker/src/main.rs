@@ -10,7 +10,7 @@ mod run;
 mod tests;
 
 use codemode_protocol::limits::options::DEFAULT_MEMORY_LIMIT_MIB;
-use codemode_protocol::{HostMsg, WorkerMsg, PROTOCOL_VERSION};
+use codemode_protocol::{Hops, HostMsg, WorkerMsg, PROTOCOL_VERSION};
 
 use engine::{bench, isolate, platform, snapshot};
 
@@ -103,6 +103,10 @@ fn main() {
     while let Some(msg) = input.next() {
         match msg {
             HostMsg::Execute(req) => {
+                let hops = req.hops.then(|| Hops {
+                    read: Hops::now(),
+                    ..Hops::default()
+                });
                 // First, before anything of the run: the host now counts the run as started
                 // (until here, a lost worker's run goes back to the queue), and a Cancel for it
                 // is kept from here on.
@@ -120,8 +124,14 @@ fn main() {
                     }
                 };
                 let exec_id = req.exec_id;
-                let (outcome, ended) = run::run(prepared, req, &mut input, io::send, &current);
+                let hops = run::stamp(hops, |h| &mut h.ready);
+                let (outcome, ended) =
+                    run::run(prepared, req, &mut input, io::send, &current, hops);
                 io::send(&WorkerMsg::Done { exec_id, outcome });
+                // The answer wakes the host's thread, often onto this CPU, where the scheduler
+                // would let this thread run on through the dispose and the next preparation
+                // (over a millisecond) before the host's thread gets it: hand the CPU over first.
+                io::yield_cpu();
                 // Off the critical path: the answer is already on its way. The next isolate
                 // gets the limit the last run asked for, the best guess for the next one.
                 let spent = match ended {

@@ -16,6 +16,7 @@ pub fn ready_pool(worker_path: PathBuf, workers: usize) -> Pool {
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
+        hops: false,
     })
     .expect("pool starts");
     let until = Instant::now() + Duration::from_secs(30);

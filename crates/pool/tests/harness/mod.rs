@@ -73,6 +73,7 @@ pub fn options(
         memory_limit_mib: 64,
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
+        hops: false,
     }
 }
 

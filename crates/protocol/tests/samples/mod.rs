@@ -32,6 +32,7 @@ pub fn host_messages() -> Vec<HostMsg> {
             live_logs: false,
             budgets: Default::default(),
             replayable: None,
+            hops: false,
         }),
         HostMsg::ToolResult {
             exec_id: 1,

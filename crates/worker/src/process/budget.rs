@@ -15,7 +15,7 @@ use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 use crate::process::io::CurrentRun;
-use crate::process::thread_cpu_us;
+use crate::process::work_cpu_us;
 
 /// A budget being enforced, as the cancel thread sees it.
 pub(crate) struct Armed {
@@ -68,7 +68,7 @@ pub fn arm(isolate: &mut v8::Isolate, current: &CurrentRun, limit_ms: Option<u32
         return;
     };
     let limit_us = u64::from(limit_ms) * 1000;
-    let start_us = thread_cpu_us();
+    let start_us = work_cpu_us();
     let generation = current.arm_budget(Duration::from_micros(limit_us));
     isolate.set_slot(Meter {
         current: current.clone(),
@@ -84,7 +84,7 @@ pub fn disarm(isolate: &mut v8::Isolate, current: &CurrentRun) -> Option<Counted
     let meter = isolate.remove_slot::<Meter>()?;
     current.disarm_budget(meter.generation);
     Some(Counted {
-        cpu_us: thread_cpu_us().saturating_sub(meter.start_us),
+        cpu_us: work_cpu_us().saturating_sub(meter.start_us),
         spent: meter.spent,
     })
 }
@@ -107,7 +107,7 @@ unsafe extern "C" fn check(mut isolate: v8::UnsafeRawIsolatePtr, data: *mut c_vo
     if meter.generation != generation {
         return;
     }
-    let spent_us = thread_cpu_us().saturating_sub(meter.start_us);
+    let spent_us = work_cpu_us().saturating_sub(meter.start_us);
     if spent_us >= meter.limit_us {
         meter.spent = true;
         meter.current.disarm_budget(generation);

@@ -10,6 +10,26 @@ pub mod jail;
 pub mod last_words;
 pub mod link;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// CPU the main thread spent polling for the host's answers (`io::Input::next_within`).
+static SPUN_US: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `spin`, a poll for the host's answer on the main thread, and sets the CPU it cost
+/// aside: waiting for the host is not the program's (docs/bounds.md, "CPU").
+pub fn spun(spin: impl FnOnce()) {
+    let before = thread_cpu_us();
+    spin();
+    SPUN_US.fetch_add(thread_cpu_us().saturating_sub(before), Ordering::Relaxed);
+}
+
+/// CPU time the main thread spent on work so far, in microseconds: its CPU time without what
+/// it spent polling for the host's answers ([`spun`]). A run's count (its stats, its budget)
+/// is the difference of two readings.
+pub fn work_cpu_us() -> u64 {
+    thread_cpu_us().saturating_sub(SPUN_US.load(Ordering::Relaxed))
+}
+
 /// CPU time of the calling thread in microseconds.
 pub fn thread_cpu_us() -> u64 {
     let mut ts = libc::timespec {

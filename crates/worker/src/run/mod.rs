@@ -10,7 +10,7 @@ pub mod location;
 pub mod retained;
 
 use codemode_protocol::{
-    limits, ExecuteRequest, FailureCode, Grant, RunError, RunOutcome, RunStats,
+    limits, ExecuteRequest, FailureCode, Grant, Hops, RunError, RunOutcome, RunStats,
 };
 
 use crate::engine::helpers::Helpers;
@@ -25,7 +25,7 @@ use crate::process::budget::{self, Counted};
 use crate::process::io::CurrentRun;
 use crate::process::last_words;
 use crate::process::link::{HostInput, Outbox};
-use crate::process::thread_cpu_us;
+use crate::process::work_cpu_us;
 use event_loop::{heap_used, settle, EventLoop, Settled};
 use failure::{cpu_limit, entry_failure, exception_failure, fail, settle_failure, type_name};
 use retained::Retained;
@@ -46,7 +46,9 @@ pub enum Ended {
 }
 
 /// Runs `req` in `prepared`, reading the host's answers from `input` and sending requests
-/// through `send`; returns the outcome and the isolate, spent or retained.
+/// through `send`; returns the outcome and the isolate, spent or retained. `hops`: the steps
+/// recorded so far when the request asked for them (`ExecuteRequest::hops`); the run adds its
+/// own and the outcome carries them.
 ///
 /// While the run lasts its state sits in isolate slots, one for each consumer: [`Calls`] for
 /// the natives that ask the host (tool calls, fetches), [`Console`] for `log`, [`ModuleMap`]
@@ -58,6 +60,7 @@ pub fn run(
     input: &mut impl HostInput,
     send: Outbox,
     current: &CurrentRun,
+    mut hops: Option<Hops>,
 ) -> (RunOutcome, Ended) {
     let ExecuteRequest {
         exec_id,
@@ -70,12 +73,13 @@ pub fn run(
         live_logs,
         budgets,
         replayable,
+        hops: _,
     } = req;
     let cpu_limit_ms = budgets.cpu_limit_ms;
     let limit_bytes = (memory_limit_mib as usize).saturating_mul(1024 * 1024);
     METER.start_run(limit_bytes);
     last_words::running(exec_id, None, memory_limit_mib);
-    let cpu_start = thread_cpu_us();
+    let cpu_start = work_cpu_us();
     let isolate = &mut prepared.isolate;
     isolate.set_slot(Calls::new(
         exec_id,
@@ -105,6 +109,7 @@ pub fn run(
             &code,
             &providers,
             input,
+            &mut hops,
         );
         (result, lp.heap_peak)
     };
@@ -138,7 +143,7 @@ pub fn run(
         .map_or_else(Vec::new, Console::finish);
     let stats = RunStats {
         wall_us: 0,
-        cpu_us: thread_cpu_us().saturating_sub(cpu_start),
+        cpu_us: work_cpu_us().saturating_sub(cpu_start),
         heap_peak: heap_peak.max(heap_now) as u64,
         buffers_peak: METER.buffers_peak() as u64,
         tool_calls,
@@ -158,6 +163,7 @@ pub fn run(
                 logs,
                 stats,
                 grant: Some(grant),
+                hops: stamp(hops, |h| &mut h.answered).map(Box::new),
                 ..RunOutcome::default()
             };
             let retained = Retained {
@@ -201,13 +207,28 @@ pub fn run(
         error,
         logs,
         stats,
+        hops: stamp(hops, |h| &mut h.answered).map(Box::new),
         ..RunOutcome::default()
     };
     (outcome, Ended::Spent(prepared))
 }
 
+/// `hops` with the step `at` picks set to now (when they are recorded at all).
+pub fn stamp(mut hops: Option<Hops>, at: fn(&mut Hops) -> &mut u64) -> Option<Hops> {
+    mark(&mut hops, at);
+    hops
+}
+
+/// Sets the step `at` picks to now, when steps are recorded.
+pub fn mark(hops: &mut Option<Hops>, at: fn(&mut Hops) -> &mut u64) {
+    if let Some(h) = hops {
+        *at(h) = Hops::now();
+    }
+}
+
 /// Compiles, links and evaluates the program, calls its function and waits for its promise.
 /// `epoch_ms`: the run is replayable, its logical clock starting there (js/replay.js).
+#[allow(clippy::too_many_arguments)]
 fn execute(
     scope: &mut v8::PinScope,
     lp: &mut EventLoop,
@@ -216,12 +237,14 @@ fn execute(
     code: &str,
     providers: &[codemode_protocol::ProviderDecl],
     input: &mut impl HostInput,
+    hops: &mut Option<Hops>,
 ) -> Result<Produced, RunError> {
     let helpers = lp.helpers;
     let entry::Entry { source, shift } = match entry::to_module_source(code) {
         Ok(e) => e,
         Err(error) => return Err(entry_failure(scope, error)),
     };
+    mark(hops, |h| &mut h.parsed);
     install_providers(scope, helpers, providers)?;
     let begin = v8::Local::new(scope, &helpers.begin_run);
     let undefined = v8::undefined(scope).into();
@@ -266,6 +289,7 @@ fn execute(
             other => return Err(settle_failure(tc, helpers, other, &shift)),
         }
     }
+    mark(hops, |h| &mut h.evaluated);
     let namespace = module.get_module_namespace();
     let func = v8::Local::<v8::Object>::try_from(namespace)
         .ok()
@@ -297,6 +321,7 @@ fn execute(
             returned
         }
     };
+    mark(hops, |h| &mut h.settled);
     if retain {
         if let Some((handler, this)) = handler_of(tc, value) {
             return Ok(Produced::Handler(

@@ -118,6 +118,7 @@ pub fn request(code: &str) -> ExecuteRequest {
         live_logs: false,
         budgets: Default::default(),
         replayable: None,
+        hops: false,
     }
 }
 
@@ -205,7 +206,7 @@ fn execute_here(
     };
     let prepared = Prepared::new(req.memory_limit_mib);
     current.expect(req.exec_id);
-    let (outcome, ended) = run::run(prepared, req, &mut host, capture, current);
+    let (outcome, ended) = run::run(prepared, req, &mut host, capture, current, None);
     let mut spent = match ended {
         run::Ended::Spent(spent) => spent,
         // Served until the host double has nothing more to say (its input then reads closed).
