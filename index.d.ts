@@ -136,11 +136,13 @@ export interface IsolateExecutorOptions extends Budgets {
 }
 
 /**
- * One step of an execute's run path (the executor's `hops` option; docs/benchmarks.md, "Where
- * an execute's time goes"): `entry`, `validated`, `encoded`, `written`, `submitted`,
- * `workerRead`, `isolateReady`, `parsed`, `evaluated`, `settled`, `answered`, `answerRead`,
- * `reported`, `delivered`, `decoded`, in that order; a step the run did not reach (a program
- * that failed to parse has no `evaluated`) is left out.
+ * One step of an execute's run path (the executor's `hops` option; docs/operations.md): `entry`,
+ * `validated`, `encoded`, `written`, `submitted`, `workerRead`, `isolateReady`, `parsed`,
+ * `evaluated`, `settled`, `answered`, `answerRead`, `reported`, `delivered`, `decoded`, listed
+ * in that order. Host and worker run in parallel, so a time may be earlier than the one listed
+ * before it: the worker may read the frame (`workerRead`) before the host's write returns
+ * (`written`, `submitted`), and a run that waited in the queue is `written` after `submitted`.
+ * A step the run did not reach (a program that failed to parse has no `evaluated`) is left out.
  */
 export interface Hop {
   hop: string

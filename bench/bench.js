@@ -14,10 +14,13 @@ const os = require('node:os');
 const path = require('node:path');
 const vm = require('node:vm');
 const { IsolateExecutor } = require('..');
-const { stats, median, mean, cpuMs } = require('./measure');
+const { now, pause, withHalves, median, mean, cpuMs } = require('./measure');
 const cpu = require('./cpu');
 const memory = require('./memory');
 const approvals = require('./approvals');
+const trace = require('./trace');
+const daemon = require('./daemon');
+const guard = require('./guard');
 const { writeReport, fmt } = require('./report');
 
 const QUICK = process.argv.includes('--quick');
@@ -32,11 +35,9 @@ const CEILING_ROUNDS = QUICK ? 1 : 3;
 const CEILING_MS = QUICK ? 1500 : 3000;
 const PREPARE_RUNS = QUICK ? 50 : 300;
 
-const now = () => process.hrtime.bigint();
 const toMs = (ns) => Number(ns) / 1e6;
 const toUs = (ns) => Number(ns) / 1e3;
 
-const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Latency of one execute against an idle executor: runs are spaced by GAP_MS, the way sporadic
 // agent traffic arrives (this executor prepares the next isolate in that gap; the in-process
@@ -51,7 +52,7 @@ async function latency(runOnce) {
     await runOnce();
     samples.push(toMs(now() - t0));
   }
-  return stats(samples);
+  return withHalves(samples);
 }
 
 // Back to back: the next run starts the moment the previous one resolves.
@@ -62,22 +63,31 @@ async function backToBack(runOnce) {
     await runOnce();
     samples.push(toMs(now() - t0));
   }
-  return stats(samples);
+  return withHalves(samples);
 }
 
+/**
+ * Executions per second with `concurrency` in flight for `ms`, and the rates of the window's two
+ * halves (guard.js's noise), each counting the executions that ended within it.
+ */
 async function throughput(runOnce, concurrency, ms = THROUGHPUT_MS) {
   let done = 0;
+  const ended = [0, 0];
   const t0 = now();
   // A clock check, not a timer: node:vm's runs settle in microtasks and would starve a timer.
   const end = t0 + BigInt(ms) * 1_000_000n;
+  const half = t0 + BigInt(ms) * 500_000n;
   const lane = async () => {
     while (now() < end) {
       await runOnce();
       done++;
+      const at = now();
+      if (at < end) ended[at < half ? 0 : 1]++;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
-  return done / (toMs(now() - t0) / 1000);
+  const secs = ms / 2000;
+  return { rate: done / (toMs(now() - t0) / 1000), halves: [ended[0] / secs, ended[1] / secs] };
 }
 
 // Tool-call round trip: the program awaits N sequential calls; the host timestamps arrivals,
@@ -85,7 +95,7 @@ async function throughput(runOnce, concurrency, ms = THROUGHPUT_MS) {
 function roundTrips(arrivals) {
   const d = [];
   for (let i = 1; i < arrivals.length; i++) d.push(toUs(arrivals[i] - arrivals[i - 1]));
-  return stats(d);
+  return withHalves(d);
 }
 
 const peers = {};
@@ -258,7 +268,7 @@ async function ceiling() {
       const pids = ex.workerPids();
       const w0 = pids.map(cpuMs);
       const h0 = process.cpuUsage();
-      rates.push(await throughput(once, WORKERS * 4, CEILING_MS));
+      rates.push((await throughput(once, WORKERS * 4, CEILING_MS)).rate);
       const h = process.cpuUsage(h0);
       hostCpu.push((h.user + h.system) / 1000 / done);
       // A worker replaced meanwhile (none should be) leaves this round out.
@@ -305,10 +315,10 @@ async function main() {
     const seq = await backToBack(() => p.runOnce());
     // The pool is kept busy with 4 executions in flight per worker; single-threaded peers get
     // the same concurrency (isolated-vm runs isolates on its own threads).
-    const tput = await throughput(() => p.runOnce(), WORKERS * 4);
+    const { rate: tput, halves: tputHalves } = await throughput(() => p.runOnce(), WORKERS * 4);
     const call = await p.toolCall();
     await p.teardown();
-    results[key] = { label: p.label, lat, seq, tput, call };
+    results[key] = { label: p.label, lat, seq, tput, tputHalves, call };
     console.log(`${p.label}: execute p50 ${fmt(lat.p50)} ms, p99 ${fmt(lat.p99)} ms, back-to-back p50 ${fmt(seq.p50)} ms, ${tput.toFixed(0)} exec/s, tool call p50 ${fmt(call.p50, 1)} us`);
   }
 
@@ -336,6 +346,26 @@ async function main() {
   const appr = await approvals.run({ quick: QUICK });
   for (const line of approvals.lines(appr)) console.log(line);
 
+  const hops = await trace.run({ quick: QUICK, workers: WORKERS });
+  console.log(`where an execute's time goes (idle, p50 µs): ${hops.idle.steps.map((x) => `${x.hop} ${fmt(x.p50, 1)}`).join(', ')}`);
+
+  // A daemon that cannot be measured leaves its rows unmeasured, not the whole report.
+  const remote = await daemon.run().catch((e) => ({ error: e instanceof Error ? e.message : String(e) }));
+  if (remote.error) console.log(`tool call over connect(): not measured: ${remote.error}`);
+  else console.log(`tool call over connect(): p50 ${fmt(remote.overConnect.toolCall.p50, 0)} µs, in process ${fmt(remote.inProcess.toolCall.p50, 0)} µs (${fmt(remote.overConnect.toolCall.p50 / remote.inProcess.toolCall.p50, 2)}x)`);
+
+  const c = results.codemode;
+  const figures = {
+    executeIdleMs: guard.figure('execute p50, idle', c.lat.p50, c.lat.halves, 'ms'),
+    executeBackToBackMs: guard.figure('execute p50, back to back', c.seq.p50, c.seq.halves, 'ms'),
+    execPerSec: guard.figure('exec/s, pool busy', c.tput, c.tputHalves, 'exec/s', 'higher'),
+    toolCallUs: guard.figure('tool call p50, in process', c.call.p50, c.call.halves, 'µs'),
+    traceIdleUs: guard.figure('execute p50, idle, hops on (bench/trace.js)', hops.idle.total.p50, hops.idle.total.halves, 'µs'),
+  };
+  if (!remote.error) figures.daemonToolCallUs = guard.figure('tool call p50, over connect()', remote.overConnect.toolCall.p50, remote.overConnect.toolCall.halves, 'µs');
+  const moved = guard.compare(guard.committed(guard.committedDoc()), figures);
+  for (const m of moved) console.log(`guard: ${m.label}: ${fmt(m.value, 3)} ${m.unit} (committed ${m.before === null ? 'none' : fmt(m.before, 3)}, noise ${fmt(m.noise, 3)}): ${m.verdict.replace(/\*/g, '')}`);
+
   const file = writeReport({
     settings: { quick: QUICK, program: PROGRAM, gapMs: GAP_MS, nLat: N_LAT, inFlight: WORKERS * 4, throughputMs: THROUGHPUT_MS, ceilingMs: CEILING_MS, nCalls: N_CALLS, workers: WORKERS, cores: CORES },
     order,
@@ -348,6 +378,10 @@ async function main() {
     overshoot: over,
     cpuOvershoot: cpuOver,
     approvals: appr,
+    hops,
+    remote,
+    figures,
+    moved,
   });
   console.log(`\nwrote ${path.relative(path.join(__dirname, '..'), file)} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }

@@ -17,7 +17,7 @@ const CALLS = 50;
 const GAP_MS = 2;
 const WORKERS = Math.max(2, os.availableParallelism());
 
-const { stats, measure: sample } = require('./measure');
+const { withHalves, measure: sample } = require('./measure');
 
 const measure = (once, n = N) => sample(once, n, GAP_MS);
 
@@ -33,7 +33,7 @@ async function figures(executor) {
     if (outcome.result !== CALLS) throw new Error(`bad result ${JSON.stringify(outcome)}`);
     perCall.push((outcome.stats.wallMs * 1000) / CALLS);
   }, Math.max(50, N / 10));
-  return { execute, toolCall: stats(perCall) };
+  return { execute, toolCall: withHalves(perCall) };
 }
 
 function startDaemon() {
@@ -50,13 +50,23 @@ function startDaemon() {
   });
 }
 
-async function main() {
+/** Both executors' figures, measured in this run against the same pool size. */
+async function run() {
   const local = new IsolateExecutor({ workers: WORKERS });
   const daemon = await startDaemon();
   const remote = await connect(daemon.url, { websocket: WebSocket });
   try {
-    const inProcess = await figures(local);
-    const overConnect = await figures(remote);
+    return { n: N, calls: CALLS, gapMs: GAP_MS, workers: WORKERS, inProcess: await figures(local), overConnect: await figures(remote) };
+  } finally {
+    await remote.close();
+    await local.close();
+    daemon.child.kill('SIGTERM');
+  }
+}
+
+async function main() {
+  {
+    const { inProcess, overConnect } = await run();
     const ms = (v) => `${v.toFixed(3)} ms`;
     const us = (v) => `${v.toFixed(0)} µs`;
     console.log(`daemon bench: ${N} executes each, ${WORKERS} workers, ${GAP_MS} ms gaps; tool call = one run's wall time / ${CALLS} sequential calls`);
@@ -65,14 +75,14 @@ async function main() {
     console.log(`| execute p50 | ${ms(inProcess.execute.p50)} | ${ms(overConnect.execute.p50)} | ${(overConnect.execute.p50 / inProcess.execute.p50).toFixed(2)}x |`);
     console.log(`| execute p99 | ${ms(inProcess.execute.p99)} | ${ms(overConnect.execute.p99)} | ${(overConnect.execute.p99 / inProcess.execute.p99).toFixed(2)}x |`);
     console.log(`| tool-call round trip p50 | ${us(inProcess.toolCall.p50)} | ${us(overConnect.toolCall.p50)} | ${(overConnect.toolCall.p50 / inProcess.toolCall.p50).toFixed(2)}x |`);
-  } finally {
-    await remote.close();
-    await local.close();
-    daemon.child.kill('SIGTERM');
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+module.exports = { run };
+
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+}

@@ -15,6 +15,15 @@ function stats(samples) {
   return { p50: at(50), p99: at(99), n: s.length };
 }
 
+/**
+ * p50/p99 of `samples`, and the p50s of their first and second halves (the regression guard's
+ * noise, bench/guard.js).
+ */
+function withHalves(samples) {
+  const mid = samples.length >> 1;
+  return { ...stats(samples), halves: [stats(samples.slice(0, mid)).p50, stats(samples.slice(mid)).p50] };
+}
+
 /** The median of `xs` (the upper one of an even count). */
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -67,4 +76,4 @@ function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }
 
-module.exports = { stats, median, mean, measure, rssMiB, pssMiB, cpuMs };
+module.exports = { now, pause, stats, withHalves, median, mean, measure, rssMiB, pssMiB, cpuMs };

@@ -6,11 +6,17 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { ratio: jitRatio } = require('./cpu');
+const trace = require('./trace');
+const guard = require('./guard');
 
 const TARGETS = {
   prepareMs: 1.0, // preparing an isolate (runtime from the snapshot), p50 inside the worker
   ceilingShare: 0.9, // exec/s with the pool saturated, as a share of the per-run cost's ceiling
-  toolCallUs: 50, // tool-call round trip p50
+  toolCallUs: 40, // tool-call round trip p50, in process
+  idleExecuteMs: 0.5, // execute p50 against an idle executor
+  idleSpeedup: 3, // isolated-vm's idle execute p50 / this executor's
+  backToBackSpeedup: 2, // isolated-vm's back-to-back p50 / this executor's
+  daemonRatio: 1.5, // tool-call round trip over connect() / in process
   jitRatio: 1.1, // each CPU-bound workload: this executor's time / plain Node's
   idleRssMB: 30, // idle RSS per worker, in MB (10^6 bytes)
 };
@@ -101,6 +107,18 @@ function writeReport(r) {
     .map((k) => `\`${k}\` ${fmt(prep[k])} ms`)
     .join(', ');
 
+  const iv = r.results.ivm;
+  const idleSpeedup = iv ? iv.lat.p50 / c.lat.p50 : NaN;
+  const seqSpeedup = iv ? iv.seq.p50 / c.seq.p50 : NaN;
+  // Without isolated-vm (it could not be installed) the ratios are not measured.
+  const vsIvm = (ok) => (iv ? met(ok) : 'n/a');
+  const idleOk = c.lat.p50 <= TARGETS.idleExecuteMs && idleSpeedup >= TARGETS.idleSpeedup;
+  const remote = r.remote;
+  const daemonRatio = remote.error ? NaN : remote.overConnect.toolCall.p50 / remote.inProcess.toolCall.p50;
+  const movedRows = r.moved.map(
+    (m) => `| ${m.label} | ${m.before === null ? 'none' : fmt(m.before)} | ${fmt(m.value)} | ${m.unit} | ${fmt(m.noise)} | ${m.allowed === undefined ? '' : fmt(m.allowed)} | ${m.verdict} |`,
+  );
+
   const ap = r.approvals;
   const apRows = ap.rows.map(
     (x) =>
@@ -119,7 +137,10 @@ another, on the same machine; compare ratios, not absolute numbers, across machi
 | --- | --- | --- |
 | isolate preparation (runtime from the snapshot, p50 in the worker) <= ${TARGETS.prepareMs.toFixed(1)} ms | ${fmt(prep.runtimeFromSnapshotMs)} ms | ${met(prepOk)} |
 | exec/s with the pool saturated >= ${100 * TARGETS.ceilingShare}% of the ceiling the per-run cost allows | ${ceil.measured.toFixed(0)} of ${paid.toFixed(0)} (${(100 * share).toFixed(0)}%) | ${met(share >= TARGETS.ceilingShare)} |
+| execute against an idle executor: p50 <= ${TARGETS.idleExecuteMs} ms and >= ${TARGETS.idleSpeedup}x faster than isolated-vm's fresh isolate | ${fmt(c.lat.p50)} ms, ${fmt(idleSpeedup, 2)}x | ${vsIvm(idleOk)} |
+| back to back: >= ${TARGETS.backToBackSpeedup}x faster than isolated-vm | ${fmt(c.seq.p50)} ms, ${fmt(seqSpeedup, 2)}x | ${vsIvm(seqSpeedup >= TARGETS.backToBackSpeedup)} |
 | tool-call round trip p50 <= ${TARGETS.toolCallUs} us | ${fmt(c.call.p50, 1)} us | ${met(toolOk)} |
+| tool-call round trip over \`connect()\` to a local daemon <= ${TARGETS.daemonRatio}x in process | ${remote.error ? `not measured: ${remote.error}` : `${fmt(remote.overConnect.toolCall.p50, 0)} vs ${fmt(remote.inProcess.toolCall.p50, 0)} us, ${fmt(daemonRatio, 2)}x`} | ${remote.error ? 'n/a' : met(daemonRatio <= TARGETS.daemonRatio)} |
 | CPU-bound code within ${Math.round(100 * (TARGETS.jitRatio - 1))}% of plain Node, each workload | worst ${worstJit.toFixed(2)}x (${jit.workloads.map((w, i) => `${w.key} ${jitRatios[i].toFixed(2)}x`).join(', ')}) | ${met(worstJit <= TARGETS.jitRatio)} |
 | idle RSS per worker <= ${TARGETS.idleRssMB} MB (${idleTargetMiB.toFixed(1)} MiB) | ${fmt(worstIdle, 1)} MiB (largest, at ${r.memory.map((m) => m.workers).join(', ')} workers) | ${met(worstIdle <= idleTargetMiB)} |
 
@@ -141,6 +162,86 @@ ${r.ivmMissing ? `\nisolated-vm was not measured: ${r.ivmMissing}\n` : ''}
 | executor | execute p50 ms | execute p99 ms | back-to-back p50 ms | exec/s | tool call p50 us | p50 <= ${TARGETS.toolCallUs} us | tool call p99 us | execute speed-up | throughput ratio | tool-call speed-up |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${peerRows.join('\n')}
+
+## Where an execute's time goes
+
+\`npm run bench:trace\` (\`bench/trace.js\`, also run here): the executor's \`hops\` option (lib/hops.js)
+on \`${r.hops.program}\`, ${r.hops.n} executes ${r.hops.gapMs} ms apart (idle) and ${r.hops.n} back to back, ${r.hops.workers} workers. Each
+row is the time from the step before it to this one, p50 and p99 over the runs; every step is
+read from the machine's monotonic clock, which the host, the pool and the worker share. The
+steps' p50s do not add up to the execute's p50 exactly (each is a median of its own), and a
+share can be below zero: host and worker run in parallel, and the worker may read the frame
+before the host's write call has returned (\`workerRead\` before \`written\`; the time the host's
+thread then waits for its CPU shows in \`written\`). The option costs a few clock reads per step,
+so the total here is a little above the side-by-side figure.
+
+${trace.table(r.hops)}
+
+Cross-thread handoffs per execute, in process: none on the run path. \`execute()\` encodes the
+request and writes it to the worker's stdin on the JavaScript thread (crates/pool \`input.rs\`);
+the worker's main thread reads it, runs the program and writes the outcome; Node's own loop reads
+that from the worker's stdout (src/uv.rs) and the outcome reaches JavaScript one turn of the same
+loop later (the addon's threadsafe function: an eventfd written and read on that thread, the
+\`delivered\` row). That is two wake-ups across processes: the worker's, sleeping in \`read\` while
+idle, and the host's, sleeping in \`epoll_wait\`. A tool call is the same two, and the worker's is
+skipped when the answer comes within 50 µs: a run waiting for the host polls before it sleeps
+(crates/worker \`process/io.rs\`, \`SPIN\`; only while the run has calls in flight, and that CPU
+is not counted as the program's). With a
+\`cpuLimit\` the worker also wakes its cancel thread to time the budget, beside the run, not
+before it.
+
+What the trace showed, and what was done. The idle execute took 1.9 ms, p50, where the run
+computed for 0.14 ms: the worker's answer woke the host's thread onto the worker's own CPU, and
+the scheduler let the worker run on through disposing the spent isolate and preparing the next
+one (1.3-1.8 ms) before the host's thread got that CPU, the other one idle. The worker now yields
+the CPU right after writing the outcome (0.35-0.39 ms). A tool call's round trip was about 100 µs:
+mostly waking a halted virtual CPU on each side (15 µs with both processes pinned to one CPU); the
+worker's poll for the answer halves it. The pool no longer sets the worker's memory ceiling when
+it is unchanged (six system calls on a root host). What is left: on the host, the validation,
+the request's crossing into the addon and its encoding (\`validated\`, \`encoded\`), the turn of
+the loop that delivers the outcome and its conversion to JavaScript (\`delivered\`), and the
+promise's reaction (\`resumed\`); in the worker, the program's parse (oxc, for the entry contract:
+one expression, imports lifted, TypeScript) and V8 compiling and evaluating the module in a fresh
+context, whose pages are cold (\`parsed\`, \`evaluated\`). After a longer idle (50 ms) every step
+is about 2.5 times slower (1.0 ms in all), the caches and the CPUs' own state gone cold. Back to
+back, the run waits in the worker's stdin for the isolate its worker is still preparing
+(\`workerRead\`): preparation bounds back-to-back throughput ("Isolate preparation").
+
+## Tool calls over \`connect()\`
+
+${remote.error ? `Not measured in this run: ${remote.error}` : `\`bench/daemon.js\` (also \`npm run bench:daemon\`): a daemon started through the CLI on loopback,
+${remote.workers} workers, against an in-process executor of the same size; ${remote.calls} sequential calls per run, the
+round trip being the run's \`wallMs\` / ${remote.calls}. Target: over \`connect()\` at most ${TARGETS.daemonRatio}x in process.
+
+| | in process | over \`connect()\` | ratio |
+| --- | --- | --- | --- |
+| execute p50 ms | ${fmt(remote.inProcess.execute.p50)} | ${fmt(remote.overConnect.execute.p50)} | ${fmt(remote.overConnect.execute.p50 / remote.inProcess.execute.p50, 2)}x |
+| tool-call round trip p50 µs | ${fmt(remote.inProcess.toolCall.p50, 0)} | ${fmt(remote.overConnect.toolCall.p50, 0)} | ${fmt(daemonRatio, 2)}x |
+`}
+A call over \`connect()\` crosses four process boundaries where one in process crosses two: the
+worker to the daemon (a reader thread, which hands the frame to the daemon's thread), the daemon
+to the client and back, the daemon to the worker. The worker's poll for its answer (see above)
+saves its own wake-up on this path too. Measured here with the full bench's sample count (200
+runs of 50 calls), the ratio moves between about 1.2x and 1.6x from one run to the next (the
+noise column of the regression guard shows how much the run's own halves differ). Tried and not
+kept: reading the workers' output on the daemon's own thread (one thread hop fewer) and keeping
+that thread polling for 200 µs while a connection has runs in flight: no change beyond the noise
+(59-64 µs before, 61-64 µs after, against 48-52 µs in process, two full runs each), for a core
+kept busy. What is left: the client's wake-up and its JavaScript (the message's JSON and its
+checks, the WebSocket frame), and the daemon's JSON and its thread hop.
+
+## Regression guard
+
+This run's headline figures against those the committed docs/benchmarks.md held (\`bench/guard.js\`).
+A figure's noise is the spread between the p50s (or rates) of its first and second half in its
+run; it has moved when it differs by more than twice the larger noise of the two runs and by more
+than 5%. It reports; nothing fails on time.
+
+| figure | committed | this run | unit | noise | allowed | verdict |
+| --- | --- | --- | --- | --- | --- | --- |
+${movedRows.join('\n')}
+
+${guard.block(r.figures)}
 
 ## Throughput ceiling
 

@@ -187,6 +187,13 @@ impl CpuWatch {
         Duration::from_millis(2 * u64::from(limit_ms) + 100)
     }
 
+    /// The run was sent an answer: the worker may have polled for it before it slept, CPU its
+    /// budget does not count (crates/worker `process/io.rs`, `SPIN`: 50 µs), so the allowance
+    /// grows by twice that. Only answers the host sends can make a worker poll.
+    pub(crate) fn answered(&mut self) {
+        self.allowance += Duration::from_micros(100);
+    }
+
     pub(crate) fn look(&self, process: &crate::process::Process) -> CpuLook {
         match process.cpu_time() {
             None => CpuLook::Unknown,

@@ -101,9 +101,7 @@ pub(crate) fn on_frame(
             exec_id,
             mut outcome,
         } => {
-            if let Some(h) = &mut outcome.hops {
-                h.answer_read = Hops::now();
-            }
+            Hops::mark(outcome.hops.as_deref_mut(), |h| &mut h.answer_read);
             done(inner, key, exec_id, outcome).map_err(End::Violation)?
         }
     }

@@ -33,6 +33,13 @@ pub(crate) struct Retained {
     idle_since: Instant,
 }
 
+impl Retained {
+    /// The CPU backstop of the invocation in progress, if it has one.
+    pub(crate) fn cpu_watch(&mut self) -> Option<&mut CpuWatch> {
+        self.current.as_mut().and_then(|c| c.cpu.as_mut())
+    }
+}
+
 struct Waiting {
     invoke_id: u64,
     /// The Invoke frame, encoded (and its size checked) when the invocation was accepted.

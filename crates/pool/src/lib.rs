@@ -560,10 +560,7 @@ impl Pool {
         let frame = request
             .encode()
             .map_err(|e| too_large("execute request (code, modules and tool lists)", e))?;
-        let hops = opts.hops.then(|| Hops {
-            encoded: Hops::now(),
-            ..Hops::default()
-        });
+        let hops = Hops::start(opts.hops, |h| &mut h.encoded);
         let mut st = self.inner.lock();
         if st.closed {
             return Err(FailureCode::Closed.failure(&[]));

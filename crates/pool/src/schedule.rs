@@ -45,9 +45,7 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         // run, never acknowledged, goes back to the queue.
         slot.input.send(job.frame.clone());
         let mut hops = job.hops;
-        if let Some(h) = &mut hops {
-            h.written = codemode_protocol::Hops::now();
-        }
+        codemode_protocol::Hops::mark(hops.as_mut(), |h| &mut h.written);
         let now = Instant::now();
         let mut deadline = now + Duration::from_millis(job.timeout_ms);
         if early {
@@ -99,6 +97,7 @@ pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, call_id: u32, frame: Vec<
     let Some(worker) = st.running.get(&exec_id).map(|r| r.worker) else {
         return;
     };
+    allow_poll(&mut st, exec_id);
     if let Some(w) = st.workers.get_mut(&worker) {
         answered(w, exec_id, call_id);
         w.input.send(frame);
@@ -144,9 +143,25 @@ pub(crate) fn answer_fetch(
             .and_then(|id| st.retained.get(id))
             .map(|r| r.worker),
     };
+    allow_poll(&mut st, exec_id);
     if let Some(w) = worker.and_then(|w| st.workers.get_mut(&w)) {
         answered(w, exec_id, call_id);
         w.input.send(frame);
+    }
+}
+
+/// An answer goes to `exec_id`: its CPU backstop allows for the worker's poll for it.
+fn allow_poll(st: &mut State, exec_id: u64) {
+    let watch = match st.running.get_mut(&exec_id) {
+        Some(run) => run.cpu.as_mut(),
+        None => st
+            .retained_ids
+            .get(&exec_id)
+            .and_then(|id| st.retained.get_mut(id))
+            .and_then(|r| r.cpu_watch()),
+    };
+    if let Some(watch) = watch {
+        watch.answered();
     }
 }
 

@@ -618,6 +618,23 @@ fn a_worker_that_computes_past_its_cpu_budget_is_stopped_by_the_host() {
     pool.shutdown(Duration::from_secs(2));
 }
 
+/// The backstop allows 100 µs more per answer the host sends: a real worker polls up to 50 µs
+/// for each answer before it sleeps, CPU its own count leaves out. After 2,000 answers a worker
+/// spending 300 ms under a 50 ms budget is within the allowance (200 ms + 200 ms); without the
+/// per-answer allowance it is stopped at 200 ms.
+#[test]
+fn the_cpu_backstop_allows_for_the_polls_of_the_answers_it_sent() {
+    let pool = workers(1);
+    wait_for("an idle worker", || pool.stats().idle == 1);
+    let a = Tenant::new(&pool, true);
+    let script = format!("{}spin 300; return done", "call kv get 1; ".repeat(2000));
+    let (_, done) = submit(&pool, &a, budgeted(&script, Outbound::Blocked, CPU_50));
+    let out = done.recv_timeout(BOUND).unwrap().unwrap();
+    assert_eq!(out.error, None);
+    assert_eq!(out.result.as_deref(), Some(b"done".as_slice()));
+    pool.shutdown(Duration::from_secs(2));
+}
+
 /// A worker refuses the tool call and the fetch past its run's counts inside the sandbox; one
 /// that sends them anyway breaks a rule, and the host has seen no more than the counts allow.
 /// `CPU_LIMIT` is a run's ending only when the run had a CPU budget.

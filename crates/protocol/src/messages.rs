@@ -209,6 +209,20 @@ impl Hops {
         ]
     }
 
+    /// Steps recorded from now on when `on`, with the step `at` picks set to now; else `None`.
+    pub fn start(on: bool, at: fn(&mut Hops) -> &mut u64) -> Option<Hops> {
+        let mut hops = on.then(Hops::default);
+        Hops::mark(hops.as_mut(), at);
+        hops
+    }
+
+    /// Sets the step `at` picks to now, when steps are recorded (`hops` is `Some`).
+    pub fn mark(hops: Option<&mut Hops>, at: fn(&mut Hops) -> &mut u64) {
+        if let Some(h) = hops {
+            *at(h) = Hops::now();
+        }
+    }
+
     /// The monotonic clock now, in nanoseconds.
     pub fn now() -> u64 {
         let mut ts = libc::timespec {

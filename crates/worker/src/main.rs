@@ -103,10 +103,7 @@ fn main() {
     while let Some(msg) = input.next() {
         match msg {
             HostMsg::Execute(req) => {
-                let hops = req.hops.then(|| Hops {
-                    read: Hops::now(),
-                    ..Hops::default()
-                });
+                let mut hops = Hops::start(req.hops, |h| &mut h.read);
                 // First, before anything of the run: the host now counts the run as started
                 // (until here, a lost worker's run goes back to the queue), and a Cancel for it
                 // is kept from here on.
@@ -124,7 +121,7 @@ fn main() {
                     }
                 };
                 let exec_id = req.exec_id;
-                let hops = run::stamp(hops, |h| &mut h.ready);
+                Hops::mark(hops.as_mut(), |h| &mut h.ready);
                 let (outcome, ended) =
                     run::run(prepared, req, &mut input, io::send, &current, hops);
                 io::send(&WorkerMsg::Done { exec_id, outcome });

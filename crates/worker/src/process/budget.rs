@@ -3,7 +3,7 @@
 //!
 //! What counts is the CPU of the thread running the program (`CLOCK_THREAD_CPUTIME_ID`) from
 //! the run's start to its end, or an invocation's: waiting for the host or a timer costs that
-//! thread none. Only the main thread may read its own CPU clock (the jail refuses another
+//! thread none (the poll for an answer before it sleeps is set aside: `process::spun`). Only the main thread may read its own CPU clock (the jail refuses another
 //! thread's), so the cancel thread times the checks by wall time, which never runs slower than
 //! the thread's CPU: at `since` the run had `left` to spend, so it cannot have spent it before
 //! `since + left`. Then the cancel thread asks V8 for an interrupt; its callback runs on the

@@ -182,27 +182,22 @@ impl Input {
 
     /// The next message, waiting at most `wait` (forever when `None`) for one to start.
     ///
-    /// A run waits here for the host's answers: it first polls for up to [`SPIN`] before it
-    /// sleeps, since a sleeping thread is woken on a CPU that may have to be woken first (tens
-    /// of microseconds on a virtual machine, where an idle virtual CPU halts), while an answer
-    /// that comes within the spin is read at once. Each turn of the spin yields the CPU to
-    /// whatever else waits for it (the host's own thread may), and the CPU it costs is not the
-    /// program's ([`super::spun`]).
-    pub fn next_within(&mut self, wait: Option<Duration>) -> Next {
-        if self.reader.buffer().is_empty() {
+    /// When the run waits for the host's answers (`answers`: it has calls in flight), it first
+    /// polls for up to [`SPIN`] before it sleeps, since a sleeping thread is woken on a CPU that
+    /// may have to be woken first (tens of microseconds on a virtual machine, where an idle
+    /// virtual CPU halts), while an answer that comes within the spin is read at once. Each
+    /// turn of the spin yields the CPU to whatever else waits for it (the host's own thread
+    /// may), and the CPU it costs is not the program's ([`super::spun`]); the pool's backstop
+    /// of the CPU budget allows for it, per answer (crates/pool `deadlines.rs`). A wait for a
+    /// timer alone never polls: nothing is on its way.
+    pub fn next_within(&mut self, wait: Option<Duration>, answers: bool) -> Next {
+        if answers && self.reader.buffer().is_empty() {
             let spin = wait.map_or(SPIN, |w| w.min(SPIN));
             super::spun(|| spin_until_readable(spin));
         }
         if let Some(wait) = wait {
             if self.reader.buffer().is_empty() {
-                let mut fd = libc::pollfd {
-                    fd: 0,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                let ms = poll_ms(wait);
-                // SAFETY: poll reads and writes the one pollfd we own.
-                let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+                let ready = stdin_ready(poll_ms(wait));
                 if ready == 0 {
                     return Next::Timeout;
                 }
@@ -247,18 +242,20 @@ pub const SPIN: Duration = Duration::from_micros(50);
 /// Polls stdin until it is readable or `spin` has passed, yielding the CPU between polls.
 fn spin_until_readable(spin: Duration) {
     let until = Instant::now() + spin;
-    loop {
-        let mut fd = libc::pollfd {
-            fd: 0,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: poll reads and writes the one pollfd we own; a timeout of 0 never blocks.
-        if unsafe { libc::poll(&mut fd, 1, 0) } != 0 || Instant::now() >= until {
-            return;
-        }
+    while stdin_ready(0) == 0 && Instant::now() < until {
         yield_cpu();
     }
+}
+
+/// poll(2) on stdin for input, waiting at most `ms` (0: not at all): what poll returned.
+fn stdin_ready(ms: i32) -> i32 {
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd we own.
+    unsafe { libc::poll(&mut fd, 1, ms) }
 }
 
 /// What waiting for input produced.

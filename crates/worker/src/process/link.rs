@@ -10,12 +10,13 @@ use crate::process::io::{Input, Next};
 /// Frames from the host, as the run loop waits for them.
 pub trait HostInput {
     /// The next message, waiting at most `wait` (forever when `None`) for one to start.
-    fn next_within(&mut self, wait: Option<Duration>) -> Next;
+    /// `answers`: the run has calls the host is to answer (the wait may poll for one first).
+    fn next_within(&mut self, wait: Option<Duration>, answers: bool) -> Next;
 }
 
 impl HostInput for Input {
-    fn next_within(&mut self, wait: Option<Duration>) -> Next {
-        Input::next_within(self, wait)
+    fn next_within(&mut self, wait: Option<Duration>, answers: bool) -> Next {
+        Input::next_within(self, wait, answers)
     }
 }
 

@@ -111,7 +111,10 @@ pub(crate) fn wait(
 ) -> Heard {
     let exec_id = lp.exec_id;
     let within: Option<Duration> = deadline.map(web::until_ms);
-    match input.next_within(within) {
+    let answers = scope
+        .get_slot::<crate::natives::host::Calls>()
+        .is_some_and(|calls| calls.in_flight() > 0);
+    match input.next_within(within, answers) {
         Next::Msg(HostMsg::ToolResult {
             exec_id: id,
             call_id,

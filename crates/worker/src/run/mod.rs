@@ -163,7 +163,7 @@ pub fn run(
                 logs,
                 stats,
                 grant: Some(grant),
-                hops: stamp(hops, |h| &mut h.answered).map(Box::new),
+                hops: answered(hops),
                 ..RunOutcome::default()
             };
             let retained = Retained {
@@ -207,23 +207,16 @@ pub fn run(
         error,
         logs,
         stats,
-        hops: stamp(hops, |h| &mut h.answered).map(Box::new),
+        hops: answered(hops),
         ..RunOutcome::default()
     };
     (outcome, Ended::Spent(prepared))
 }
 
-/// `hops` with the step `at` picks set to now (when they are recorded at all).
-pub fn stamp(mut hops: Option<Hops>, at: fn(&mut Hops) -> &mut u64) -> Option<Hops> {
-    mark(&mut hops, at);
-    hops
-}
-
-/// Sets the step `at` picks to now, when steps are recorded.
-pub fn mark(hops: &mut Option<Hops>, at: fn(&mut Hops) -> &mut u64) {
-    if let Some(h) = hops {
-        *at(h) = Hops::now();
-    }
+/// The run's steps for its outcome, the last one (`answered`) set to now.
+fn answered(mut hops: Option<Hops>) -> Option<Box<Hops>> {
+    Hops::mark(hops.as_mut(), |h| &mut h.answered);
+    hops.map(Box::new)
 }
 
 /// Compiles, links and evaluates the program, calls its function and waits for its promise.
@@ -244,7 +237,7 @@ fn execute(
         Ok(e) => e,
         Err(error) => return Err(entry_failure(scope, error)),
     };
-    mark(hops, |h| &mut h.parsed);
+    Hops::mark(hops.as_mut(), |h| &mut h.parsed);
     install_providers(scope, helpers, providers)?;
     let begin = v8::Local::new(scope, &helpers.begin_run);
     let undefined = v8::undefined(scope).into();
@@ -289,7 +282,7 @@ fn execute(
             other => return Err(settle_failure(tc, helpers, other, &shift)),
         }
     }
-    mark(hops, |h| &mut h.evaluated);
+    Hops::mark(hops.as_mut(), |h| &mut h.evaluated);
     let namespace = module.get_module_namespace();
     let func = v8::Local::<v8::Object>::try_from(namespace)
         .ok()
@@ -321,7 +314,7 @@ fn execute(
             returned
         }
     };
-    mark(hops, |h| &mut h.settled);
+    Hops::mark(hops.as_mut(), |h| &mut h.settled);
     if retain {
         if let Some((handler, this)) = handler_of(tc, value) {
             return Ok(Produced::Handler(

@@ -87,7 +87,7 @@ struct Host {
 }
 
 impl HostInput for Host {
-    fn next_within(&mut self, wait: Option<Duration>) -> Next {
+    fn next_within(&mut self, wait: Option<Duration>, _answers: bool) -> Next {
         for msg in SENT.with(|s| std::mem::take(&mut *s.borrow_mut())) {
             self.queue.extend((self.respond)(&msg));
             self.sent.push(msg);
