@@ -68,8 +68,9 @@ describe('cpuLimit', () => {
   });
 
   it("does not count the worker's poll for a tool's answer: 1,000 answers that take 1 ms each", async () => {
-    // The worker polls up to 50 µs for an answer before it sleeps (io.rs, SPIN): counted, the
-    // polls alone would be 50 ms of this run's budget.
+    // The worker polls up to 200 µs for an answer before it sleeps (limits::ANSWER_POLL_US):
+    // counted, the polls alone would be 200 ms of this run's budget (each answer comes after
+    // the poll gave up). The run's own work is about 30-40 µs a call here.
     const out = await ex.execute({
       code: 'async () => { let n = 0; for (let i = 0; i < 1000; i++) n = await t.next(n); return n }',
       providers: [{ name: 't', tools: ['next'] }],
@@ -78,8 +79,8 @@ describe('cpuLimit', () => {
       timeout: 60_000,
     });
     expect(out.result).toBe(1000);
-    expect(out.stats.cpuBudgetMs).toBeLessThan(30);
-    expect(out.stats.cpuMs).toBeLessThan(40);
+    expect(out.stats.cpuBudgetMs).toBeLessThan(120);
+    expect(out.stats.cpuMs).toBeLessThan(130);
   });
 
   it('is the default of the executor\'s requests; a request\'s own wins, undefined inherits', async () => {

@@ -184,9 +184,9 @@ that from the worker's stdout (src/uv.rs) and the outcome reaches JavaScript one
 loop later (the addon's threadsafe function: an eventfd written and read on that thread, the
 \`delivered\` row). That is two wake-ups across processes: the worker's, sleeping in \`read\` while
 idle, and the host's, sleeping in \`epoll_wait\`. A tool call is the same two, and the worker's is
-skipped when the answer comes within 50 µs: a run waiting for the host polls before it sleeps
-(crates/worker \`process/io.rs\`, \`SPIN\`; only while the run has calls in flight, and that CPU
-is not counted as the program's). With a
+skipped when the answer comes within 200 µs: a run waiting for the host polls before it sleeps
+(crates/worker \`process/io.rs\`, \`limits::ANSWER_POLL_US\`; only while the run has calls in
+flight, and that CPU is not counted as the program's). With a
 \`cpuLimit\` the worker also wakes its cancel thread to time the budget, beside the run, not
 before it.
 
@@ -221,14 +221,15 @@ round trip being the run's \`wallMs\` / ${remote.calls}. Target: over \`connect(
 A call over \`connect()\` crosses four process boundaries where one in process crosses two: the
 worker to the daemon (a reader thread, which hands the frame to the daemon's thread), the daemon
 to the client and back, the daemon to the worker. The worker's poll for its answer (see above)
-saves its own wake-up on this path too. Measured here with the full bench's sample count (200
-runs of 50 calls), the ratio moves between about 1.2x and 1.6x from one run to the next (the
-noise column of the regression guard shows how much the run's own halves differ). Tried and not
-kept: reading the workers' output on the daemon's own thread (one thread hop fewer) and keeping
-that thread polling for 200 µs while a connection has runs in flight: no change beyond the noise
-(59-64 µs before, 61-64 µs after, against 48-52 µs in process, two full runs each), for a core
-kept busy. What is left: the client's wake-up and its JavaScript (the message's JSON and its
-checks, the WebSocket frame), and the daemon's JSON and its thread hop.
+saves its own wake-up on this path too when the answer comes back within its poll: the poll
+is 200 µs because at 50 µs the answer through a daemon came back just too late as often as not
+(135-159 µs over \`connect()\` against 52 µs in process, two full runs; 79-81 µs at 200 µs, on the
+same machine minutes apart). Tried and not kept: reading the workers' output on the daemon's own
+thread (one thread hop fewer) and keeping that thread polling for 200 µs while a connection has
+runs in flight: no change beyond the noise, for a core kept busy. What is left: the client's
+wake-up and its JavaScript (the message's JSON and its checks, the WebSocket frame), and the
+daemon's thread hop (a reader thread per worker hands each frame to the daemon's thread) and
+its JSON.
 
 ## Regression guard
 

@@ -188,10 +188,10 @@ impl CpuWatch {
     }
 
     /// The run was sent an answer: the worker may have polled for it before it slept, CPU its
-    /// budget does not count (crates/worker `process/io.rs`, `SPIN`: 50 µs), so the allowance
-    /// grows by twice that. Only answers the host sends can make a worker poll.
+    /// budget does not count (`limits::ANSWER_POLL_US`), so the allowance grows by twice that.
+    /// Only answers the host sends can make a worker poll.
     pub(crate) fn answered(&mut self) {
-        self.allowance += Duration::from_micros(100);
+        self.allowance += Duration::from_micros(2 * codemode_protocol::limits::ANSWER_POLL_US);
     }
 
     pub(crate) fn look(&self, process: &crate::process::Process) -> CpuLook {

@@ -49,6 +49,13 @@ pub const TOOL_BYTES_IN_FLIGHT: usize = 2 * TOOL_PAYLOAD_BYTES;
 /// arrival order (bounded by [`TOOL_BYTES_IN_FLIGHT`] and [`CALLS_IN_FLIGHT`]).
 pub const DISPATCHES: usize = 64;
 
+/// Microseconds a run with calls in flight polls for the host's answer before it sleeps (the
+/// worker's `process/io.rs`): an answer that comes within it is read without a wake-up, which
+/// costs tens of microseconds where idle CPUs halt (a virtual machine's), and a tool call over
+/// a daemon comes back within it. Not counted against the run's CPU; the pool's CPU backstop
+/// allows twice it for each answer it sends (`deadlines.rs`).
+pub const ANSWER_POLL_US: u64 = 200;
+
 /// CPU a worker may spend while it holds no run and no invocation in flight (idle,
 /// preparing its next isolate, or serving a retained execution's timers), per
 /// [`IDLE_CPU_WINDOW_MS`]: a tenth of a core. Past it, a retained execution ends (reason

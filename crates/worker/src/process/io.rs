@@ -234,10 +234,9 @@ impl Input {
     }
 }
 
-/// How long a run polls for the host's answer before it sleeps ([`Input::next_within`]): a
-/// round trip to a host that answers at once (a tool call in process is about 15 µs when
-/// neither side sleeps) with room to spare, and a small cost for one that takes longer.
-pub const SPIN: Duration = Duration::from_micros(50);
+/// How long a run polls for the host's answer before it sleeps ([`Input::next_within`]):
+/// `limits::ANSWER_POLL_US`.
+pub const SPIN: Duration = Duration::from_micros(codemode_protocol::limits::ANSWER_POLL_US);
 
 /// Polls stdin until it is readable or `spin` has passed, yielding the CPU between polls.
 fn spin_until_readable(spin: Duration) {
