@@ -3,7 +3,7 @@
 // protocol client for what connect() never sends. serve() in this process where a hook is needed.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -121,6 +121,25 @@ describe('a daemon started through the CLI', () => {
     ]);
     expect(remote.daemon).toMatch(UUID);
     expect(remote.name).toMatch(/^127\.0\.0\.1:\d+$/);
+  });
+
+  it("reads its workers' output on its own thread: 6 MiB arrive whole, and a lost worker's replacement serves on", async () => {
+    const remote = await connected(daemon.url);
+    // More than one wake-up's worth of reads (crates/pool readiness.rs, READS_PER_WAKE): the
+    // loop must come back for the rest without another write from the worker.
+    const big = await remote.execute({ code: 'async () => "x".repeat(6 * 1024 * 1024) + "end"' });
+    expect(big.error).toBeUndefined();
+    expect(big.result.length).toBe(6 * 1024 * 1024 + 3);
+    expect(big.result.endsWith('end')).toBe(true);
+    const { workerPid } = (await remote.execute({ code: 'async () => 1' })).stats;
+    process.kill(workerPid, 'SIGKILL');
+    for (let i = 0; i < 6; i++) expect((await remote.execute({ code: `async () => ${i}` })).result).toBe(i);
+    // No reader thread per worker (crates/pool reader.rs names them `worker-<n>`): the daemon's
+    // own thread reads them all (crates/daemon watch.rs).
+    const dir = `/proc/${daemon.child.pid}/task`;
+    const threads = readdirSync(dir).map((t) => readFileSync(`${dir}/${t}/comm`, 'utf8').trim());
+    expect(threads).toContain('daemon');
+    expect(threads.filter((name) => /^worker-\d+$/.test(name))).toEqual([]);
   });
 
   it('reports program failures, tool rejections and request faults as the in-process executor does', async () => {

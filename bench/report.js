@@ -219,17 +219,17 @@ round trip being the run's \`wallMs\` / ${remote.calls}. Target: over \`connect(
 | tool-call round trip p50 µs | ${fmt(remote.inProcess.toolCall.p50, 0)} | ${fmt(remote.overConnect.toolCall.p50, 0)} | ${fmt(daemonRatio, 2)}x |
 `}
 A call over \`connect()\` crosses four process boundaries where one in process crosses two: the
-worker to the daemon (a reader thread, which hands the frame to the daemon's thread), the daemon
-to the client and back, the daemon to the worker. The worker's poll for its answer (see above)
-saves its own wake-up on this path too when the answer comes back within its poll: the poll
-is 200 µs because at 50 µs the answer through a daemon came back just too late as often as not
-(135-159 µs over \`connect()\` against 52 µs in process, two full runs; 79-81 µs at 200 µs, on the
-same machine minutes apart). Tried and not kept: reading the workers' output on the daemon's own
-thread (one thread hop fewer) and keeping that thread polling for 200 µs while a connection has
-runs in flight: no change beyond the noise, for a core kept busy. What is left: the client's
-wake-up and its JavaScript (the message's JSON and its checks, the WebSocket frame), and the
-daemon's thread hop (a reader thread per worker hands each frame to the daemon's thread) and
-its JSON.
+worker to the daemon, the daemon to the client and back, the daemon to the worker. Each side
+that sleeps while it waits costs a wake-up when the answer comes. What keeps them few: the
+daemon's own thread reads the workers' output (crates/daemon \`watch.rs\`; a reader thread per
+worker used to hand each frame to it, one more wake-up), it polls for 200 µs after sending a
+client a call or taking a message from it (\`conn.rs\`), and the worker polls as long for its
+answer (\`limits::ANSWER_POLL_US\`; at 50 µs the answer through a daemon came back just too late
+as often as not: 135-159 µs against 52 µs in process, two full runs). Measured side by side on
+this machine, three full \`bench:daemon\` runs each, minutes apart: 81-104 µs (1.54-2.02x in
+process) with the reader threads and the daemon asleep between messages, 63-71 µs (1.13-1.39x)
+with both changes. What is left is the client's own wake-up and its JavaScript (the message's
+JSON and its checks, the WebSocket frame), and the daemon's JSON.
 
 ## Regression guard
 

@@ -383,6 +383,14 @@ async fn sleep_until_or_never(at: Option<tokio::time::Instant>) {
     }
 }
 
+/// How long the daemon's thread keeps polling, rather than sleeping, after a connection with
+/// runs in flight sent its client a tool call or a fetch, or took a message from it: the answer
+/// (the client's, or the worker's next frame after it) then finds the thread awake, where a
+/// sleeping one costs a wake-up (tens of microseconds on a machine whose idle CPUs halt). Each
+/// poll yields to every other task of the runtime; a live log or a completion starts none.
+const SPIN: std::time::Duration =
+    std::time::Duration::from_micros(codemode_pool::protocol::limits::ANSWER_POLL_US);
+
 /// Serves an admitted connection until it closes; returns the close code seen, if any.
 pub(crate) async fn serve(
     shared: &Arc<Shared>,
@@ -410,8 +418,14 @@ pub(crate) async fn serve(
         out: Vec::new(),
     };
     let mut peer_code = None;
+    // Until when the daemon's thread polls instead of sleeping (see SPIN).
+    let mut spin_until: Option<std::time::Instant> = None;
     let close = loop {
         let mut close = None;
+        // Set when this turn sent a call to the client or took a message from it: an answer
+        // (the client's, or the worker's next frame) is likely to follow at once.
+        let mut expecting = false;
+        let spinning = spin_until.is_some_and(|t| std::time::Instant::now() < t);
         let idle_by = bounds
             .idle_timeout
             .filter(|_| c.greeted && c.idle())
@@ -444,6 +458,7 @@ pub(crate) async fn serve(
                     peer_code = frame.map(|f| u16::from(f.code));
                 }
                 Some(Ok(m)) => {
+                    expecting = true;
                     active = tokio::time::Instant::now();
                     shared.bytes_in.fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
                     close = c.take(m);
@@ -452,12 +467,17 @@ pub(crate) async fn serve(
             ev = rx.recv() => match ev {
                 Some(ConnEvent::Shutdown) => close = Some((1001, "the daemon stopped")),
                 Some(ev) => {
+                    expecting = matches!(ev, ConnEvent::ToolCall { .. } | ConnEvent::Fetch { .. });
                     c.tx.taken(&ev);
                     c.event(ev);
                 }
                 // Unreachable: `c.tx` keeps the channel open.
                 None => break None,
             },
+            () = tokio::task::yield_now(), if spinning => continue,
+        }
+        if expecting && !c.in_flight.is_empty() {
+            spin_until = Some(std::time::Instant::now() + SPIN);
         }
         // A client that stops reading backs the writes up into its socket: the write waits,
         // bounded in time and by what the pool keeps queueing meanwhile.

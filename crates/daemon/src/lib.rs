@@ -16,6 +16,7 @@ mod ceilings;
 mod conn;
 pub mod http;
 pub mod options;
+mod watch;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -155,6 +156,8 @@ pub(crate) struct Registry {
 
 pub(crate) struct Shared {
     pub pool: Pool,
+    /// The pool again, as the watcher that reads its workers finds it (weakly: watch.rs).
+    _watched: watch::PoolSlot,
     pub daemon_id: String,
     pub max_in_flight: u32,
     token: Option<http::Token>,
@@ -374,9 +377,14 @@ impl Server {
             budgets: options.budgets,
             approval_timeout_ms: options.approval_timeout_ms,
         };
-        let pool = Pool::start(options.pool)?;
+        // The daemon's own thread reads the workers' output (watch.rs).
+        let slot = watch::PoolSlot::default();
+        let watcher = Arc::new(watch::LoopWatch::new(runtime.handle().clone(), &slot));
+        let pool = Pool::start_watched(options.pool, watcher.clone())?;
+        let _ = slot.set(pool.clone());
         let shared = Arc::new(Shared {
             pool: pool.clone(),
+            _watched: slot,
             daemon_id: uuid::Uuid::new_v4().to_string(),
             max_in_flight: options.max_in_flight.max(1),
             token: options.token.as_deref().map(http::Token::new),
@@ -404,7 +412,10 @@ impl Server {
         let shared2 = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("daemon".into())
-            .spawn(move || runtime.block_on(accept(shared2, listener)));
+            .spawn(move || {
+                runtime.block_on(accept(shared2, listener));
+                watcher.stop();
+            });
         if let Err(e) = spawned {
             pool.shutdown(Duration::from_secs(1));
             return Err(listen_failed(format!("no daemon thread: {e}")));

@@ -54,7 +54,7 @@ pub use codemode_protocol as protocol;
 pub use observe::{
     in_and_out, render as render_metrics, sample, Family, MetricDef, MetricKind, Sample, FAMILIES,
 };
-pub use readiness::{Readable, Watch};
+pub use readiness::{readable_now, Readable, Watch};
 
 /// How many times a run is queued again because its worker was lost before acknowledging it
 /// (`Started`); once more, and it fails with `WORKER_LOST` after all.

@@ -1,7 +1,7 @@
-//! Workers whose output the host's own event loop watches (the addon: Node's loop) instead of a
-//! reader thread each. A frame then wakes one thread, the one that acts on it, instead of two
-//! (a reader thread, which hands it to the host's thread): a tool call's round trip loses a
-//! wake-up. The daemon, whose loop is not the pool's business, keeps reader threads.
+//! Workers whose output the host's own event loop watches (the addon: Node's loop; the daemon:
+//! its tokio loop) instead of a reader thread each. A frame then wakes one thread, the one that
+//! acts on it, instead of two (a reader thread, which hands it to the host's thread): a tool
+//! call's round trip loses a wake-up.
 //!
 //! The host's loop calls [`Pool::readable`](crate::Pool::readable) on its own thread whenever a
 //! watched descriptor is readable; the pipe is read and its frames handled there exactly as a
@@ -113,6 +113,20 @@ pub(crate) fn watch(
         // Unreachable: only the loop that refused it or shutdown would have touched it.
         _ => Ok(()),
     }
+}
+
+/// Whether `fd`, a watched worker's output, has bytes to read now (a poll that does not wait):
+/// a loop whose readiness is edge-triggered clears it only when this says no, since
+/// [`Pool::readable`](crate::Pool::readable) reads a bounded amount per call.
+pub fn readable_now(fd: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd we own; a timeout of 0 never blocks. The
+    // caller's descriptor is open (the pool keeps it until `readable` hands it back).
+    unsafe { libc::poll(&mut p, 1, 0) > 0 }
 }
 
 /// Reads what worker `key` wrote and handles every whole frame (see the module's comment).
