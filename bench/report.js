@@ -223,7 +223,7 @@ worker to the daemon, the daemon to the client and back, the daemon to the worke
 that sleeps while it waits costs a wake-up when the answer comes. What keeps them few: the
 daemon's own thread reads the workers' output (crates/daemon \`watch.rs\`; a reader thread per
 worker used to hand each frame to it, one more wake-up), it polls for 200 µs after sending a
-client a call or taking a message from it (\`conn.rs\`), and the worker polls as long for its
+client a call or taking its answer (\`conn.rs\`), and the worker polls as long for its
 answer (\`limits::ANSWER_POLL_US\`; at 50 µs the answer through a daemon came back just too late
 as often as not: 135-159 µs against 52 µs in process, two full runs). Measured side by side on
 this machine, three full \`bench:daemon\` runs each, minutes apart: 81-104 µs (1.54-2.02x in

@@ -384,10 +384,11 @@ async fn sleep_until_or_never(at: Option<tokio::time::Instant>) {
 }
 
 /// How long the daemon's thread keeps polling, rather than sleeping, after a connection with
-/// runs in flight sent its client a tool call or a fetch, or took a message from it: the answer
-/// (the client's, or the worker's next frame after it) then finds the thread awake, where a
-/// sleeping one costs a wake-up (tens of microseconds on a machine whose idle CPUs halt). Each
-/// poll yields to every other task of the runtime; a live log or a completion starts none.
+/// runs in flight sent its client a tool call or a fetch, or took the client's answer to one:
+/// the answer (the client's, or the worker's next frame after it) then finds the thread awake,
+/// where a sleeping one costs a wake-up (tens of microseconds on a machine whose idle CPUs
+/// halt). Each poll yields to every other task of the runtime; a live log, a completion or a
+/// client's other messages start none, so the poll is paced by the calls the runs make.
 const SPIN: std::time::Duration =
     std::time::Duration::from_micros(codemode_pool::protocol::limits::ANSWER_POLL_US);
 
@@ -422,8 +423,8 @@ pub(crate) async fn serve(
     let mut spin_until: Option<std::time::Instant> = None;
     let close = loop {
         let mut close = None;
-        // Set when this turn sent a call to the client or took a message from it: an answer
-        // (the client's, or the worker's next frame) is likely to follow at once.
+        // Set when this turn sent a call to the client or took the client's answer to one: the
+        // answer, or the worker's next frame after it, is likely to follow at once.
         let mut expecting = false;
         let spinning = spin_until.is_some_and(|t| std::time::Instant::now() < t);
         let idle_by = bounds
@@ -458,10 +459,13 @@ pub(crate) async fn serve(
                     peer_code = frame.map(|f| u16::from(f.code));
                 }
                 Some(Ok(m)) => {
-                    expecting = true;
                     active = tokio::time::Instant::now();
                     shared.bytes_in.fetch_add(m.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                    // Only an answer starts a poll: a ping or any other message a client may
+                    // send at will must not keep the thread busy.
+                    let awaited = c.pending.len();
                     close = c.take(m);
+                    expecting = c.pending.len() < awaited;
                 }
             },
             ev = rx.recv() => match ev {
