@@ -191,9 +191,13 @@ impl Input {
     /// of the CPU budget allows for it, per answer (crates/pool `deadlines.rs`). A wait for a
     /// timer alone never polls: nothing is on its way.
     pub fn next_within(&mut self, wait: Option<Duration>, answers: bool) -> Next {
+        let mut wait = wait;
         if answers && self.reader.buffer().is_empty() {
             let spin = wait.map_or(SPIN, |w| w.min(SPIN));
+            let started = Instant::now();
             super::spun(|| spin_until_readable(spin));
+            // A timer's wait counts from the call, the poll included.
+            wait = wait.map(|w| w.saturating_sub(started.elapsed()));
         }
         if let Some(wait) = wait {
             if self.reader.buffer().is_empty() {
