@@ -5,7 +5,7 @@
 // (no functions, no accessors, standard prototypes, `__proto__` as an own key), the workers'
 // jail held (their open descriptors are what they were) and the pool is healthy after (same
 // workers, `async () => 1` runs).
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executor, run, until } from './helpers.mjs';
@@ -262,8 +262,10 @@ describe("the corpus's own checks", () => {
 });
 
 describe('escape corpus', () => {
-  it('has at least 40 payloads', () => {
+  it('has at least 40 payloads, as many as the README and docs/reliability.md say', () => {
     expect(cases.length).toBeGreaterThanOrEqual(40);
+    expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).toContain(`escape corpus of ${cases.length} payloads`);
+    expect(readFileSync(new URL('../docs/reliability.md', import.meta.url), 'utf8')).toContain(`\`__test__/escapes.test.mjs\`: ${cases.length} payloads`);
   });
 
   it.each(cases.map(([family, name, code, check, extra]) => ({ family, name, code, check, extra: extra ?? {} })))('$family: $name', async ({ code, check, extra }) => {

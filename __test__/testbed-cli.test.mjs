@@ -26,6 +26,14 @@ function corpus(name, source) {
   return file;
 }
 
+describe("the project's case set", () => {
+  it('is as large as the README and docs/architecture.md say', async () => {
+    const { cases } = await import('../testbed/cases.mjs');
+    expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toContain(`\`npm run testbed\` replays ${cases.length} cases`);
+    expect(readFileSync(path.join(root, 'docs/architecture.md'), 'utf8')).toContain(`project's ${cases.length} cases`);
+  });
+});
+
 describe('codemode-executor testbed', () => {
   it('runs the example corpus: one identical case, one with a canned tool answer, one accepted difference', () => {
     const run = testbed(['--cases', 'examples/testbed-cases.mjs']);

@@ -1,4 +1,4 @@
-//! The runtime's helpers the run loop calls (the object end.js returns), looked up once per
+//! The runtime's helpers the run loop calls (the object js/runtime.js returns), looked up once per
 //! prepared isolate instead of by name on every run.
 
 /// Functions of the runtime, each held as a Global of the isolate it was resolved in: a
