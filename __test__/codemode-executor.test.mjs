@@ -143,7 +143,7 @@ describe('execute', () => {
     expect(loop.error).toBe('Execution timed out');
   });
 
-  it('reverses outbound on the swap: omitted is native, null blocks', async () => {
+  it('reverses outbound on the swap: null blocks, as globalOutbound null does', async () => {
     const closed = new IsolateExecutor({ workers: 1, outbound: null });
     const blocked = new CodemodeExecutor(closed);
     try {
