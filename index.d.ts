@@ -1,6 +1,9 @@
 /**
  * @supolka/codemode-executor — run model-written JavaScript in fresh V8 isolates inside
  * supervised worker processes.
+ *
+ * One file: the package's whole public surface, the `types` its package.json names; `tsc`
+ * checks lib/ against it and __test__/shapes.test.mjs holds it to the addon's shapes.
  */
 
 /** A request as the outbound policy and retained handles see it. Bodies are ArrayBuffers. */

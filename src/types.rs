@@ -4,6 +4,10 @@
 //! `NativeRequest`); `lib/executor-core.js` reads the outbound ones. The shapes the daemon's
 //! JSON carries too (a failure, a log entry, a run's stats, a grant, the outbound and redirect
 //! modes) are defined once in `codemode_protocol` (`host`, `messages`), with their napi side.
+//!
+//! One file over 500 lines: the napi CLI generates native.d.ts from every shape here, and each
+//! shape sits beside its conversion, so the JS side and the pool side of one crossing are read
+//! and changed together.
 
 use std::path::PathBuf;
 

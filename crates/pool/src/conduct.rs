@@ -1,7 +1,8 @@
-//! What a worker may say. The host treats every worker as hostile (docs/threat-model.md): a
-//! worker whose isolate was taken over by a V8 exploit writes whatever bytes it likes to its
-//! stdout, so each frame it sends is checked here, against the execution the host gave that
-//! worker, before anything acts on it.
+//! What a worker may say (one file over 500 lines: every rule a worker's frame is checked by,
+//! so that what a worker may send is read in one place). The host treats every worker as
+//! hostile (docs/threat-model.md): a worker whose isolate was taken over by a V8 exploit writes
+//! whatever bytes it likes to its stdout, so each frame it sends is checked here, against the
+//! execution the host gave that worker, before anything acts on it.
 //!
 //! A worker is bound to the last execution it was sent (its `Binding`, in its slot). Of the
 //! frames that name an execution, one that names another is a violation, and so is one out of

@@ -1,6 +1,7 @@
 //! The natives that talk to the host: tool calls and fetches, and the settling of the promises
 //! they return when the host answers. Their state, [`Calls`], sits in an isolate slot for as long
-//! as the execution lasts (a retained one's included).
+//! as the execution lasts (a retained one's included). One file over 500 lines: tool calls and
+//! fetches share that state, its bounds and its settle path.
 
 use std::collections::HashMap;
 
