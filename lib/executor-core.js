@@ -5,11 +5,12 @@
 // and routed fetches (its outbound policy), and outcomes built from completions. The in-process
 // pool (lib/isolate-executor.js) and a daemon connection (lib/connect.js) each supply a
 // Transport and feed the core the same completion shapes (NativeToolCall, NativeFetchCall,
-// NativeCompletion in native.d.ts), so both behave the same by construction. One file over 500
-// lines: one class, the state both carriers share, whose handlers read and change it together. Each run's tool
+// NativeCompletion in native.d.ts), so both behave the same by construction. Each run's tool
 // calls are its ToolCalls' (lib/tool-calls.js: the byte budget, the dispatch cap, the answers).
 // While runs or invocations are in flight the core holds Node's event loop open with a timer
 // (#holdLoop): the addon's callbacks are weak, so an idle executor never keeps Node alive.
+// One file over 500 lines: one class, the state both carriers share, whose handlers read and
+// change it together.
 
 const { ExecutorError, render, fault } = require('./errors');
 const { deserialize } = require('./clone');

@@ -10,7 +10,7 @@
 
 const os = require('node:os');
 const { limits } = require('./native');
-const { fault, describe, reading, snapshot, integerIn, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
+const { fault, describe, reading, snapshot, integerIn, optionalBoolean, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
 const approvals = require('./validate/approvals');
 
 /**
@@ -164,12 +164,7 @@ function options(given, defaultWorkerPath) {
     o.workerPath = input.workerPath;
   }
   if (input.approvalKey !== undefined) o.approvalKey = approvals.approvalKey(input.approvalKey);
-  if (input.hops !== undefined) {
-    if (typeof input.hops !== 'boolean') {
-      throw fault(kind, { field: 'hops', problem: `got ${describe(input.hops)}`, allowed: 'true, false or omitted' });
-    }
-    o.hops = input.hops;
-  }
+  o.hops = optionalBoolean(kind, 'hops', input.hops) ?? false;
   return o;
 }
 
@@ -252,10 +247,7 @@ function request(given, executorOutbound, executorBudgets) {
   // Given (null or a function), the request's policy wins over the executor's; undefined is the
   // field left out, so it inherits and never opens a network the executor closed.
   const policy = input.outbound !== undefined ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
-  if (input.retainHandles !== undefined && typeof input.retainHandles !== 'boolean') {
-    throw fault(kind, { field: 'retainHandles', problem: `got ${describe(input.retainHandles)}`, allowed: 'true, false or omitted' });
-  }
-  const retainHandles = input.retainHandles === true;
+  const retainHandles = optionalBoolean(kind, 'retainHandles', input.retainHandles) === true;
   const { approval, decide } = approvals.approval(input.approval, approveList, retainHandles);
   /** @type {OutboundMode} */
   const outbound = outboundMode(policy);

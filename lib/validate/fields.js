@@ -122,6 +122,20 @@ function integerIn(kind, field, value, [min, max], unit = '') {
 }
 
 /**
+ * A boolean option or field, or undefined when it was left out.
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {unknown} value
+ * @returns {boolean | undefined}
+ */
+function optionalBoolean(kind, field, value) {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw fault(kind, { field, problem: `got ${describe(value)}`, allowed: 'true, false or omitted' });
+  }
+  return value;
+}
+
+/**
  * @param {Kind} kind
  * @param {string} field
  * @param {unknown} value
@@ -224,4 +238,4 @@ function outboundMode(policy) {
   return policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed';
 }
 
-module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus };
+module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, optionalBoolean, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus };

@@ -13,7 +13,7 @@ use codemode_protocol::{FailureCode, HostMsg, RunError, RunOutcome, WireResponse
 
 use crate::conduct::Binding;
 use crate::input::WorkerInput;
-use crate::{Inner, Running, State, WorkerSlot};
+use crate::{Inner, Running, State};
 
 /// Hands queued jobs to idle workers, else to workers preparing their next isolate (see
 /// `State::preparing`). Called with the lock held.
@@ -97,11 +97,7 @@ pub(crate) fn send_to_run(inner: &Inner, exec_id: u64, call_id: u32, frame: Vec<
     let Some(worker) = st.running.get(&exec_id).map(|r| r.worker) else {
         return;
     };
-    allow_poll(&mut st, exec_id);
-    if let Some(w) = st.workers.get_mut(&worker) {
-        answered(w, exec_id, call_id);
-        w.input.send(frame);
-    }
+    deliver(&mut st, worker, exec_id, call_id, frame);
 }
 
 /// Writes a fetch answer to the worker running `exec_id` (or retaining it), if it still does.
@@ -143,9 +139,20 @@ pub(crate) fn answer_fetch(
             .and_then(|id| st.retained.get(id))
             .map(|r| r.worker),
     };
-    allow_poll(&mut st, exec_id);
-    if let Some(w) = worker.and_then(|w| st.workers.get_mut(&w)) {
-        answered(w, exec_id, call_id);
+    if let Some(worker) = worker {
+        deliver(&mut st, worker, exec_id, call_id, frame);
+    }
+}
+
+/// Writes `frame`, the answer to call `call_id` of `exec_id`, to `worker`: the call is no
+/// longer in flight there (its binding), and the run's CPU backstop allows for the worker's
+/// poll for the answer.
+fn deliver(st: &mut State, worker: u64, exec_id: u64, call_id: u32, frame: Vec<u8>) {
+    allow_poll(st, exec_id);
+    if let Some(w) = st.workers.get_mut(&worker) {
+        if let Some(b) = w.bound.as_mut().filter(|b| b.exec_id == exec_id) {
+            b.answered(call_id);
+        }
         w.input.send(frame);
     }
 }
@@ -162,13 +169,6 @@ fn allow_poll(st: &mut State, exec_id: u64) {
     };
     if let Some(watch) = watch {
         watch.answered();
-    }
-}
-
-/// Call `call_id` of `exec_id` is answered: no longer in flight on `slot`'s worker.
-fn answered(slot: &mut WorkerSlot, exec_id: u64, call_id: u32) {
-    if let Some(b) = slot.bound.as_mut().filter(|b| b.exec_id == exec_id) {
-        b.answered(call_id);
     }
 }
 
