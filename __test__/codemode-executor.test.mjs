@@ -32,6 +32,12 @@ describe('sanitizeToolName (reference rules)', () => {
   ])('%j -> %j', (raw, safe) => {
     expect(sanitizeToolName(raw)).toBe(safe);
   });
+
+  it('is the one name rule the gateway uses too, which keeps reserved words as method names', () => {
+    const { toolIdentifier } = require('../lib/model/names.js');
+    for (const raw of ['my-tool', '3d.render', 'foo@bar!', '', '@@', 'NaN']) expect(toolIdentifier(raw)).toBe(sanitizeToolName(raw));
+    expect([toolIdentifier('delete'), toolIdentifier('delete', { bare: true })]).toEqual(['delete', 'delete_']);
+  });
 });
 
 describe('execute', () => {

@@ -17,7 +17,7 @@ import { fanoutSchema } from './fixtures/mcp-fanout-server.mjs';
 
 const require = createRequire(import.meta.url);
 const ts = require('typescript');
-const { declareServers, declareProvider, RENDER_BUDGETS } = require('../lib/mcp/types.js');
+const { declareServers, declareProvider, RENDER_BUDGETS } = require('../lib/model/declarations.js');
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'codemode-executor.js');

@@ -10,8 +10,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 const require = createRequire(import.meta.url);
-const { schemaType, declareServers, declareTool, summaryLine } = require('../lib/mcp/types.js');
-const { MARKER, truncateResult } = require('../lib/mcp/truncate.js');
+const { schemaType, declareServers, declareTool, summaryLine } = require('../lib/model/declarations.js');
+const { MARKER, truncateResult } = require('../lib/model/truncate.js');
 const ts = require('typescript');
 
 // Tool schemas in the forms MCP servers send them.

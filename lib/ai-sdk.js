@@ -11,8 +11,8 @@ const { denial, fault, render } = require('./errors');
 const { describe, reading, snapshot, integerIn, checkOutbound, objectArgument } = require('./validate/fields');
 const { BUDGETS, range, reservedNames, IDENTIFIER } = require('./validate');
 const { limits, loadNative } = require('./native');
-const { declareProvider } = require('./mcp/types');
-const { truncateResult, RESULT_CHARS, consoleText, truncatedNote } = require('./mcp/truncate');
+const { declareProvider } = require('./model/declarations');
+const { truncateResult, RESULT_CHARS, consoleText, truncatedNote } = require('./model/truncate');
 
 /**
  * @typedef {import('../index').Outcome} Outcome

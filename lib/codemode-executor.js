@@ -6,7 +6,7 @@
 // and docs/dialect-deviations.md lists each such place.
 
 const { normalizeCode } = require('./codemode/normalize');
-const { sanitizeToolName, validateNames } = require('./codemode/names');
+const { sanitizeToolName, validateNames } = require('./model/names');
 const codec = require('./codemode/json-codec');
 const { constructorDefaults } = require('./codemode/options');
 const { callArguments } = require('./codemode/call');

@@ -6,7 +6,7 @@
 
 const fs = require('node:fs');
 const { fault } = require('../errors');
-const { sanitizeToolName } = require('../codemode/names');
+const { sanitizeToolName } = require('../model/names');
 const { reservedNames } = require('../validate');
 
 /**

@@ -13,6 +13,7 @@ const { ToolListChangedNotificationSchema, ErrorCode, McpError } = require('@mod
 // under nodenext (it uses the namespace `Ajv` as a type).
 const AJV_PROVIDER = '@modelcontextprotocol/sdk/validation/ajv';
 const { render } = require('../errors');
+const { toolIdentifier } = require('../model/names');
 
 /** @typedef {import('./config').ServerSpec} ServerSpec */
 /**
@@ -51,18 +52,6 @@ function lazyValidator() {
       return (input) => (compiled ??= ajv.getValidator(schema))(input);
     },
   };
-}
-
-/**
- * A tool name made an identifier: `-`, `.` and spaces become `_`, other characters outside
- * identifiers go, a leading digit gets `_`. Reserved words stay (they are methods, written
- * `server.delete(...)`, never bare names).
- * @param {string} name
- */
-function toolIdentifier(name) {
-  const s = String(name).replace(/[-.\s]/g, '_').replace(/[^a-zA-Z0-9_$]/g, '');
-  if (s === '') return '_';
-  return /^[0-9]/.test(s) ? `_${s}` : s;
 }
 
 /**
@@ -307,4 +296,4 @@ class Upstream extends EventEmitter {
   }
 }
 
-module.exports = { Upstream, nameTools, toolIdentifier };
+module.exports = { Upstream, nameTools };

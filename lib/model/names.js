@@ -1,6 +1,8 @@
 // @ts-check
 'use strict';
-// Provider, connector and tool names as @cloudflare/codemode 0.5.x validates and sanitizes them.
+// The one rule that makes a tool's name an identifier a program calls, and the provider and
+// connector names @cloudflare/codemode 0.5.x validates. Every surface that names tools for the
+// model (the dialect, the MCP gateway's servers, codeModeTool) goes through `toolIdentifier`.
 
 /** @type {Set<unknown>} */
 const RESERVED_NAMES = new Set([
@@ -20,14 +22,25 @@ const RESERVED_WORDS = new Set([
   'volatile', 'arguments', 'eval', 'undefined', 'null', 'true', 'false',
 ]);
 
-/** @param {unknown} name */
-function sanitizeToolName(name) {
-  if (!name) return '_';
-  let s = String(name).replace(/[-.\s]/g, '_').replace(/[^a-zA-Z0-9_$]/g, '');
+/**
+ * A tool name made an identifier: `-`, `.` and spaces become `_`, other characters outside
+ * identifiers go, a leading digit gets `_`, nothing at all is `_`. With `bare`, a reserved word
+ * gets a trailing `_` too (the name stands alone, as @cloudflare/codemode 0.5.x sanitizes it);
+ * without, reserved words stay (the name is a method, written `server.delete(...)`).
+ * @param {unknown} name
+ * @param {{ bare?: boolean }} [how]
+ */
+function toolIdentifier(name, how) {
+  let s = name ? String(name).replace(/[-.\s]/g, '_').replace(/[^a-zA-Z0-9_$]/g, '') : '';
   if (s === '') return '_';
   if (/^[0-9]/.test(s)) s = '_' + s;
-  if (RESERVED_WORDS.has(s)) s += '_';
+  if (how?.bare && RESERVED_WORDS.has(s)) s += '_';
   return s;
+}
+
+/** @param {unknown} name the name as @cloudflare/codemode 0.5.x's sanitizeToolName gives it */
+function sanitizeToolName(name) {
+  return toolIdentifier(name, { bare: true });
 }
 
 /**
@@ -53,4 +66,4 @@ function validateNames(providers, connectors) {
   return null;
 }
 
-module.exports = { sanitizeToolName, validateNames, RESERVED_NAMES };
+module.exports = { toolIdentifier, sanitizeToolName, validateNames, RESERVED_NAMES };
