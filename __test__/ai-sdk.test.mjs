@@ -565,7 +565,7 @@ describe('loading', () => {
     const out = node(`const M = require('node:module'); const resolve = M._resolveFilename;
       M._resolveFilename = function (request, ...rest) { if (request === 'ai') { const e = new Error("Cannot find module 'ai'"); e.code = 'MODULE_NOT_FOUND'; throw e } return resolve.call(this, request, ...rest) };
       try { require('./index.js').codeModeTool({}, { executor: { execute() {} } }) } catch (e) { console.log(e.code + ' ' + e.message) }`);
-    expect(out).toMatch(/^PEER_MISSING codeModeTool needs the package `ai` \(7\) in the host project, and it could not be loaded \(Cannot find module 'ai'[^]*npm install ai@7\.$/);
+    expect(out).toMatch(/^PEER_MISSING codeModeTool needs the package `ai` \(7\) in the host project, and it could not be loaded \(Cannot find module 'ai'[\s\S]*npm install ai@7\.$/);
   });
 });
 
@@ -640,7 +640,7 @@ describe('a review\'s attacks on codeModeTool', () => {
     const code = "async () => { for (let i = 0; i < 1100; i++) await tools.getOrder({ id: 'n' + i }); return (await tools.refund({ orderId: 'Q', amount: 50 })).refundId }";
     const paused = await codemode.execute({ code }, { toolCallId: 'u', messages: [] });
     const refunds = [];
-    tools.refund.execute = async (input, { toolCallId }) => { refunds.push(toolCallId); return { refundId: 'rf_Q', amount: 50 } };
+    tools.refund.execute = async (_input, { toolCallId }) => { refunds.push(toolCallId); return { refundId: 'rf_Q', amount: 50 } };
     const after = await codemode.resume(paused, [{ approvalId: paused.approvals[0].approvalId, approved: true }]);
     expect(after.result).toBe('rf_Q');
     const ids = ran.filter(([name]) => name === 'getOrder').map(([, , id]) => id);

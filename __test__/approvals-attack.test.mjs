@@ -81,7 +81,7 @@ describe('a resumed run brings no bounds of its own', () => {
   let port;
   let hits = 0;
   beforeAll(async () => {
-    server = http.createServer((req, res) => { hits++; res.end('reached'); });
+    server = http.createServer((_req, res) => { hits++; res.end('reached'); });
     await new Promise((r) => server.listen(0, '127.0.0.1', r));
     port = server.address().port;
   });
@@ -218,7 +218,7 @@ describe('over a daemon', () => {
 
   it("a resume over connect() is held to the client's own outbound and budgets", async () => {
     let hits = 0;
-    const web = http.createServer((req, res) => { hits++; res.end('reached'); });
+    const web = http.createServer((_req, res) => { hits++; res.end('reached'); });
     await new Promise((r) => web.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${web.address().port}/x`;

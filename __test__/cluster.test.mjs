@@ -32,7 +32,7 @@ beforeAll(async () => {
   daemons = await Promise.all([0, 1, 2].map(() => startDaemon(['--workers', '1'])));
   const port = await freePort();
   const env = { ...process.env, LB_BIND: `127.0.0.1:${port}` };
-  daemons.forEach((d, i) => (env[`DAEMON_${i + 1}`] = `127.0.0.1:${d.port}`));
+  daemons.forEach((d, i) => { env[`DAEMON_${i + 1}`] = `127.0.0.1:${d.port}`; });
   const bin = haproxyBinary();
   const check = spawnSync(bin, ['-c', '-f', CONFIG], { env, encoding: 'utf8' });
   expect(check.status, check.stderr + check.stdout).toBe(0);

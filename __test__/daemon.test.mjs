@@ -37,7 +37,7 @@ describe('the CLI', () => {
       const at = help.stdout.search(new RegExp(`\\n  ${flag}\\s`));
       expect(at, flag).toBeGreaterThan(-1);
       const rest = help.stdout.slice(at + flag.length + 3);
-      const next = rest.search(/\n  --/);
+      const next = rest.search(/\n {2}--/);
       expect(rest.slice(0, next), flag).toContain(`(default ${serveDefaults[key]})`);
     }
     // The daemon's options without a default are the budget ceilings: none unless given.
@@ -48,7 +48,7 @@ describe('the CLI', () => {
       const at = help.stdout.search(new RegExp(`\\n  ${flag}\\s`));
       expect(at, flag).toBeGreaterThan(-1);
       const rest = help.stdout.slice(at + flag.length + 3);
-      expect(rest.slice(0, rest.search(/\n  --/)), flag).toContain('(default: none');
+      expect(rest.slice(0, rest.search(/\n {2}--/)), flag).toContain('(default: none');
     }
     const badPort = spawnSync(process.execPath, [BIN, 'serve', '--port', 'eighty'], { encoding: 'utf8' });
     expect(badPort.status).toBe(2);
@@ -195,7 +195,7 @@ describe('a daemon started through the CLI', () => {
   });
 
   it('fetches natively to public addresses only, and refuses native above its ceiling', async () => {
-    const target = http.createServer((req, res) => res.end('reached'));
+    const target = http.createServer((_req, res) => res.end('reached'));
     let connections = 0;
     target.on('connection', () => connections++);
     await new Promise((r) => target.listen(0, '127.0.0.1', r));

@@ -59,7 +59,7 @@ function expectSameHost(before, after) {
       expect(after.globals).toEqual(before.globals);
     } else if (Array.isArray(before[key])) {
       expect(after[key].length, key).toBe(before[key].length);
-      before[key].forEach((entry, i) => entry.forEach((v, j) => expect(Object.is(v, after[key][i][j]), `${key} ${entry[0]}`).toBe(true)));
+      before[key].forEach((entry, i) => { entry.forEach((v, j) => { expect(Object.is(v, after[key][i][j]), `${key} ${entry[0]}`).toBe(true); }); });
     } else {
       expect(Object.is(after[key], before[key]), key).toBe(true);
     }
@@ -116,7 +116,6 @@ function dispatcher(calls) {
 
 // ---- the corpus ---------------------------------------------------------------------------
 
-const NM = 'the MODULE_NOT_FOUND text';
 const notFound = (spec) => (out) => {
   expect(out.error).toBeUndefined();
   expect(out.result).toMatch(new RegExp(`^Cannot import "${spec.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`));
@@ -148,7 +147,7 @@ const cases = [
 
   // Symbol.species: a derived constructor cannot redirect what crosses.
   ['Symbol.species', 'Array species returning a foreign object', `async () => { class A extends Array { static get [Symbol.species]() { return function () { return { escaped: true } } } } return new A(1, 2, 3).map((x) => x) }`, (out) => { expect(out.error).toBeUndefined(); expect(out.result).toEqual({ 0: 1, 1: 2, 2: 3, escaped: true }); }],
-  ['Symbol.species', 'a species array as tool arguments', `async () => { class A extends Array { static get [Symbol.species]() { return Object } } return await t.echo(new A(1, 2)) }`, (out, { calls }) => { expect(calls[0][0]).toEqual([1, 2]); expect(Object.getPrototypeOf(calls[0][0])).toBe(Array.prototype); }],
+  ['Symbol.species', 'a species array as tool arguments', `async () => { class A extends Array { static get [Symbol.species]() { return Object } } return await t.echo(new A(1, 2)) }`, (_out, { calls }) => { expect(calls[0][0]).toEqual([1, 2]); expect(Object.getPrototypeOf(calls[0][0])).toBe(Array.prototype); }],
   ['Symbol.species', "a tool promise's species hijacked", `async () => { const p = t.get(); p.constructor = { [Symbol.species]: function (exec) { exec(() => {}, () => {}) } }; p.then(() => {}); return await p }`, (out, { calls }) => { expect(out.result).toBe(42); expect(calls).toHaveLength(1); }],
   ['Symbol.species', 'Promise.prototype.then replaced before a tool call', `async () => { const then = Promise.prototype.then; Promise.prototype.then = function (a, b) { return then.call(this, (v) => a(v === 42 ? 'hijacked' : v), b) }; return await t.get() }`, resultIs(42) /* await takes the intrinsic path, not the replaced method */],
 
@@ -165,12 +164,13 @@ const cases = [
   ['thenable/toJSON', 'a thenable result is awaited in the isolate', `async () => ({ then(resolve) { resolve({ settled: true }) } })`, resultIs({ settled: true })],
   ['thenable/toJSON', 'toJSON in the result is not called on the host', `async () => ({ a: 1, toJSON() { return 'pwned' } })`, (out) => { expect(out.result).not.toBe('pwned'); if (!out.error) expect(out.result).toEqual({ a: 1 }); else expect(out.error.code).toBe('RESULT_NOT_CLONEABLE'); }],
   ['thenable/toJSON', 'toJSON and then in tool arguments', `async () => { try { await t.echo({ toJSON() { return 'x' }, then(r) { r(1) } }) } catch (e) { return e.message } return 'sent' }`, (out, { calls }) => { expect(calls).toHaveLength(0); expect(out.result).toMatch(/argument/i); }],
+  // biome-ignore lint/suspicious/noThenProperty: a data `then` key is the payload under test
   ['thenable/toJSON', 'a data `then` key in tool arguments', `async () => await t.echo({ then: 1, toJSON: 'no' })`, (out, { calls }) => { expect(calls[0][0]).toEqual({ then: 1, toJSON: 'no' }); expect(out.result).toEqual({ then: 1, toJSON: 'no' }); }],
   ['thenable/toJSON', 'Object.prototype.then polluted in the isolate', `async () => { Object.prototype.then = function (r) { delete Object.prototype.then; r('hijacked') }; return await t.obj() }`, (out) => { expect(out.error).toBeUndefined(); expect(out.result).toBe('hijacked'); }],
 
   // __proto__ keys arrive as own data keys, never as prototypes.
   ['__proto__ keys', 'a JSON __proto__ key in the result', `async () => JSON.parse('{"__proto__": {"polluted": 1, "admin": true}, "a": 1}')`, (out) => { expect(Object.getPrototypeOf(out.result)).toBe(Object.prototype); expect(Object.keys(out.result)).toEqual(['__proto__', 'a']); expect(out.result.polluted).toBeUndefined(); }],
-  ['__proto__ keys', 'a defined __proto__ key in tool arguments', `async () => { await t.echo(Object.defineProperty({}, '__proto__', { value: { admin: true }, enumerable: true })); return 1 }`, (out, { calls }) => { const a = calls[0][0]; expect(Object.getPrototypeOf(a)).toBe(Object.prototype); expect(Object.keys(a)).toEqual(['__proto__']); expect(a.admin).toBeUndefined(); }],
+  ['__proto__ keys', 'a defined __proto__ key in tool arguments', `async () => { await t.echo(Object.defineProperty({}, '__proto__', { value: { admin: true }, enumerable: true })); return 1 }`, (_out, { calls }) => { const a = calls[0][0]; expect(Object.getPrototypeOf(a)).toBe(Object.prototype); expect(Object.keys(a)).toEqual(['__proto__']); expect(a.admin).toBeUndefined(); }],
   ['__proto__ keys', 'constructor.prototype shaped data', `async () => ({ constructor: { prototype: { polluted: 1 } }, __proto__: { admin: true } })`, (out) => { expect(out.result).toEqual({ constructor: { prototype: { polluted: 1 } } }); expect(Object.getPrototypeOf(out.result)).toBe(Object.prototype); }],
   ['__proto__ keys', "a host answer's __proto__ key in the isolate", `async () => { const r = await t.proto(); return [Object.keys(r), r.admin, Object.getPrototypeOf(r) === Object.prototype, ({}).admin] }`, resultIs([['__proto__', 'x'], undefined, true, undefined])],
 

@@ -17,7 +17,7 @@ let url;
 let reached = 0;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  server = http.createServer((_req, res) => {
     reached++;
     res.end('reached');
   });

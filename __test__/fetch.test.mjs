@@ -221,7 +221,7 @@ describe("public outbound ('public', the default)", () => {
   let port;
   let connections = 0;
   beforeAll(async () => {
-    target = http.createServer((req, res) => res.end('reached'));
+    target = http.createServer((_req, res) => res.end('reached'));
     target.on('connection', () => connections++);
     await new Promise((r) => target.listen(0, '127.0.0.1', r));
     port = target.address().port;

@@ -524,7 +524,10 @@ describe('cost of a retained execution', () => {
     const { ex } = recorded({ workers: 1, queueBound: 4 });
     const { executionId } = await grant(ex, 'async () => () => new Response("held")');
     let ran = false;
-    const queued = ex.execute({ code: 'async () => "after"' }).then((o) => ((ran = true), o));
+    const queued = ex.execute({ code: 'async () => "after"' }).then((o) => {
+      ran = true;
+      return o;
+    });
     await sleep(200);
     expect(ran).toBe(false);
     await ex.closeHandles(executionId);

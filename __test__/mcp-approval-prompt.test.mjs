@@ -24,7 +24,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'codemode-mcp-ask-'));
 let client;
 /** The messages the person was asked, in order. */
 const asked = [];
-let answer = 'accept';
+const answer = 'accept';
 
 beforeAll(async () => {
   const config = path.join(tmp, 'servers.json');

@@ -89,8 +89,8 @@ describe('the gateway over stdio, four upstream servers', () => {
     expect(tools.map((t) => t.name)).toEqual(['code']);
     const d = tools[0].description;
     expect(d).toContain('declare const everything: {');
-    expect(d).toMatch(/get_structured_content\(input: \{[^]*location: "New York" \| "Chicago" \| "Los Angeles"/);
-    expect(d).toMatch(/get_structured_content\([^)]*\): Promise<\{[^]*temperature: number/);
+    expect(d).toMatch(/get_structured_content\(input: \{[\s\S]*location: "New York" \| "Chicago" \| "Los Angeles"/);
+    expect(d).toMatch(/get_structured_content\([^)]*\): Promise<\{[\s\S]*temperature: number/);
     expect(d).toContain('declare const memory: {');
     expect(d).toContain('create_entities(');
     expect(d).toContain('declare const filesystem: {');

@@ -278,7 +278,7 @@ describe('the driver', () => {
     const seen = [];
     const ctx = await driver.createContext({
       bindings: {
-        external_seen: { ...echo, execute: async (args) => (seen.push(args), { ok: true, at: new Date(0) }) },
+        external_seen: { ...echo, execute: async (args) => { seen.push(args); return { ok: true, at: new Date(0) }; } },
         external_boom: { ...echo, execute: async () => { throw Object.assign(new RangeError('host says no'), { code: 'E_HOST' }); } },
         external_raw: { ...echo, execute: async () => { throw 404; } },
       },
@@ -310,7 +310,7 @@ return { a, b, errs, names: [external_seen.name, typeof globalThis.external_boom
   });
 
   it('budgets and outbound go on every run', async () => {
-    const server = http.createServer((req, res) => res.end('from loopback'));
+    const server = http.createServer((_req, res) => res.end('from loopback'));
     await new Promise((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${server.address().port}/`;
     try {
@@ -403,6 +403,7 @@ return { a, b, errs, names: [external_seen.name, typeof globalThis.external_boom
       [{ bindings: { 'external_get-weather': echo } }, 'bindings.external_get-weather'],
       [{ bindings: { console: echo } }, 'bindings.console'],
       [{ bindings: { JSON: echo } }, 'bindings.JSON'],
+      // biome-ignore lint/suspicious/noDuplicateObjectKeys: `__proto__:` sets the prototype, the computed key is an own property
       [{ bindings: { __proto__: null, ['__proto__']: echo } }, 'bindings.__proto__'],
       [{ bindings: {}, timeout: 1.5 }, 'timeout'],
       [{ bindings: {}, memoryLimit: 4 }, 'memoryLimit'],

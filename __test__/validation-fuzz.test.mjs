@@ -38,6 +38,7 @@ const hostile = {
   'Infinity': () => Infinity,
   'a boxed string': () => new String('async () => 1'),
   'an array': () => ['async () => 1'],
+  // biome-ignore lint/suspicious/noSparseArray: the holes are the input under test
   'a sparse array': () => [, , 1],
   'a Map': () => new Map([['code', 'async () => 1']]),
   'a promise': () => Promise.resolve('async () => 1'),

@@ -59,7 +59,7 @@ describe('values cross with structuredClone semantics', () => {
       },
     });
     expect(out.error).toBeUndefined();
-    cases.forEach(([name, , hostValue], i) => {
+    cases.forEach(([, , hostValue], i) => {
       expectSameAsStructuredClone(seen[i], hostValue);
       expectSameAsStructuredClone(out.result[i], hostValue);
     });

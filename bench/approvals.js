@@ -46,7 +46,7 @@ async function one(ex, n, samples) {
   };
   const toPause = async () => {
     const o = await ex.execute({ code, providers: providers(true), dispatch, approval: { mode: 'interrupt' } });
-    if (!o.paused || o.paused.pending.length !== 1) throw new Error(`expected a pause, got ${JSON.stringify(o.error ?? o.result)}`);
+    if (o.paused?.pending.length !== 1) throw new Error(`expected a pause, got ${JSON.stringify(o.error ?? o.result)}`);
     return o.paused;
   };
   const paused = await toPause();

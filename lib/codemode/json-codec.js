@@ -21,7 +21,7 @@ function stringify(value) {
 
 /** @param {string} text */
 function parse(text) {
-  return JSON.parse(text, (key, v) => {
+  return JSON.parse(text, (_key, v) => {
     if (v && typeof v === 'object' && typeof v[TAG] === 'string' && typeof v.data === 'string') {
       const bytes = Buffer.from(v.data, 'base64');
       const copy = new Uint8Array(bytes.length);

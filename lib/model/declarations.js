@@ -110,7 +110,7 @@ const NEVER = atom('never');
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** @param {object} o @param {string} key */
-const has = (o, key) => Object.prototype.hasOwnProperty.call(o, key);
+const has = (o, key) => Object.hasOwn(o, key);
 
 /** @param {Rendered[]} parts @returns {Rendered} */
 function union(parts) {

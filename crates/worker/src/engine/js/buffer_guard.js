@@ -31,6 +31,7 @@ function installBufferGuard() {
   // The length is converted once (ToIndex), so a valueOf cannot answer the check and V8 apart.
   const toIndex = (value) => {
     const n = +value;
+    // biome-ignore lint/suspicious/noSelfCompare: the NaN test that calls nothing a program could replace
     const integer = n !== n ? 0 : MathTrunc(n) + 0;
     if (integer < 0 || integer > 2 ** 53 - 1) throw new RangeErrorCtor('Invalid array buffer length');
     return integer;

@@ -139,7 +139,7 @@ function inspectContainer(v, depth, seen) {
 
 // printf-style substitutions as console implementations do: %s %d %i %f %o %O %j %c %%.
 function format(args) {
-  let first = args[0];
+  const first = args[0];
   let rest = 1;
   let out = '';
   if (typeof first === 'string' && first.includes('%') && args.length > 1) {

@@ -43,6 +43,7 @@ return {
   NumberIsInteger: Number.isInteger,
   NumberMaxSafeInteger: Number.MAX_SAFE_INTEGER,
   BooleanCtor: Boolean,
+  // biome-ignore lint/suspicious/noGlobalIsNan: the global itself, captured (it coerces; Number.isNaN does not)
   GlobalIsNaN: isNaN,
   GlobalParseInt: parseInt,
   GlobalParseFloat: parseFloat,

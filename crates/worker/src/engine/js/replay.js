@@ -22,6 +22,7 @@ const method = { writable: true, enumerable: false, configurable: true };
 // form is the engine's. It shares the engine's prototype, so instanceof and subclasses hold.
 function makeDate() {
   const EngineDate = DateCtor;
+  // biome-ignore lint/suspicious/noShadowRestrictedNames: the replacement is named Date, as Date.name is
   const Date = function Date(...args) {
     if (new.target === undefined) return call(dateToString, new EngineDate(logicalDateNow()));
     return ReflectConstruct(EngineDate, args.length === 0 ? [logicalDateNow()] : args, new.target);

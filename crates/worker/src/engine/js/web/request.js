@@ -24,7 +24,7 @@ class Request {
       this.#url = parsed.href;
     }
     this.#url = base ? base.url : this.#url;
-    let method = init.method !== undefined ? StringCtor(init.method) : base ? base.method : 'GET';
+    const method = init.method !== undefined ? StringCtor(init.method) : base ? base.method : 'GET';
     if (!TOKEN.test(method)) throw new TypeErrorCtor(`Failed to construct 'Request': '${method}' is not a valid HTTP method.`);
     const upper = method.toUpperCase();
     if (FORBIDDEN_METHODS.has(upper)) throw new TypeErrorCtor(`Failed to construct 'Request': '${method}' HTTP method is unsupported.`);
