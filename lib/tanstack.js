@@ -13,8 +13,7 @@
 
 const { IsolateExecutor } = require('./isolate-executor');
 const { ExecutorError, fault: executorFault } = require('./errors');
-const { limits } = require('./native');
-const { fault, describe, integerIn, checkOutbound, reading } = require('./validate/fields');
+const { fault, describe, reading, snapshot, checkOutbound, objectArgument, runBounds, checkExecutor } = require('./validate/fields');
 const { BUDGETS, budgets, reservedNames, IDENTIFIER } = require('./validate');
 
 /**
@@ -242,29 +241,6 @@ function hostFailure(e) {
 }
 
 /**
- * @param {string} kind
- * @param {Record<string, unknown>} given
- * @param {string[]} keys
- * @param {string} allowed
- */
-function refuseUnknown(kind, given, keys, allowed) {
-  for (const key of Object.keys(given)) {
-    if (!keys.includes(key)) throw fault(/** @type {'INVALID_OPTION' | 'INVALID_REQUEST'} */ (kind), { field: key, problem: 'is not an option here', allowed });
-  }
-}
-
-/**
- * @param {string} field
- * @param {unknown} value
- * @param {'timeout' | 'memoryLimit'} key
- * @param {'INVALID_OPTION' | 'INVALID_REQUEST'} kind
- */
-function bound(kind, field, value, key) {
-  const [min, max] = limits().options[key];
-  return integerIn(kind, field, value, [Number(min), Number(max)], key === 'timeout' ? ' (ms)' : ' (MiB)');
-}
-
-/**
  * Checks createContext's config: the bindings (each an identifier that is no global of the
  * sandbox, with an `execute` function) and the bounds.
  * @param {unknown} config
@@ -272,18 +248,11 @@ function bound(kind, field, value, key) {
  */
 function checkConfig(config) {
   const kind = 'INVALID_REQUEST';
-  if (config === null || typeof config !== 'object') {
-    throw fault(kind, { field: 'config', problem: `got ${describe(config)}`, allowed: 'an object { bindings, timeout?, memoryLimit? }' });
-  }
-  const given = /** @type {Record<string, unknown>} */ (config);
-  refuseUnknown(kind, given, CONFIG_KEYS, 'bindings, timeout, memoryLimit');
-  const raw = reading(kind, 'bindings', () => given.bindings);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw fault(kind, { field: 'bindings', problem: `got ${describe(raw)}`, allowed: 'an object of tool bindings keyed by their names ({ external_x: { execute } })' });
-  }
+  const input = snapshot(kind, 'config', objectArgument(kind, 'config', config, 'an object { bindings, timeout?, memoryLimit? }', false), CONFIG_KEYS, 'createContext config');
+  const raw = objectArgument(kind, 'bindings', input.bindings, 'an object of tool bindings keyed by their names ({ external_x: { execute } })', false);
   /** @type {Map<string, (args: unknown) => Promise<unknown>>} */
   const bindings = new Map();
-  for (const [name, binding] of reading(kind, 'bindings', () => Object.entries(/** @type {object} */ (raw)))) {
+  for (const [name, binding] of reading(kind, 'bindings', () => Object.entries(raw))) {
     const problem = !IDENTIFIER.test(name)
       ? 'is not a JavaScript identifier, so a program could not call it'
       : reservedNames().has(name)
@@ -301,9 +270,7 @@ function checkConfig(config) {
     const fn = /** @type {Function} */ (execute);
     bindings.set(name, (args) => fn.call(binding, args));
   }
-  const timeout = given.timeout === undefined ? undefined : bound(kind, 'timeout', given.timeout, 'timeout');
-  const memoryLimit = given.memoryLimit === undefined ? undefined : bound(kind, 'memoryLimit', given.memoryLimit, 'memoryLimit');
-  return { bindings, timeout, memoryLimit };
+  return { bindings, ...runBounds(kind, input) };
 }
 
 /**
@@ -396,29 +363,20 @@ class Context {
  * @param {IsolateDriverOptions} [options]
  * @returns {IsolateDriver}
  */
-function createIsolateDriver(options = {}) {
+function createIsolateDriver(options) {
   const kind = 'INVALID_OPTION';
-  if (options === null || typeof options !== 'object') {
-    throw fault(kind, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { executor?, executorOptions?, timeout?, memoryLimit?, outbound?, cpuLimit?, toolCallLimit?, fetchLimit? }' });
-  }
-  const given = /** @type {Record<string, unknown>} */ ({ ...options });
-  refuseUnknown(kind, given, OPTION_KEYS, OPTION_KEYS.join(', '));
-  const provided = given.executor;
-  if (provided !== undefined && (provided === null || typeof provided !== 'object' || typeof /** @type {{ execute?: unknown }} */ (provided).execute !== 'function')) {
-    throw fault(kind, { field: 'executor', problem: `got ${describe(provided)}`, allowed: 'an executor: new IsolateExecutor(), or what connect() resolves to' });
-  }
-  if (provided !== undefined && given.executorOptions !== undefined) {
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', options, 'an object { executor?, executorOptions?, timeout?, memoryLimit?, outbound?, cpuLimit?, toolCallLimit?, fetchLimit? }'), OPTION_KEYS, 'createIsolateDriver options');
+  const provided = input.executor === undefined ? undefined : checkExecutor(kind, 'executor', input.executor);
+  if (provided !== undefined && input.executorOptions !== undefined) {
     throw fault(kind, { field: 'executorOptions', problem: 'given with an executor', allowed: 'executorOptions only when the driver makes its own executor (no executor given)' });
   }
-  const executorOptions = /** @type {import('../index').IsolateExecutorOptions | undefined} */ (given.executorOptions);
-  if (executorOptions !== undefined && (executorOptions === null || typeof executorOptions !== 'object')) {
-    throw fault(kind, { field: 'executorOptions', problem: `got ${describe(executorOptions)}`, allowed: "IsolateExecutor's options" });
-  }
-  const timeout = given.timeout === undefined ? DEFAULT_TIMEOUT : bound(kind, 'timeout', given.timeout, 'timeout');
-  const memoryLimit = given.memoryLimit === undefined ? DEFAULT_MEMORY_LIMIT : bound(kind, 'memoryLimit', given.memoryLimit, 'memoryLimit');
+  const executorOptions = input.executorOptions === undefined ? undefined : /** @type {import('../index').IsolateExecutorOptions} */ (objectArgument(kind, 'executorOptions', input.executorOptions, "IsolateExecutor's options", false));
+  const bounds = runBounds(kind, input);
+  const timeout = bounds.timeout ?? DEFAULT_TIMEOUT;
+  const memoryLimit = bounds.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
   // Blocked unless asked for: code mode's system prompt tells the model the sandbox has no network.
-  const outbound = 'outbound' in given ? checkOutbound(kind, 'outbound', given.outbound) : null;
-  const spend = budgets(kind, given);
+  const outbound = 'outbound' in input ? checkOutbound(kind, 'outbound', input.outbound) : null;
+  const spend = budgets(kind, input);
 
   /** @type {DriverExecutor | undefined} */
   let own;

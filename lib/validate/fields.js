@@ -1,6 +1,7 @@
 // @ts-check
 'use strict';
-// Reading a caller's input for validation (lib/validate.js, lib/validate/): each object read once into plain data
+// Reading a caller's input for validation (lib/validate.js, lib/validate/, and every adapter:
+// lib/ai-sdk/, lib/tanstack.js, lib/mcp/, lib/codemode/): each object read once into plain data
 // (a getter or proxy cannot answer one thing to the check and another to the pool), a read
 // that throws made the field's fault, and the checks several entry points share. A refusal is an
 // INVALID_OPTION / INVALID_REQUEST fault that names the field, what was wrong and what is
@@ -170,6 +171,42 @@ function unknownKeys(kind, keys, known, what) {
 }
 
 /**
+ * A run's `timeout` (ms) and `memoryLimit` (MiB) as `input` (an adapter's options, or a TanStack
+ * context's config) gives them, each within its range (crates/protocol `limits::options`, through
+ * the addon); one left out is undefined.
+ * @param {Kind} kind
+ * @param {Record<string, unknown>} input
+ * @returns {{ timeout: number | undefined, memoryLimit: number | undefined }}
+ */
+function runBounds(kind, input) {
+  /** @param {'timeout' | 'memoryLimit'} key @param {string} unit */
+  const bound = (key, unit) => {
+    if (input[key] === undefined) return undefined;
+    const [min, max] = limits().options[key];
+    return integerIn(kind, key, input[key], [Number(min), Number(max)], unit);
+  };
+  return { timeout: bound('timeout', ' (ms)'), memoryLimit: bound('memoryLimit', ' (MiB)') };
+}
+
+/** What an adapter's `executor` may be: the `allowed` of a fault that names it. */
+const EXECUTOR_ALLOWED = 'an IsolateExecutor, or the executor connect() resolves to';
+
+/**
+ * The executor an adapter (codeModeTool, the TanStack driver, the MCP gateway) runs programs on:
+ * an object with an `execute` method, read once, else the fault naming `field`.
+ * @param {Kind} kind
+ * @param {string} field
+ * @param {unknown} value
+ * @returns {{ execute(request: import('../../index').ExecuteRequest): Promise<import('../../index').Outcome>, resume?(request: import('../../index').ResumeRequest): Promise<import('../../index').Outcome> }}
+ */
+function checkExecutor(kind, field, value) {
+  if (value === null || typeof value !== 'object' || reading(kind, field, () => typeof (/** @type {{ execute?: unknown }} */ (value)).execute !== 'function')) {
+    throw fault(kind, { field, problem: `got ${describe(value)}`, allowed: EXECUTOR_ALLOWED });
+  }
+  return /** @type {any} */ (value);
+}
+
+/**
  * The caller's argument `field` as an object (not an array): `{}` for one left out when
  * `optional`, else the INVALID_OPTION / INVALID_REQUEST fault naming what is `allowed`.
  * @param {Kind} kind
@@ -238,4 +275,4 @@ function outboundMode(policy) {
   return policy === undefined || policy === 'public' ? 'public' : policy === 'native' ? 'native' : policy === null ? 'blocked' : 'routed';
 }
 
-module.exports = { fault, fieldOf, describe, reading, snapshot, integerIn, optionalBoolean, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus };
+module.exports = { fault, fieldOf, describe, reading, snapshot, unknownKeys, integerIn, optionalBoolean, checkOutbound, outboundMode, checkSignal, objectArgument, runBounds, checkExecutor, EXECUTOR_ALLOWED, isHeaderPairs, isResponseStatus };
