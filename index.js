@@ -36,7 +36,7 @@ function createMcpGateway(options) {
 }
 
 /**
- * The AI SDK's tools as one code-mode tool running in this executor (lib/ai-sdk.js,
+ * The AI SDK's tools as one code-mode tool running in this executor (lib/ai-sdk/,
  * docs/ai-sdk.md); the host's own `ai` loads only here.
  * @param {unknown} tools
  * @param {unknown} options

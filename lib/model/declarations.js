@@ -2,7 +2,7 @@
 'use strict';
 // Turns the JSON Schemas of tools into TypeScript declarations, so the model writing a program
 // sees each provider as one global object of typed async functions: the MCP gateway's servers
-// (the schemas they send) and codeModeTool's AI SDK tools (lib/ai-sdk.js, their schemas as JSON
+// (the schemas they send) and codeModeTool's AI SDK tools (lib/ai-sdk/, their schemas as JSON
 // Schema). Pure and dependency-free: schemaType never throws, whatever it is given.
 
 const MAX_DEPTH = 32; // schema nesting (guards against cyclic schema objects)
