@@ -14,7 +14,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const require = createRequire(import.meta.url);
 const { render } = require('../lib/errors');
-const { ASK_BOUNDS } = require('../lib/mcp/gateway');
+const { ASK_BOUNDS } = require('../lib/mcp/elicitation');
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'codemode-executor.js');

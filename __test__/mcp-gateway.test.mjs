@@ -18,7 +18,7 @@ import { children, firstLine } from './mcp-helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { render } = require('../lib/errors');
-const { NO_ELICITATION } = require('../lib/mcp/gateway');
+const { NO_ELICITATION } = require('../lib/mcp/elicitation');
 
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'codemode-executor.js');
@@ -495,7 +495,7 @@ describe('createMcpGateway, in process', () => {
     expect(await code({ servers: { paged: SERVERS.paged }, executor, catalog: 'all' })).toMatch(/^INVALID_OPTION: Invalid option `catalog`/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, approve: ['paged'] })).toMatch(/^INVALID_OPTION: Invalid option `approve`: "paged" names no configured server's tool/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, callTimeout: 0 })).toMatch(/^INVALID_OPTION: Invalid option `callTimeout`/);
-    expect(await code({ servers: { paged: SERVERS.paged }, executor, approvalTimeout: 3_600_001 })).toMatch(/^INVALID_OPTION: Invalid option `approvalTimeout`: 3600001 is not a whole number from 1 to 3600000/);
+    expect(await code({ servers: { paged: SERVERS.paged }, executor, approvalTimeout: 3_600_001 })).toMatch(/^INVALID_OPTION: Invalid option `approvalTimeout`: got number 3600001\. Allowed: an integer from 1 to 3600000 \(ms\)/);
   });
 
   it('a server not connected yet: every call to it needs a yes (it may come up during the run)', async () => {
@@ -518,6 +518,141 @@ describe('createMcpGateway, in process', () => {
     } finally {
       await server.close();
       await executor.close();
+    }
+  }, 60_000);
+});
+
+/** The input schemas the gateway lists, as it always listed them. */
+const SCHEMAS = {
+  code: { type: 'object', properties: { code: { type: 'string', description: 'The program: one async arrow function, e.g. `async () => { return await server.tool({}) }`.' } }, required: ['code'] },
+  search: { type: 'object', properties: { query: { type: 'string', description: 'Keywords, e.g. "create issue"' } }, required: ['query'] },
+  describe: { type: 'object', properties: { tools: { type: 'array', items: { type: 'string' }, description: 'e.g. ["github.create_issue"]' } }, required: ['tools'] },
+};
+
+/**
+ * An upstream over Streamable HTTP on 127.0.0.1 whose tools `set(names)` replaces (an SDK
+ * McpServer per session, each telling its client with one list_changed); each tool's description
+ * is long, so 40 of them pass the 32,000 characters `--catalog auto` declares whole.
+ */
+async function growingUpstream(names) {
+  const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+  const { StreamableHTTPServerTransport } = require('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { z } = require('zod/v4');
+  const live = new Set();
+  const session = () => {
+    const mcp = new McpServer({ name: 'grow', version: '1' }, { capabilities: { tools: { listChanged: true } }, debouncedNotificationMethods: ['notifications/tools/list_changed'] });
+    const registered = new Map();
+    const sync = () => {
+      for (const name of names) {
+        if (!registered.has(name)) registered.set(name, mcp.registerTool(name, { description: `${name}: ${'a long description '.repeat(50)}`, inputSchema: { x: z.string() } }, async () => ({ content: [{ type: 'text', text: name }] })));
+      }
+      for (const [name, tool] of registered) {
+        if (!names.includes(name)) {
+          tool.remove();
+          registered.delete(name);
+        }
+      }
+    };
+    sync();
+    live.add(sync);
+    return mcp;
+  };
+  const transports = new Map();
+  const server = require('node:http').createServer(async (req, res) => {
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? transports.get(id) : undefined;
+    if (!transport) {
+      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => crypto.randomUUID(), onsessioninitialized: (sid) => transports.set(sid, transport) });
+      await session().connect(transport);
+    }
+    await transport.handleRequest(req, res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/mcp`,
+    set(next) {
+      names = next;
+      for (const sync of live) sync();
+    },
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(resolve);
+    }),
+  };
+}
+
+describe('the tools as the MCP SDK lists and checks them (McpServer, registerTool)', () => {
+  const { McpGateway } = require('../lib/mcp/gateway');
+  const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');
+
+  it('listed as always; search and describe enabled and disabled with the catalogue, one list_changed each time', async () => {
+    const up = await growingUpstream(['one']);
+    const gateway = new McpGateway({ servers: { grow: { url: up.url } }, executor: { execute: async () => ({}) }, log: () => {} });
+    await gateway.start();
+    const mcp = gateway.createServer();
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(a);
+    const client = new Client({ name: 'test', version: '1' });
+    let told = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { told++; });
+    await client.connect(b);
+    /** What listTools() says, as it goes over the wire. */
+    const listed = () => JSON.parse(JSON.stringify(gateway.listTools()));
+    try {
+      const small = (await client.listTools()).tools;
+      expect(small.map((t) => t.name)).toEqual(['code']);
+      expect(small[0].inputSchema).toStrictEqual(SCHEMAS.code);
+      expect(small).toEqual(listed());
+      const off = await client.callTool({ name: 'search', arguments: { query: 'one' } });
+      expect(off.isError).toBe(true);
+      expect(off.content[0].text).toContain('Tool search disabled');
+
+      // The catalogue passes what is declared whole: search and describe appear.
+      up.set(Array.from({ length: 40 }, (_, i) => `tool_${i}`));
+      expect(await until(() => told > 0, 15_000)).toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(told).toBe(1);
+      const large = (await client.listTools()).tools;
+      expect(large.map((t) => t.name)).toEqual(['code', 'search', 'describe']);
+      expect(large[0].description).toContain('- `grow` (MCP server "grow", 40 tools)');
+      expect(large[0].description).not.toContain('declare const grow');
+      for (const [i, name] of [[1, 'search'], [2, 'describe']]) {
+        expect(large[i].inputSchema).toStrictEqual(SCHEMAS[name]);
+        expect(large[i].annotations).toStrictEqual({ readOnlyHint: true });
+      }
+      expect(large).toEqual(listed());
+      const found = await client.callTool({ name: 'search', arguments: { query: 'tool_7' } });
+      expect(found.content[0].text.split('\n')[0]).toMatch(/^grow\.tool_7: /);
+      const described = await client.callTool({ name: 'describe', arguments: { tools: ['grow.tool_7'] } });
+      expect(described.content[0].text).toContain('tool_7(input: {');
+
+      // Arguments a schema refuses: the SDK answers, in the gateway's words.
+      const code = 'The `code` argument must be a string holding the program.';
+      const tools = 'The `tools` argument must be an array of names such as "server.tool".';
+      for (const [name, args, words] of [['code', { code: 1 }, code], ['code', {}, code], ['search', { query: ['x'] }, 'The `query` argument must be a string of keywords.'], ['describe', { tools: 'grow.tool_1' }, tools], ['describe', { tools: [1] }, tools]]) {
+        const r = await client.callTool({ name, arguments: args });
+        expect(r.isError, name).toBe(true);
+        expect(r.content[0].text, name).toContain(`Input validation error: Invalid arguments for tool ${name}: ${words}`);
+      }
+      const unknown = await client.callTool({ name: 'nope', arguments: {} });
+      expect(unknown.isError).toBe(true);
+      expect(unknown.content[0].text).toContain('Tool nope not found');
+
+      // Back under the bound: they go again.
+      told = 0;
+      up.set(['one']);
+      expect(await until(() => told > 0, 15_000)).toBe(true);
+      const again = (await client.listTools()).tools;
+      expect(again.map((t) => t.name)).toEqual(['code']);
+      expect(again[0].description).toContain('declare const grow');
+      expect(again).toEqual(listed());
+      const gone = await client.callTool({ name: 'describe', arguments: { tools: ['grow.one'] } });
+      expect(gone.isError).toBe(true);
+      expect(gone.content[0].text).toContain('Tool describe disabled');
+    } finally {
+      await client.close();
+      await gateway.close();
+      await up.close();
     }
   }, 60_000);
 });

@@ -283,9 +283,14 @@ async function main(argv) {
 
   if (!httpMode) {
     const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
-    const server = gateway.createServer();
-    server.onclose = () => void stop();
-    await server.connect(new StdioServerTransport());
+    const mcp = gateway.createServer();
+    // The client gone, the gateway stops (after the gateway's own bookkeeping of it).
+    const forget = mcp.server.onclose;
+    mcp.server.onclose = () => {
+      forget?.();
+      void stop();
+    };
+    await mcp.connect(new StdioServerTransport());
     process.stdin.on('end', () => void stop());
     return 0;
   }
