@@ -1,14 +1,16 @@
 //! The deadline registry: when the watchdog (watchdog.rs) is to look next ([`due_by`], which
-//! everything that sets a deadline calls), and the CPU count each worker keeps between runs
-//! and invocations ([`IdleCpu`]), which invocations mark as they start and are answered and
-//! the watchdog reads on each look. Plain bookkeeping on the state, under its lock: nothing
+//! everything that sets a deadline calls), a run's limit moved by a pause, a rest or a stop
+//! (limit.rs does the arithmetic), and the CPU count each worker keeps between runs and
+//! invocations (limit.rs, `IdleCpu`), which invocations mark as they start and are answered
+//! and the watchdog reads on each look. Plain bookkeeping on the state, under its lock: nothing
 //! here signals or settles anything.
 
 use std::time::{Duration, Instant};
 
 use codemode_protocol::limits;
 
-use crate::{Inner, State};
+use crate::limit::{IdleCpu, Phase};
+use crate::state::{Inner, State};
 
 /// Asks the watchdog to look again by `at` (a new deadline, or now for an abort). It is woken
 /// only when `at` precedes the look it planned: it looks at least once a second, so a run
@@ -18,33 +20,6 @@ pub(crate) fn due_by(inner: &Inner, st: &mut State, at: Instant) {
         st.watchdog_at = Some(at);
         inner.changed.notify_all();
     }
-}
-
-/// The CPU one worker spends while it holds no run and no invocation in flight, in the current
-/// window. Reads come from the worker's CPU clock (`Process::cpu_time`) at the watchdog's
-/// looks (at least once a second), and at each invocation's start and answer, so what an
-/// invocation spends is its own (its time bound covers it) however often invocations come.
-/// Time between a run's end (or an invocation's answer that no hook saw) and the first look
-/// is not counted: at most one look apart.
-#[derive(Clone, Copy)]
-pub(crate) struct IdleCpu {
-    phase: Phase,
-    window_start: Instant,
-    /// CPU counted in this window.
-    used: Duration,
-    /// The worker's CPU clock at the last read while it was between invocations; `None` while
-    /// an invocation runs.
-    mark: Option<Duration>,
-}
-
-/// What a watched worker is doing; a change starts a fresh count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// No run: ready, or preparing its next isolate. Carries the execution it was last sent,
-    /// so a run that came and went between two looks starts a fresh count.
-    Free(Option<u64>),
-    /// Serving retained execution `exec_id`.
-    Retained(u64),
 }
 
 pub(crate) enum OverBudget {
@@ -145,71 +120,6 @@ pub(crate) fn invocation_answered(st: &mut State, worker: u64) {
     }
 }
 
-/// The host's check of one run's (or one invocation's) CPU budget, a backstop behind the
-/// worker's own count (docs/bounds.md, "Budgets"): the worker stops its program when the
-/// program's thread has spent `cpu_limit_ms`; a worker that does not (one whose isolate was
-/// taken over, or whose count broke) is stopped here once its whole process has spent
-/// [`CpuWatch::allowance`], read from the process's CPU clock at the watchdog's looks.
-#[derive(Clone, Copy)]
-pub(crate) struct CpuWatch {
-    /// The budget, for the failure's text.
-    pub limit_ms: u32,
-    /// The process's CPU clock when the run (or invocation) started.
-    from: Duration,
-    allowance: Duration,
-}
-
-/// What the watchdog learns from one look at a [`CpuWatch`].
-pub(crate) enum CpuLook {
-    /// Spent past its allowance: stop it.
-    Over,
-    /// Not yet: look again by then (the earliest the allowance can be spent, one core busy).
-    Within(Duration),
-    /// The clock could not be read (the worker is going): nothing to decide.
-    Unknown,
-}
-
-impl CpuWatch {
-    /// Starts watching from the process's CPU clock now; `None` without a budget or a clock.
-    pub(crate) fn start(process: &crate::process::Process, limit_ms: Option<u32>) -> Option<Self> {
-        let limit_ms = limit_ms?;
-        Some(CpuWatch {
-            limit_ms,
-            from: process.cpu_time()?,
-            allowance: Self::allowance(limit_ms),
-        })
-    }
-
-    /// Twice the budget and 100 ms more: the process clock counts every thread of the worker,
-    /// V8's own (garbage collection, compilation) beside the program's, so a program within its
-    /// budget never reaches this; one whose worker does not stop it is stopped by this.
-    pub(crate) fn allowance(limit_ms: u32) -> Duration {
-        Duration::from_millis(2 * u64::from(limit_ms) + 100)
-    }
-
-    /// The run was sent an answer: the worker may have polled for it before it slept, CPU its
-    /// budget does not count (`limits::ANSWER_POLL_US`), so the allowance grows by twice that.
-    /// Only answers the host sends can make a worker poll.
-    pub(crate) fn answered(&mut self) {
-        self.allowance += Duration::from_micros(2 * codemode_protocol::limits::ANSWER_POLL_US);
-    }
-
-    pub(crate) fn look(&self, process: &crate::process::Process) -> CpuLook {
-        match process.cpu_time() {
-            None => CpuLook::Unknown,
-            Some(now) => {
-                let spent = now.saturating_sub(self.from);
-                match self.allowance.checked_sub(spent) {
-                    Some(left) if !left.is_zero() => {
-                        CpuLook::Within(left.max(Duration::from_millis(5)))
-                    }
-                    _ => CpuLook::Over,
-                }
-            }
-        }
-    }
-}
-
 /// Run `exec_id` waits on decisions only (callback mode: the worker said `Idle` with calls put
 /// to `approve` and nothing else in flight): its time bound rests until the worker acts again
 /// or a decision comes ([`unsuspend`]), for at most `budget` over the whole run (the approval's
@@ -219,19 +129,9 @@ pub(crate) fn suspend(inner: &Inner, st: &mut State, exec_id: u64, budget: Durat
     let Some(run) = st.running.get_mut(&exec_id) else {
         return;
     };
-    let now = Instant::now();
-    if run.cancelled_at.is_some() || run.deadline <= now || run.suspended.is_some() {
-        return;
+    if let Some(deadline) = run.limit.rest(Instant::now(), budget) {
+        due_by(inner, st, deadline);
     }
-    let left_to_rest = *run.rest_left.get_or_insert(budget);
-    if left_to_rest.is_zero() {
-        return;
-    }
-    let left = run.deadline - now;
-    run.suspended = Some((left, now));
-    run.deadline = now + left + left_to_rest;
-    let deadline = run.deadline;
-    due_by(inner, st, deadline);
 }
 
 /// Run `exec_id` acts again (a request from its worker, or a decision for it): its time bound
@@ -241,16 +141,26 @@ pub(crate) fn unsuspend(inner: &Inner, st: &mut State, exec_id: u64) {
     let Some(run) = st.running.get_mut(&exec_id) else {
         return;
     };
-    let Some((left, since)) = run.suspended.take() else {
-        return;
-    };
-    let now = Instant::now();
-    if let Some(rest) = run.rest_left.as_mut() {
-        *rest = rest.saturating_sub(now.saturating_duration_since(since));
-    }
-    if run.cancelled_at.is_none() {
-        run.deadline = now + left;
-        let deadline = run.deadline;
+    if let Some(deadline) = run.limit.wake(Instant::now()) {
         due_by(inner, st, deadline);
     }
+}
+
+/// Stops run `exec_id` now, as at its deadline (the watchdog cancels it): an abort, a pause
+/// for approval, a replay that diverged.
+pub(crate) fn stop_run(inner: &Inner, exec_id: u64) {
+    stop_in(inner, &mut inner.lock(), exec_id);
+}
+
+/// [`stop_run`] under the lock; whether the run was running.
+pub(crate) fn stop_in(inner: &Inner, st: &mut State, exec_id: u64) -> bool {
+    let Some(run) = st.running.get_mut(&exec_id) else {
+        return false;
+    };
+    let now = Instant::now();
+    run.limit.stop(now);
+    run.rebase = false;
+    // Wakes the watchdog, which cancels the run.
+    due_by(inner, st, now);
+    true
 }

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::{Hops, HostMsg, RunOutcome, WireRequest, WorkerMsg, PROTOCOL_VERSION};
 
+use crate::api::{FetchCall, ToolCall};
 use crate::approvals::{CallAction, FetchAction};
 use crate::conduct::{self, Violation};
-use crate::deadlines::CpuWatch;
 use crate::handles;
 use crate::lifecycle::End;
 use crate::outbound::Admitted;
 use crate::schedule::{answer_fetch, mark_idle, pump, send_cancel, stopped};
-use crate::{FetchCall, Inner, State, ToolCall};
+use crate::state::{Inner, State};
 
 /// Handles one frame a worker sent (its body, without the length prefix), whichever reader
 /// read it (a reader thread, or the host's loop: reader.rs, readiness.rs). `Err` says why the worker must
@@ -60,7 +60,7 @@ pub(crate) fn on_frame(
         WorkerMsg::Idle { exec_id } => {
             let idle = inner.approvals.idle(exec_id);
             if idle.stop {
-                crate::stop_run(inner, exec_id);
+                crate::deadlines::stop_run(inner, exec_id);
             } else if let Some(budget) = idle.rest {
                 crate::deadlines::suspend(inner, &mut inner.lock(), exec_id, budget);
             }
@@ -129,20 +129,22 @@ fn started(inner: &Inner, exec_id: u64) {
     run.unstarted = None;
     let now = Instant::now();
     let mut look_by = None;
-    if std::mem::take(&mut run.rebase) && run.cancelled_at.is_none() {
-        run.started = now;
-        run.deadline = now + Duration::from_millis(run.timeout_ms);
-        look_by = Some(run.deadline);
+    if std::mem::take(&mut run.rebase) {
+        look_by = run.limit.restart(now);
+        if look_by.is_some() {
+            run.started = now;
+        }
     }
     // The CPU backstop counts from here: what the worker spent before the run is not the run's.
     if let Some(w) = workers.get(&run.worker) {
-        run.cpu = CpuWatch::start(&w.process, run.budgets.cpu_limit_ms);
+        if let Some(first) = run
+            .limit
+            .watch_cpu(&w.process, run.budgets.cpu_limit_ms, now)
+        {
+            look_by = Some(look_by.map_or(first, |d: Instant| d.min(first)));
+        }
     }
-    if let Some(watch) = run.cpu {
-        let first = now + CpuWatch::allowance(watch.limit_ms);
-        look_by = Some(look_by.map_or(first, |d: Instant| d.min(first)));
-    }
-    if run.cancelled_at.is_some() {
+    if run.limit.cancelled() {
         if let Some(w) = workers.get(&run.worker) {
             send_cancel(exec_id, &w.control, &w.input);
         }
@@ -165,7 +167,7 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
         let run = st.running.remove(&exec_id);
         match (run, outcome.grant.take()) {
             // The isolate is retained: the worker's slot stays taken.
-            (Some(run), Some(grant)) if run.cancelled_at.is_none() => {
+            (Some(run), Some(grant)) if !run.limit.cancelled() => {
                 outcome.grant = Some(grant.clone());
                 handles::grant(&mut st, exec_id, &run, grant);
                 Some(run)
@@ -189,14 +191,14 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
         }
     };
     if let Some(run) = finished {
-        let mut outcome = match run.cancelled_at {
-            // Terminated at its deadline (or past its CPU allowance): whatever the worker
-            // said, that bound stopped it.
-            Some(_) => RunOutcome {
+        // Terminated at its deadline (or past its CPU allowance): whatever the worker said,
+        // that bound stopped it.
+        let mut outcome = match run.limit.cancelled() {
+            true => RunOutcome {
                 stats: outcome.stats,
                 ..stopped(&run, outcome.logs)
             },
-            None => outcome,
+            false => outcome,
         };
         outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
         // The worker's steps with the pool's; a worker the pool did not ask sends none.
@@ -224,21 +226,23 @@ fn tool_call(inner: &Arc<Inner>, call: ToolCall) {
                 host.tool_call(call);
             }
         }
-        CallAction::Answer(ok, payload) => crate::answer_call(inner, exec_id, call_id, ok, payload),
-        CallAction::Deny(text) => crate::deny_call(inner, exec_id, call_id, text),
+        CallAction::Answer(ok, payload) => {
+            crate::schedule::answer_call(inner, exec_id, call_id, ok, payload)
+        }
+        CallAction::Deny(text) => crate::schedule::deny_call(inner, exec_id, call_id, text),
         CallAction::Ask(request) => {
             if let Some(host) = acting(inner, exec_id) {
                 host.approve(request);
             }
         }
         CallAction::Hold => {}
-        CallAction::Stop => crate::stop_run(inner, exec_id),
+        CallAction::Stop => crate::deadlines::stop_run(inner, exec_id),
     }
 }
 
 /// Run `exec_id` made a request: one resting on decisions acts again (deadlines.rs
 /// `suspend`). Its host, while it runs.
-fn acting(inner: &Inner, exec_id: u64) -> Option<Arc<dyn crate::Host>> {
+fn acting(inner: &Inner, exec_id: u64) -> Option<Arc<dyn crate::api::Host>> {
     let mut st = inner.lock();
     crate::deadlines::unsuspend(inner, &mut st, exec_id);
     st.running.get(&exec_id).map(|r| r.host.clone())
@@ -254,14 +258,14 @@ fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequ
     {
         FetchAction::Live => {}
         FetchAction::Answer(result) => return answer_fetch(inner, exec_id, call_id, result),
-        FetchAction::Stop => return crate::stop_run(inner, exec_id),
+        FetchAction::Stop => return crate::deadlines::stop_run(inner, exec_id),
     }
     let admitted = {
         let mut st = inner.lock();
         // A run resting on decisions acts again (deadlines.rs `suspend`).
         crate::deadlines::unsuspend(inner, &mut st, exec_id);
         let found = match st.running.get(&exec_id) {
-            Some(r) => Some((r.outbound, r.host.clone(), r.deadline)),
+            Some(r) => Some((r.outbound, r.host.clone(), r.limit.deadline())),
             // A retained execution's fetch (from a handler or a timer): bounded by the
             // invocation in flight, else by one time bound from now.
             None => st
@@ -271,7 +275,7 @@ fn start_fetch(inner: &Arc<Inner>, exec_id: u64, call_id: u32, request: WireRequ
                 .map(|r| {
                     let deadline = r.current.as_ref().map_or_else(
                         || Instant::now() + Duration::from_millis(r.timeout_ms),
-                        |c| c.deadline,
+                        |c| c.limit.deadline(),
                     );
                     (r.outbound, r.host.clone(), deadline)
                 }),

@@ -1,7 +1,7 @@
 //! Retained handles (docs/handles.md): executions whose worker keeps the isolate after the run
 //! because the program returned a request handler. Each holds its worker's slot until it ends;
 //! its invocations run one at a time, in arrival order, each under a fresh time bound; the idle
-//! bound ends one nobody invokes, and the watchdog's CPU count (deadlines.rs, `IdleCpu`) one
+//! bound ends one nobody invokes, and the watchdog's CPU count (limit.rs, `IdleCpu`) one
 //! whose timers keep the worker busy between invocations; every ending is published once,
 //! through the execution's host.
 
@@ -10,54 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{
-    limits, Failure, FailureCode, Grant, HostMsg, Outbound, RunError, WireRequest, WireResponse,
+    limits, Failure, FailureCode, Grant, HostMsg, RunError, WireRequest, WireResponse,
 };
 
+use crate::api::{CloseReason, Host, InvokeDone};
 use crate::conduct::Violation;
-use crate::deadlines::CpuWatch;
-use crate::schedule::{cpu_spent, timed_out};
-use crate::{CloseReason, Host, Inner, InvokeDone, Running, State, Stop};
-
-pub(crate) struct Retained {
-    pub exec_id: u64,
-    pub worker: u64,
-    pub host: Arc<dyn Host>,
-    pub outbound: Outbound,
-    pub timeout_ms: u64,
-    /// The run's CPU budget, which each invocation gets afresh.
-    cpu_limit_ms: Option<u32>,
-    handles: Vec<String>,
-    waiting: VecDeque<Waiting>,
-    pub current: Option<Current>,
-    /// The idle bound counts from here: the grant, or the last invocation's answer.
-    idle_since: Instant,
-}
-
-impl Retained {
-    /// The CPU backstop of the invocation in progress, if it has one.
-    pub(crate) fn cpu_watch(&mut self) -> Option<&mut CpuWatch> {
-        self.current.as_mut().and_then(|c| c.cpu.as_mut())
-    }
-}
-
-struct Waiting {
-    invoke_id: u64,
-    /// The Invoke frame, encoded (and its size checked) when the invocation was accepted.
-    frame: Vec<u8>,
-    done: InvokeDone,
-}
-
-pub(crate) struct Current {
-    invoke_id: u64,
-    done: InvokeDone,
-    pub deadline: Instant,
-    /// Set when the deadline passed (or the CPU backstop fired) and a Cancel was sent.
-    pub cancelled_at: Option<Instant>,
-    /// The host's backstop of the invocation's CPU budget (deadlines.rs).
-    cpu: Option<CpuWatch>,
-    /// Why it was cancelled.
-    stopped_by: Stop,
-}
+use crate::limit::{timed_out, Limit, Verdict};
+use crate::state::{Current, Inner, Retained, Running, State, Waiting};
 
 /// Work to do once the state lock is released: callbacks never run under it.
 pub(crate) enum Settle {
@@ -103,7 +62,7 @@ pub(crate) fn grant(st: &mut State, exec_id: u64, run: &Running, grant: Grant) {
             worker: run.worker,
             host: run.host.clone(),
             outbound: run.outbound,
-            timeout_ms: run.timeout_ms,
+            timeout_ms: run.limit.timeout_ms(),
             cpu_limit_ms: run.budgets.cpu_limit_ms,
             handles: grant.handles,
             waiting: VecDeque::new(),
@@ -160,7 +119,7 @@ pub(crate) fn invoke(
         request,
     }
     .encode()
-    .map_err(|e| crate::too_large("invocation request", e))?;
+    .map_err(|e| crate::schedule::too_large("invocation request", e))?;
     let done = inner.observe.track_invocation(invoke_id, done);
     r.waiting.push_back(Waiting {
         invoke_id,
@@ -180,9 +139,9 @@ pub(crate) fn abort(inner: &Inner, invoke_id: u64) {
         let mut due = None;
         for r in st.retained.values_mut() {
             if let Some(c) = r.current.as_mut().filter(|c| c.invoke_id == invoke_id) {
-                if c.cancelled_at.is_none() {
+                if !c.limit.cancelled() {
                     let now = Instant::now();
-                    c.deadline = now;
+                    c.limit.stop(now);
                     inner.observe.mark_invocation_aborted(invoke_id);
                     due = Some(now);
                 }
@@ -219,18 +178,17 @@ fn start_next(inner: &Inner, st: &mut State, id: &str) {
         return;
     };
     let now = Instant::now();
-    let deadline = now + Duration::from_millis(r.timeout_ms);
+    let mut limit = Limit::new(r.timeout_ms, now, Duration::ZERO);
+    let mut look = limit.deadline();
     let mut slot = workers.get_mut(&r.worker);
-    let cpu = slot
-        .as_ref()
-        .and_then(|s| CpuWatch::start(&s.process, r.cpu_limit_ms));
+    if let Some(slot) = slot.as_ref() {
+        let cpu_by = limit.watch_cpu(&slot.process, r.cpu_limit_ms, now);
+        look = cpu_by.map_or(look, |at| look.min(at));
+    }
     r.current = Some(Current {
         invoke_id: w.invoke_id,
         done: w.done,
-        deadline,
-        cancelled_at: None,
-        cpu,
-        stopped_by: Stop::Time,
+        limit,
     });
     if let Some(slot) = slot.as_mut() {
         if let Some(b) = slot.bound.as_mut().filter(|b| b.exec_id == r.exec_id) {
@@ -240,9 +198,6 @@ fn start_next(inner: &Inner, st: &mut State, id: &str) {
     }
     let worker = r.worker;
     crate::deadlines::invocation_started(st, worker);
-    let look = cpu.map_or(deadline, |c| {
-        deadline.min(now + CpuWatch::allowance(c.limit_ms))
-    });
     crate::deadlines::due_by(inner, st, look);
 }
 
@@ -275,20 +230,21 @@ pub(crate) fn invoked(
             .as_ref()
             .err()
             .and_then(|e| FailureCode::from_code(&e.code));
-        let bound = match (code, current.cancelled_at) {
-            (_, Some(_)) => Some(stopped_reason(&current)),
-            (Some(FailureCode::Timeout), None) => Some(CloseReason::Timeout),
-            (Some(FailureCode::MemoryLimit), None) => Some(CloseReason::Memory),
-            (Some(FailureCode::CpuLimit), None) => Some(CloseReason::Cpu),
+        let cancelled = current.limit.cancelled();
+        let bound = match code {
+            _ if cancelled => Some(current.limit.close_reason()),
+            Some(FailureCode::Timeout) => Some(CloseReason::Timeout),
+            Some(FailureCode::MemoryLimit) => Some(CloseReason::Memory),
+            Some(FailureCode::CpuLimit) => Some(CloseReason::Cpu),
             _ => None,
         };
         match bound {
             Some(reason) => {
                 // The worker ends the execution itself after a bound: it disposes the isolate
                 // and says Ready. The invocation rejects with the bound's declared text.
-                let failure = match (reason, result, current.cancelled_at) {
-                    (_, _, Some(_)) => stopped(&current, r.timeout_ms),
-                    (CloseReason::Memory | CloseReason::Cpu, Err(e), None) => Failure {
+                let failure = match (reason, result) {
+                    _ if cancelled => current.limit.failure(),
+                    (CloseReason::Memory | CloseReason::Cpu, Err(e)) => Failure {
                         code: code.unwrap_or(FailureCode::Internal),
                         message: e.message,
                     },
@@ -312,21 +268,6 @@ pub(crate) fn invoked(
         }
     }
     run_all(settles);
-}
-
-/// Why the host stopped an invocation it cancelled, and the failure it rejects with.
-fn stopped_reason(current: &Current) -> CloseReason {
-    match current.stopped_by {
-        Stop::Cpu => CloseReason::Cpu,
-        Stop::Time => CloseReason::Timeout,
-    }
-}
-
-fn stopped(current: &Current, timeout_ms: u64) -> Failure {
-    match (current.stopped_by, current.cpu) {
-        (Stop::Cpu, Some(watch)) => cpu_spent(watch.limit_ms),
-        _ => timed_out(timeout_ms),
-    }
 }
 
 /// The host's own check of a handler's answer: the isolate can redefine `Response`, so what
@@ -432,9 +373,9 @@ pub(crate) fn worker_lost(
     let mut answer = None;
     if let Some(r) = st.retained.get_mut(&id) {
         if let Some(c) = r.current.take() {
-            let failure = if c.cancelled_at.is_some() {
-                reason = stopped_reason(&c);
-                stopped(&c, r.timeout_ms)
+            let failure = if c.limit.cancelled() {
+                reason = c.limit.close_reason();
+                c.limit.failure()
             } else {
                 lost.clone()
             };
@@ -453,7 +394,7 @@ pub(crate) fn end_all(inner: &Inner, st: &mut State, settles: &mut Vec<Settle>) 
     }
 }
 
-/// For the watchdog: invocations past their deadline (to cancel, then to kill after `grace`),
+/// For the watchdog: invocations past a bound (to cancel, then to kill after `CANCEL_GRACE`),
 /// executions past the idle bound (to end), and the next moment to look again.
 pub(crate) struct Due {
     pub cancel: Vec<(u64, u64)>,
@@ -461,13 +402,7 @@ pub(crate) struct Due {
     pub idle: Vec<String>,
 }
 
-pub(crate) fn due(
-    st: &mut State,
-    now: Instant,
-    idle_bound: Duration,
-    grace: Duration,
-    next: &mut Instant,
-) -> Due {
+pub(crate) fn due(st: &mut State, now: Instant, idle_bound: Duration, next: &mut Instant) -> Due {
     let mut due = Due {
         cancel: Vec::new(),
         kill: Vec::new(),
@@ -477,25 +412,15 @@ pub(crate) fn due(
         retained, workers, ..
     } = st;
     for (id, r) in retained.iter_mut() {
-        if let Some(c) = r.current.as_mut().filter(|c| c.cancelled_at.is_none()) {
-            let process = workers.get(&r.worker).map(|w| &w.process);
-            if crate::watchdog::cpu_over(c.cpu, process, now, next) {
-                // Stopped as at a deadline, with the CPU budget's text.
-                c.stopped_by = Stop::Cpu;
-                c.deadline = now;
-            }
-        }
         match r.current.as_mut() {
-            Some(c) => match c.cancelled_at {
-                None if c.deadline <= now => {
-                    c.cancelled_at = Some(now);
-                    due.cancel.push((r.worker, r.exec_id));
-                    *next = (*next).min(now + grace);
+            Some(c) => {
+                let process = workers.get(&r.worker).map(|w| &*w.process);
+                match c.limit.look(process, now, next) {
+                    Verdict::Cancel => due.cancel.push((r.worker, r.exec_id)),
+                    Verdict::Kill => due.kill.push(r.worker),
+                    Verdict::Wait => {}
                 }
-                None => *next = (*next).min(c.deadline),
-                Some(at) if at + grace <= now => due.kill.push(r.worker),
-                Some(at) => *next = (*next).min(at + grace),
-            },
+            }
             None if r.waiting.is_empty() => {
                 let expires = r.idle_since + idle_bound;
                 if expires <= now {

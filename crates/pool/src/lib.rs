@@ -17,10 +17,14 @@
 //! runs and writes the host's answers; lifecycle.rs settles its end. Retained executions are in
 //! handles.rs, native fetch in outbound.rs, metrics and live logs in observe.rs.
 //!
-//! One file over 500 lines: the public API (`Pool` and the types it takes and gives) and the
-//! one state every module reads under one lock (`State`, `Inner`); each method here is a short
-//! entry point into the modules above.
+//! The modules stand in layers, and none reaches back into one above it (scripts/cycles.mjs
+//! holds that in CI): the leaves (api.rs, the types callers see; limit.rs, every bound of one
+//! request; process.rs, input.rs, conduct.rs, outbound.rs, observe.rs, approvals/), then
+//! state.rs (what the pool holds, made of the leaves), then the modules that act on the state,
+//! and this file on top: `Pool`, each method a short entry point into them. Nothing refers to
+//! this file.
 
+mod api;
 mod approvals;
 mod conduct;
 mod deadlines;
@@ -29,6 +33,7 @@ mod dispatch;
 mod handles;
 mod input;
 mod lifecycle;
+mod limit;
 mod observe;
 mod outbound;
 mod process;
@@ -36,321 +41,29 @@ mod reader;
 mod readiness;
 mod schedule;
 mod spawn;
+mod state;
 mod watchdog;
 
-use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use codemode_protocol::{
-    Budgets, ExecuteRequest, Failure, FailureCode, Hops, HostMsg, LogEntry, Outbound, ProviderDecl,
-    RunOutcome, WireRequest, WireResponse,
+    ExecuteRequest, Failure, FailureCode, Hops, HostMsg, Outbound, WireRequest, WireResponse,
 };
 
-pub use approvals::{ApprovalMode, ApprovalSpec, Decision};
+pub use api::{
+    ApprovalMode, ApprovalSpec, CloseReason, Completion, Decision, ExecSpec, FetchCall, Host,
+    InvokeDone, PoolOptions, PoolStats, Readable, ResumeBounds, ToolCall, Watch, CANCEL_GRACE,
+    PREPARE_GRACE, REQUEUE_BOUND,
+};
 pub use codemode_protocol as protocol;
 pub use observe::{
     in_and_out, render as render_metrics, sample, Family, MetricDef, MetricKind, Sample, FAMILIES,
 };
-pub use readiness::{readable_now, Readable, Watch};
+pub use readiness::readable_now;
 
-/// How many times a run is queued again because its worker was lost before acknowledging it
-/// (`Started`); once more, and it fails with `WORKER_LOST` after all.
-pub const REQUEUE_BOUND: u32 = 3;
-
-/// How long a worker may take to confirm a cancelled run before it is killed and replaced.
-pub const CANCEL_GRACE: Duration = Duration::from_millis(1000);
-
-/// How long a run handed to a worker still preparing its next isolate (see `State::preparing`)
-/// may wait for it to start before its time bound runs anyway. Its bound proper starts when the
-/// worker acknowledges it (`Started`); preparing takes about 1.5 ms.
-pub const PREPARE_GRACE: Duration = Duration::from_millis(1000);
-
-#[derive(Debug, Clone)]
-pub struct PoolOptions {
-    pub workers: usize,
-    pub worker_path: PathBuf,
-    pub queue_bound: usize,
-    pub timeout_ms: u64,
-    pub memory_limit_mib: u32,
-    /// How long a retained execution lives without an invocation.
-    pub handles_idle_timeout_ms: u64,
-    /// The key approval tokens are signed with (at least `limits::APPROVAL_KEY_MIN_BYTES`);
-    /// `None`: a random key of this process, so its tokens die with it.
-    pub approval_key: Option<Vec<u8>>,
-    /// Record when each step of every execution happens: its outcome's `hops`.
-    pub hops: bool,
-}
-
-/// One execution as the caller describes it; `None` fields take the pool's defaults.
-#[derive(Debug, Clone, Default)]
-pub struct ExecSpec {
-    pub code: String,
-    pub modules: Vec<(String, String)>,
-    pub providers: Vec<ProviderDecl>,
-    pub timeout_ms: Option<u64>,
-    pub memory_limit_mib: Option<u32>,
-    /// How the run's `fetch` reaches the network (the caller resolves its default).
-    pub outbound: Outbound,
-    /// Keep the isolate when the program returns a request handler (docs/handles.md).
-    pub retain_handles: bool,
-    /// Hand each console entry to the host as it is written ([`Host::log`]).
-    pub live_logs: bool,
-    /// CPU, tool calls and fetches the run may spend (the caller resolves its defaults).
-    pub budgets: Budgets,
-    /// Tool calls that wait for a person's approval (docs/approvals.md); not with
-    /// `retain_handles`.
-    pub approval: Option<ApprovalSpec>,
-}
-
-/// What a resumed run may use at most where it resumes ([`Pool::resume`]): the resuming
-/// executor's outbound policy and budgets (its time and memory bounds are the pool's).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ResumeBounds {
-    pub outbound: Outbound,
-    pub budgets: Budgets,
-}
-
-/// A tool call from a running program, for the host to answer with
-/// [`Pool::answer_tool_call`].
-#[derive(Debug)]
-pub struct ToolCall {
-    pub exec_id: u64,
-    pub call_id: u32,
-    pub provider: String,
-    pub tool: String,
-    /// V8-serialized arguments array.
-    pub args: Vec<u8>,
-}
-
-/// A `fetch` from a run whose outbound is routed, for the host's policy to answer with
-/// [`Pool::answer_fetch`].
-#[derive(Debug)]
-pub struct FetchCall {
-    pub exec_id: u64,
-    pub call_id: u32,
-    pub request: WireRequest,
-}
-
-/// What the pool needs from whoever submitted an execution.
-pub trait Host: Send + Sync + 'static {
-    /// Called on a pool thread; must not block (hand the call to the host's own thread).
-    fn tool_call(&self, call: ToolCall);
-    /// A routed `fetch`; called on a pool thread, must not block.
-    fn fetch(&self, call: FetchCall);
-    /// A retained execution this host started has ended, for `reason`; called once per
-    /// execution, on a pool thread, and must not block.
-    fn handles_closed(&self, _execution_id: &str, _reason: CloseReason) {}
-    /// A console entry of execution `exec_id`, as it is written (only for runs submitted with
-    /// `live_logs`), in order and before its completion; called on a pool thread, must not
-    /// block.
-    fn log(&self, _exec_id: u64, _entry: LogEntry) {}
-    /// A tool call that needs approval, of a run in callback mode (its arguments as the sandbox
-    /// made them): answer it with
-    /// [`Pool::decide`] (the run's time bound waits meanwhile). Called on a pool thread, must
-    /// not block. A host that never submits callback-mode runs need not implement it.
-    fn approve(&self, _call: ToolCall) {}
-}
-
-/// Why a retained execution ended.
-/// The bound a cancelled run or invocation was stopped by, which names its failure.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum Stop {
-    /// Its time bound, or its caller's abort (observe.rs turns that into `ABORTED`).
-    #[default]
-    Time,
-    /// Its CPU budget, by the host's backstop (deadlines.rs, `CpuWatch`).
-    Cpu,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloseReason {
-    /// The host called `close_handles`.
-    Closed,
-    /// No invocation arrived within the idle bound.
-    Idle,
-    /// An invocation outlived its time bound.
-    Timeout,
-    /// The isolate filled its memory limit (during an invocation or between two).
-    Memory,
-    /// The worker process died.
-    WorkerLost,
-    /// The pool shut down.
-    PoolClosed,
-    /// A CPU bound: an invocation spent its CPU budget (`Budgets::cpu_limit_ms`), or its
-    /// timers spent more CPU between invocations than the bound allows
-    /// (`limits::IDLE_CPU_MS` per `limits::IDLE_CPU_WINDOW_MS`).
-    Cpu,
-}
-
-impl CloseReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CloseReason::Closed => "closed",
-            CloseReason::Idle => "idle",
-            CloseReason::Timeout => "timeout",
-            CloseReason::Memory => "memory",
-            CloseReason::WorkerLost => "worker-lost",
-            CloseReason::PoolClosed => "pool-closed",
-            CloseReason::Cpu => "cpu",
-        }
-    }
-}
-
-/// Receives an invocation's answer (or why there is none), exactly once.
-pub type InvokeDone = Box<dyn FnOnce(Result<WireResponse, Failure>) + Send + 'static>;
-
-/// What the pool holds right now.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PoolStats {
-    /// Live worker processes.
-    pub workers: usize,
-    /// Workers with a prepared isolate and nothing to do.
-    pub idle: usize,
-    /// Executions running (retained ones not counted).
-    pub running: usize,
-    /// Executions waiting for a worker.
-    pub queued: usize,
-    /// Retained executions: each holds a worker until it ends.
-    pub retained: usize,
-    /// The engine the workers run programs on; `None` until the first worker has said.
-    pub engine: Option<codemode_protocol::Engine>,
-}
-
-/// Receives the execution id and how it ended, exactly once.
-pub type Completion = Box<dyn FnOnce(u64, Result<RunOutcome, Failure>) + Send + 'static>;
-
-struct Job {
-    exec_id: u64,
-    frame: input::Frame,
-    /// How many times the run was queued again (see [`REQUEUE_BOUND`]).
-    requeues: u32,
-    outbound: Outbound,
-    /// The providers and tools the request declared (what its worker may call).
-    tools: Arc<conduct::ToolList>,
-    /// The run's isolate limit; its worker's memory ceiling follows it.
-    memory_limit_mib: u32,
-    timeout_ms: u64,
-    budgets: Budgets,
-    host: Arc<dyn Host>,
-    done: Completion,
-    /// The steps recorded so far, when the pool records them ([`PoolOptions::hops`]).
-    hops: Option<Hops>,
-}
-
-struct Running {
-    worker: u64,
-    /// The Execute frame, until the worker acknowledges the run (`Started`): a run its worker
-    /// never took is queued again with it when the worker is lost.
-    unstarted: Option<input::Frame>,
-    requeues: u32,
-    host: Arc<dyn Host>,
-    outbound: Outbound,
-    tools: Arc<conduct::ToolList>,
-    memory_limit_mib: u32,
-    done: Completion,
-    timeout_ms: u64,
-    started: Instant,
-    deadline: Instant,
-    budgets: Budgets,
-    /// The host's backstop of the CPU budget, from `Started` (deadlines.rs).
-    cpu: Option<deadlines::CpuWatch>,
-    /// Set when the deadline passed (or the CPU backstop fired) and a Cancel was sent (or, for
-    /// a run not yet `Started`, is to be sent when it starts: a worker still preparing would
-    /// not know the run).
-    cancelled_at: Option<Instant>,
-    /// Why it was cancelled: its time bound (or an abort), or its CPU budget.
-    stopped_by: Stop,
-    /// While the run waits on decisions only: the time bound that was left, and since when it
-    /// rests (deadlines.rs, `suspend`).
-    suspended: Option<(Duration, Instant)>,
-    /// How long its time bound may still rest over the run (the approval's `timeout`, spent as
-    /// it rests); `None` until it first does.
-    rest_left: Option<Duration>,
-    /// Handed to a worker still preparing: `started` and `deadline` count again from `Started`.
-    /// Cleared by an abort, whose deadline stands.
-    rebase: bool,
-    /// The steps recorded so far, when the pool records them ([`PoolOptions::hops`]).
-    hops: Option<Hops>,
-}
-
-struct WorkerSlot {
-    /// The process, for the threads that may kill it (a kill never reaches a recycled pid).
-    process: Arc<process::Process>,
-    /// The worker's stdin: frames in order, never blocking the sender. Dropping the slot (and
-    /// any clone in flight) ends its writer thread, which closes stdin.
-    input: input::WorkerInput,
-    /// The worker's fd 3: Cancel frames reach its cancel thread even mid-loop.
-    control: Arc<Mutex<std::fs::File>>,
-    exec: Option<u64>,
-    /// The execution the worker was last sent: every frame it sends is checked against it
-    /// (conduct.rs). Unlike `exec`, kept after the run ends, until the next one.
-    bound: Option<conduct::Binding>,
-}
-
-#[derive(Default)]
-struct State {
-    closed: bool,
-    stopping: bool,
-    next_worker: u64,
-    workers: HashMap<u64, WorkerSlot>,
-    /// Workers with a prepared isolate, longest-idle first.
-    idle: VecDeque<u64>,
-    /// Workers whose run just ended and that are preparing their next isolate (until `Ready`),
-    /// first-ended first. With no idle worker, a queued run goes to one of these at once and
-    /// waits in its stdin: the worker starts it the moment its isolate is ready, without a
-    /// round trip through the host.
-    preparing: VecDeque<u64>,
-    queue: VecDeque<Job>,
-    running: HashMap<u64, Running>,
-    /// Retained executions by execution id (the UUID the worker minted), and that id by the
-    /// pool's execution number.
-    retained: HashMap<String, handles::Retained>,
-    retained_ids: HashMap<u64, String>,
-    next_invoke: u64,
-    /// Each run's fetches in flight (outbound.rs).
-    fetches: outbound::Flights,
-    /// When the watchdog means to look again (`None` before its first look): a new deadline
-    /// wakes it only when it comes earlier (see [`deadlines::due_by`]).
-    watchdog_at: Option<Instant>,
-    /// The CPU each worker spends while it holds no run and no invocation, by worker key
-    /// (kept by the watchdog: `deadlines::IdleCpu`).
-    idle_cpu: HashMap<u64, deadlines::IdleCpu>,
-}
-
-struct Inner {
-    opts: PoolOptions,
-    state: Mutex<State>,
-    /// Wakes the watchdog (an earlier deadline: `deadlines::due_by`) and `shutdown` (a worker
-    /// was reaped).
-    changed: Condvar,
-    next_exec: AtomicU64,
-    client: outbound::NativeClient,
-    /// The threads native fetches are performed on.
-    performers: outbound::Performers,
-    /// Asks the spawner thread for a replacement worker (see [`spawn::start_spawner`]).
-    respawn: crossbeam_channel::Sender<()>,
-    /// The host's loop, when it reads the workers' output (readiness.rs); else reader threads do.
-    watch: Option<Arc<dyn Watch>>,
-    /// The workers it watches.
-    watched: readiness::Table,
-    /// Aborts, live logs and metrics (observe.rs).
-    observe: Arc<observe::Observe>,
-    /// Every run's tool calls, and the runs with approvals (approvals/).
-    approvals: Arc<approvals::Book>,
-    /// The engine the workers run programs on, once one has said (its `Engine` message).
-    engine: std::sync::OnceLock<codemode_protocol::Engine>,
-}
-
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock would poison it; the state stays usable because every
-        // critical section leaves it consistent before calling out.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
+use state::{Inner, Job, State};
 
 #[derive(Clone)]
 pub struct Pool {
@@ -383,7 +96,9 @@ impl Pool {
             changed: Condvar::new(),
             next_exec: AtomicU64::new(1),
             client: outbound::NativeClient::new(),
-            performers: outbound::Performers::new(me.clone(), schedule::answer_fetch),
+            performers: outbound::Performers::new(
+                me.clone() as std::sync::Weak<dyn outbound::Perform>
+            ),
             respawn,
             watch,
             watched: Default::default(),
@@ -522,10 +237,10 @@ impl Pool {
                 }
             }
             Some(approvals::CallAction::Answer(ok, payload)) => {
-                answer_call(&self.inner, exec_id, call_id, ok, payload)
+                schedule::answer_call(&self.inner, exec_id, call_id, ok, payload)
             }
             Some(approvals::CallAction::Deny(text)) => {
-                deny_call(&self.inner, exec_id, call_id, text)
+                schedule::deny_call(&self.inner, exec_id, call_id, text)
             }
             _ => {}
         }
@@ -557,9 +272,9 @@ impl Pool {
             replayable,
             hops: opts.hops,
         });
-        let frame = request
-            .encode()
-            .map_err(|e| too_large("execute request (code, modules and tool lists)", e))?;
+        let frame = request.encode().map_err(|e| {
+            schedule::too_large("execute request (code, modules and tool lists)", e)
+        })?;
         let hops = Hops::start(opts.hops, |h| &mut h.encoded);
         let mut st = self.inner.lock();
         if st.closed {
@@ -619,9 +334,9 @@ impl Pool {
             .inner
             .approvals
             .answered(exec_id, call_id, ok, &payload);
-        answer_call(&self.inner, exec_id, call_id, ok, payload);
+        schedule::answer_call(&self.inner, exec_id, call_id, ok, payload);
         if pause {
-            stop_run(&self.inner, exec_id);
+            deadlines::stop_run(&self.inner, exec_id);
         }
     }
 
@@ -632,9 +347,9 @@ impl Pool {
     pub fn deny_tool_call(&self, exec_id: u64, call_id: u32, text: String) {
         self.inner.observe.tool_answered(exec_id, call_id);
         let pause = self.inner.approvals.host_denied(exec_id, call_id, &text);
-        deny_call(&self.inner, exec_id, call_id, text);
+        schedule::deny_call(&self.inner, exec_id, call_id, text);
         if pause {
-            stop_run(&self.inner, exec_id);
+            deadlines::stop_run(&self.inner, exec_id);
         }
     }
 
@@ -675,7 +390,7 @@ impl Pool {
     /// queue, returned for the caller to complete.
     fn stop_now(&self, exec_id: u64, aborted: bool) -> Option<Job> {
         let mut st = self.inner.lock();
-        if stop_in(&self.inner, &mut st, exec_id) {
+        if deadlines::stop_in(&self.inner, &mut st, exec_id) {
             // Under the same lock: the mark is always taken back by the run's completion.
             if aborted {
                 self.inner.observe.mark_aborted(exec_id);
@@ -759,80 +474,4 @@ impl Pool {
         readiness::end_all(&self.inner);
         lifecycle::wait_reaped(&self.inner, grace);
     }
-}
-
-/// `REQUEST_TOO_LARGE` for a request whose frame would pass the bound a worker accepts.
-pub(crate) fn too_large(what: &str, e: codemode_protocol::FrameTooLarge) -> Failure {
-    FailureCode::RequestTooLarge.failure(&[
-        ("what", what),
-        ("size", &e.size.to_string()),
-        ("limit", &e.limit.to_string()),
-    ])
-}
-
-/// The text a call rejects with inside the sandbox when the host's answer is too big to send.
-pub(crate) fn answer_too_large(what: &str, e: codemode_protocol::FrameTooLarge) -> String {
-    FailureCode::AnswerTooLarge.render(&[
-        ("what", what),
-        ("size", &e.size.to_string()),
-        ("limit", &e.limit.to_string()),
-    ])
-}
-
-/// Writes the answer to tool call `call_id` of `exec_id` (the host's, or the approval book's)
-/// to its worker; one too big for a frame rejects the call inside the sandbox instead.
-pub(crate) fn answer_call(inner: &Inner, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
-    let answer = HostMsg::ToolResult {
-        exec_id,
-        call_id,
-        ok,
-        payload,
-    };
-    send_answer(inner, exec_id, call_id, &answer);
-}
-
-/// Writes the denial of tool call `call_id` of `exec_id` to its worker: the call rejects
-/// inside the sandbox with `text` and the code `APPROVAL_DENIED`.
-pub(crate) fn deny_call(inner: &Inner, exec_id: u64, call_id: u32, text: String) {
-    let denial = HostMsg::ToolDenied {
-        exec_id,
-        call_id,
-        message: text,
-    };
-    send_answer(inner, exec_id, call_id, &denial);
-}
-
-/// Sends `answer` to call `call_id` of `exec_id`; one too big for a frame rejects the call
-/// inside the sandbox with `ANSWER_TOO_LARGE` instead.
-fn send_answer(inner: &Inner, exec_id: u64, call_id: u32, answer: &HostMsg) {
-    let frame = answer.encode().unwrap_or_else(|e| {
-        HostMsg::ToolResult {
-            exec_id,
-            call_id,
-            ok: false,
-            payload: answer_too_large("tool call", e).into_bytes(),
-        }
-        .encode_small()
-    });
-    schedule::send_to_run(inner, exec_id, call_id, frame);
-}
-
-/// Stops run `exec_id` now, as at its deadline (the watchdog cancels it): an abort, a pause
-/// for approval, a replay that diverged.
-pub(crate) fn stop_run(inner: &Inner, exec_id: u64) {
-    stop_in(inner, &mut inner.lock(), exec_id);
-}
-
-/// [`stop_run`] under the lock; whether the run was running.
-fn stop_in(inner: &Inner, st: &mut State, exec_id: u64) -> bool {
-    let Some(run) = st.running.get_mut(&exec_id) else {
-        return false;
-    };
-    let now = Instant::now();
-    run.deadline = run.deadline.min(now);
-    run.rebase = false;
-    run.suspended = None;
-    // Wakes the watchdog, which cancels the run.
-    deadlines::due_by(inner, st, now);
-    true
 }

@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::{Failure, FailureCode};
 
+use crate::api::{Completion, REQUEUE_BOUND};
 use crate::conduct::Violation;
 use crate::handles;
 use crate::process::Process;
 use crate::schedule::{pump, stopped};
-use crate::{Completion, Inner, Job};
+use crate::state::{Inner, Job};
 
 /// Why a worker's reader stopped.
 pub(crate) enum End {
@@ -141,8 +142,8 @@ fn settle_lost(
         if let Some((exec_id, run)) = lost.take_if(|(_, r)| {
             r.unstarted.is_some()
                 && !violated
-                && r.cancelled_at.is_none()
-                && r.requeues < crate::REQUEUE_BOUND
+                && !r.limit.cancelled()
+                && r.requeues < REQUEUE_BOUND
                 && !st.stopping
         }) {
             if let Some(frame) = run.unstarted {
@@ -153,7 +154,7 @@ fn settle_lost(
                     outbound: run.outbound,
                     tools: run.tools,
                     memory_limit_mib: run.memory_limit_mib,
-                    timeout_ms: run.timeout_ms,
+                    timeout_ms: run.limit.timeout_ms(),
                     budgets: run.budgets,
                     host: run.host,
                     done: run.done,
@@ -167,7 +168,7 @@ fn settle_lost(
         (lost, replace)
     };
     handles::run_all(settles);
-    let unresponsive = lost.as_ref().is_some_and(|(_, r)| r.cancelled_at.is_some());
+    let unresponsive = lost.as_ref().is_some_and(|(_, r)| r.limit.cancelled());
     if replace {
         // Counted before the run is settled, so whoever sees its outcome sees the restart.
         inner.observe.restarted(status, unresponsive);
@@ -175,11 +176,11 @@ fn settle_lost(
     if let Some((exec_id, run)) = lost {
         let result = if violated {
             Err(failure)
-        } else if run.cancelled_at.is_some() {
+        } else if run.limit.cancelled() {
             let mut outcome = stopped(&run, Vec::new());
             outcome.stats.wall_us = run.started.elapsed().as_micros() as u64;
             Ok(outcome)
-        } else if run.unstarted.is_some() && run.requeues >= crate::REQUEUE_BOUND {
+        } else if run.unstarted.is_some() && run.requeues >= REQUEUE_BOUND {
             let detail = format!(
                 "{detail}; the run was given to a worker {} times and none started it",
                 run.requeues + 1

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use codemode_protocol::{Failure, FailureCode, LogEntry, RunOutcome};
 
-use crate::{CloseReason, Completion, FetchCall, Host, InvokeDone, PoolStats, ToolCall};
+use crate::api::{CloseReason, Completion, FetchCall, Host, InvokeDone, PoolStats, ToolCall};
 
 /// Upper bounds of the latency histograms' buckets, in seconds.
 pub const LATENCY_BUCKETS: [f64; 14] = [

@@ -34,8 +34,6 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::ResponseExt;
 
-use crate::Inner;
-
 /// Why an address is not public, in words that complete "<address> is …"; `None`: public
 /// unicast. A pure function of the address: nothing is resolved or contacted.
 pub(crate) fn classify(ip: IpAddr) -> Option<&'static str> {
@@ -453,7 +451,7 @@ impl Flights {
     }
 
     /// Whether fetch `call_id` of `exec_id` is still wanted (its run has not ended).
-    fn wanted(&self, exec_id: u64, call_id: u32) -> bool {
+    pub(crate) fn wanted(&self, exec_id: u64, call_id: u32) -> bool {
         self.runs
             .get(&exec_id)
             .is_some_and(|r| r.calls.contains_key(&call_id))
@@ -537,13 +535,17 @@ fn is_redirect(status: u16) -> bool {
 /// [`limits::FETCH_THREADS`], kept while the pool lives (they end when it is dropped). Tasks
 /// queue in a channel; the runs' own bound ([`limits::FETCH_CONCURRENCY_PER_RUN`]) keeps it
 /// to that many tasks per run with fetches in flight.
-/// Hands a fetch's answer (a response, or the text it rejects with) to the run that asked.
-pub(crate) type Deliver = fn(&Inner, u64, u32, Result<WireResponse, String>);
+/// Whom the performer threads work for (the pool: schedule.rs). Held weakly, so the threads
+/// end when the pool is dropped.
+pub(crate) trait Perform: Send + Sync + 'static {
+    /// Performs `task`, unless its run no longer wants it, and hands the answer to the run.
+    fn perform(&self, task: Task);
+    /// No thread can take `task`: the run's fetch rejects with `text`.
+    fn refuse(&self, task: Task, text: String);
+}
 
 pub(crate) struct Performers {
-    inner: Weak<Inner>,
-    /// Where an answer goes (`schedule::answer_fetch`: to the run's worker).
-    deliver: Deliver,
+    target: Weak<dyn Perform>,
     tx: crossbeam_channel::Sender<Task>,
     rx: crossbeam_channel::Receiver<Task>,
     spawned: Mutex<usize>,
@@ -552,11 +554,10 @@ pub(crate) struct Performers {
 }
 
 impl Performers {
-    pub fn new(inner: Weak<Inner>, deliver: Deliver) -> Self {
+    pub fn new(target: Weak<dyn Perform>) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
         Performers {
-            inner,
-            deliver,
+            target,
             tx,
             rx,
             spawned: Mutex::new(0),
@@ -572,11 +573,10 @@ impl Performers {
         if *spawned >= limits::FETCH_THREADS || self.tx.len() <= self.idle.load(Ordering::SeqCst) {
             return;
         }
-        let (rx, inner, idle) = (self.rx.clone(), self.inner.clone(), self.idle.clone());
-        let deliver = self.deliver;
+        let (rx, target, idle) = (self.rx.clone(), self.target.clone(), self.idle.clone());
         let started = std::thread::Builder::new()
             .name("fetch".into())
-            .spawn(move || perform_loop(rx, inner, idle, deliver));
+            .spawn(move || perform_loop(rx, target, idle));
         match started {
             Ok(_) => *spawned += 1,
             Err(e) => {
@@ -584,12 +584,11 @@ impl Performers {
                 if *spawned == 0 {
                     // No thread will take the queue: answer what waits in it.
                     drop(spawned);
-                    let Some(inner) = self.inner.upgrade() else {
+                    let Some(target) = self.target.upgrade() else {
                         return;
                     };
                     while let Ok(task) = self.rx.try_recv() {
-                        let text = format!("fetch could not start: {e}");
-                        (self.deliver)(&inner, task.exec_id, task.call_id, Err(text));
+                        target.refuse(task, format!("fetch could not start: {e}"));
                     }
                 }
             }
@@ -599,35 +598,31 @@ impl Performers {
 
 fn perform_loop(
     rx: crossbeam_channel::Receiver<Task>,
-    inner: Weak<Inner>,
+    target: Weak<dyn Perform>,
     idle: Arc<AtomicUsize>,
-    deliver: Deliver,
 ) {
     loop {
         idle.fetch_add(1, Ordering::SeqCst);
         let task = rx.recv();
         idle.fetch_sub(1, Ordering::SeqCst);
-        let (Ok(task), Some(inner)) = (task, inner.upgrade()) else {
+        let (Ok(task), Some(target)) = (task, target.upgrade()) else {
             return;
         };
-        perform(&inner, task, deliver);
+        target.perform(task);
     }
 }
 
-/// Performs `task` (unless its run ended while it waited) and answers it.
-fn perform(inner: &Arc<Inner>, task: Task, deliver: Deliver) {
-    let (exec_id, call_id) = (task.exec_id, task.call_id);
-    if !inner.lock().fetches.wanted(exec_id, call_id) {
-        return;
+impl NativeClient {
+    /// Performs `task` within what is left of its run's time bound: the response, or the text
+    /// its fetch rejects with.
+    pub(crate) fn perform(&self, task: Task) -> Result<WireResponse, String> {
+        let url = task.request.url.clone();
+        let timeout = task.deadline.saturating_duration_since(Instant::now());
+        if timeout.is_zero() {
+            return Err(FailureCode::FetchFailed.render(&[("url", &url), ("detail", &timed_out())]));
+        }
+        self.fetch(task.request, task.public, timeout)
     }
-    let url = task.request.url.clone();
-    let timeout = task.deadline.saturating_duration_since(Instant::now());
-    let result = if timeout.is_zero() {
-        Err(FailureCode::FetchFailed.render(&[("url", &url), ("detail", &timed_out())]))
-    } else {
-        inner.client.fetch(task.request, task.public, timeout)
-    };
-    deliver(inner, exec_id, call_id, result);
 }
 
 #[cfg(test)]

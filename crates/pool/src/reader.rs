@@ -14,17 +14,10 @@ use crate::conduct::WORKER_FRAME_BYTES;
 use crate::dispatch::on_frame;
 use crate::lifecycle::{end_worker, unreadable, End};
 use crate::process::Process;
-use crate::Inner;
+use crate::state::{Inner, Output};
 
 /// Room for each read: what one `read` call may take from the pipe.
 pub(crate) const READ_BYTES: usize = 64 * 1024;
-
-/// A worker's output as its reader holds it: the bytes read and not yet decoded, and whether
-/// the worker has said Hello.
-pub(crate) struct Output {
-    frames: FrameBuf,
-    pub greeted: bool,
-}
 
 /// What one read found.
 pub(crate) enum Progress {

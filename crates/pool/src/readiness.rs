@@ -9,54 +9,19 @@
 //! blocking. A worker's end (reaping it, settling what it held) runs on a
 //! short thread of its own, so the host's thread never waits for a process to exit.
 
-use std::collections::HashMap;
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::{Child, ChildStdout};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
+use crate::api::{Readable, Watch};
 use crate::lifecycle::{end_worker, End};
 use crate::process::Process;
-use crate::reader::{finish, start_reader, Ending, Output, Progress, READ_BYTES};
-use crate::Inner;
-
-/// The host's event loop, as the pool asks it to watch a worker's output.
-pub trait Watch: Send + Sync + 'static {
-    /// Watch `fd` (worker `key`'s output) and call `Pool::readable(key)` on the loop's thread
-    /// whenever it is readable, until that returns [`Readable::Ended`]. Called on any thread.
-    /// `false`: the loop cannot (it is gone); the pool then reads that worker on a thread.
-    fn watch(&self, key: u64, fd: RawFd) -> bool;
-}
-
-/// What [`Pool::readable`](crate::Pool::readable) found.
-pub enum Readable {
-    /// Keep watching.
-    Open,
-    /// The worker ended: stop watching its descriptor, then drop this (which closes it). `None`:
-    /// the pool did not know the key (nothing to close).
-    Ended(Option<ChildStdout>),
-}
+use crate::reader::{finish, start_reader, Ending, Progress, READ_BYTES};
+use crate::state::{Inner, Output, Watched};
 
 /// Reads (of up to `READ_BYTES` each) per `readable`, so one worker streaming a large result
 /// cannot hold the host's loop for long.
 const READS_PER_WAKE: usize = 16;
-
-pub(crate) struct Watched {
-    /// `None` once the worker was reaped (by `shutdown`): what it still says is not read.
-    child: Option<Child>,
-    process: Arc<Process>,
-    stdout: ChildStdout,
-    /// Its frames, read and not yet handled, as a reader thread would hold them.
-    output: Output,
-}
-
-#[derive(Default)]
-pub(crate) struct Table(Mutex<HashMap<u64, Watched>>);
-
-impl Table {
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Watched>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
 
 fn set_nonblocking(fd: RawFd, on: bool) -> bool {
     // SAFETY: fcntl on a descriptor we own (the worker's stdout pipe), reading then setting its

@@ -9,11 +9,13 @@ use std::io::Write;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use codemode_protocol::{FailureCode, HostMsg, RunError, RunOutcome, WireResponse};
+use codemode_protocol::{Failure, FailureCode, HostMsg, RunError, RunOutcome, WireResponse};
 
+use crate::api::PREPARE_GRACE;
 use crate::conduct::Binding;
 use crate::input::WorkerInput;
-use crate::{Inner, Running, State};
+use crate::limit::Limit;
+use crate::state::{Inner, Running, State};
 
 /// Hands queued jobs to idle workers, else to workers preparing their next isolate (see
 /// `State::preparing`). Called with the lock held.
@@ -47,10 +49,9 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
         let mut hops = job.hops;
         codemode_protocol::Hops::mark(hops.as_mut(), |h| &mut h.written);
         let now = Instant::now();
-        let mut deadline = now + Duration::from_millis(job.timeout_ms);
-        if early {
-            deadline += crate::PREPARE_GRACE;
-        }
+        let extra = if early { PREPARE_GRACE } else { Duration::ZERO };
+        let limit = Limit::new(job.timeout_ms, now, extra);
+        let deadline = limit.deadline();
         st.running.insert(
             job.exec_id,
             Running {
@@ -62,15 +63,9 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 tools: job.tools,
                 memory_limit_mib: job.memory_limit_mib,
                 done: job.done,
-                timeout_ms: job.timeout_ms,
                 budgets: job.budgets,
-                cpu: None,
                 started: now,
-                deadline,
-                cancelled_at: None,
-                stopped_by: crate::Stop::Time,
-                suspended: None,
-                rest_left: None,
+                limit,
                 rebase: early,
                 hops,
             },
@@ -114,7 +109,7 @@ pub(crate) fn answer_fetch(
         inner.performers.submit(task);
     }
     if inner.approvals.fetched(exec_id, call_id, &result) {
-        crate::stop_run(inner, exec_id);
+        crate::deadlines::stop_run(inner, exec_id);
     }
     let frame = HostMsg::FetchResult {
         exec_id,
@@ -126,7 +121,7 @@ pub(crate) fn answer_fetch(
         HostMsg::FetchResult {
             exec_id,
             call_id,
-            result: Err(crate::answer_too_large("fetch", e)),
+            result: Err(answer_too_large("fetch", e)),
         }
         .encode_small()
     });
@@ -159,26 +154,23 @@ fn deliver(st: &mut State, worker: u64, exec_id: u64, call_id: u32, frame: Vec<u
 
 /// An answer goes to `exec_id`: its CPU backstop allows for the worker's poll for it.
 fn allow_poll(st: &mut State, exec_id: u64) {
-    let watch = match st.running.get_mut(&exec_id) {
-        Some(run) => run.cpu.as_mut(),
+    let limit = match st.running.get_mut(&exec_id) {
+        Some(run) => Some(&mut run.limit),
         None => st
             .retained_ids
             .get(&exec_id)
             .and_then(|id| st.retained.get_mut(id))
-            .and_then(|r| r.cpu_watch()),
+            .and_then(|r| r.limit()),
     };
-    if let Some(watch) = watch {
-        watch.answered();
+    if let Some(limit) = limit {
+        limit.answered();
     }
 }
 
-/// The outcome of a run the host stopped (`cancelled_at`): its time bound's text, or its CPU
-/// budget's when the backstop stopped it, whatever the worker said.
+/// The outcome of a run the host stopped (its limit cancelled it): its time bound's text, or
+/// its CPU budget's when the backstop stopped it, whatever the worker said.
 pub(crate) fn stopped(run: &Running, logs: Vec<codemode_protocol::LogEntry>) -> RunOutcome {
-    let failure = match (run.stopped_by, run.cpu) {
-        (crate::Stop::Cpu, Some(watch)) => cpu_spent(watch.limit_ms),
-        _ => timed_out(run.timeout_ms),
-    };
+    let failure = run.limit.failure();
     RunOutcome {
         result: None,
         error: Some(RunError {
@@ -191,14 +183,6 @@ pub(crate) fn stopped(run: &Running, logs: Vec<codemode_protocol::LogEntry>) -> 
     }
 }
 
-pub(crate) fn timed_out(timeout_ms: u64) -> codemode_protocol::Failure {
-    FailureCode::Timeout.failure(&[("ms", &timeout_ms.to_string())])
-}
-
-pub(crate) fn cpu_spent(limit_ms: u32) -> codemode_protocol::Failure {
-    FailureCode::CpuLimit.failure(&[("ms", &limit_ms.to_string())])
-}
-
 /// Tells a worker to stop run `exec_id`: the control pipe terminates running JS; stdin wakes a
 /// run waiting for tools.
 pub(crate) fn send_cancel(exec_id: u64, control: &Mutex<File>, input: &WorkerInput) {
@@ -207,4 +191,76 @@ pub(crate) fn send_cancel(exec_id: u64, control: &Mutex<File>, input: &WorkerInp
         let _ = pipe.write_all(&frame);
     };
     input.send(frame);
+}
+
+/// `REQUEST_TOO_LARGE` for a request whose frame would pass the bound a worker accepts.
+pub(crate) fn too_large(what: &str, e: codemode_protocol::FrameTooLarge) -> Failure {
+    FailureCode::RequestTooLarge.failure(&[
+        ("what", what),
+        ("size", &e.size.to_string()),
+        ("limit", &e.limit.to_string()),
+    ])
+}
+
+/// The text a call rejects with inside the sandbox when the host's answer is too big to send.
+pub(crate) fn answer_too_large(what: &str, e: codemode_protocol::FrameTooLarge) -> String {
+    FailureCode::AnswerTooLarge.render(&[
+        ("what", what),
+        ("size", &e.size.to_string()),
+        ("limit", &e.limit.to_string()),
+    ])
+}
+
+/// Writes the answer to tool call `call_id` of `exec_id` (the host's, or the approval book's)
+/// to its worker; one too big for a frame rejects the call inside the sandbox instead.
+pub(crate) fn answer_call(inner: &Inner, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
+    let answer = HostMsg::ToolResult {
+        exec_id,
+        call_id,
+        ok,
+        payload,
+    };
+    send_answer(inner, exec_id, call_id, &answer);
+}
+
+/// Writes the denial of tool call `call_id` of `exec_id` to its worker: the call rejects
+/// inside the sandbox with `text` and the code `APPROVAL_DENIED`.
+pub(crate) fn deny_call(inner: &Inner, exec_id: u64, call_id: u32, text: String) {
+    let denial = HostMsg::ToolDenied {
+        exec_id,
+        call_id,
+        message: text,
+    };
+    send_answer(inner, exec_id, call_id, &denial);
+}
+
+/// Sends `answer` to call `call_id` of `exec_id`; one too big for a frame rejects the call
+/// inside the sandbox with `ANSWER_TOO_LARGE` instead.
+fn send_answer(inner: &Inner, exec_id: u64, call_id: u32, answer: &HostMsg) {
+    let frame = answer.encode().unwrap_or_else(|e| {
+        HostMsg::ToolResult {
+            exec_id,
+            call_id,
+            ok: false,
+            payload: answer_too_large("tool call", e).into_bytes(),
+        }
+        .encode_small()
+    });
+    send_to_run(inner, exec_id, call_id, frame);
+}
+
+/// The pool performs native fetches for its runs (outbound.rs, `Performers`).
+impl crate::outbound::Perform for Inner {
+    fn perform(&self, task: crate::outbound::Task) {
+        let (exec_id, call_id) = (task.exec_id, task.call_id);
+        if !self.lock().fetches.wanted(exec_id, call_id) {
+            return;
+        }
+        let result = self.client.perform(task);
+        answer_fetch(self, exec_id, call_id, result);
+    }
+
+    fn refuse(&self, task: crate::outbound::Task, text: String) {
+        answer_fetch(self, task.exec_id, task.call_id, Err(text));
+    }
 }

@@ -14,7 +14,7 @@ use codemode_protocol::{Failure, FailureCode, CONTROL_FD};
 use crate::lifecycle::fail_queue_if_no_workers;
 use crate::process::Process;
 use crate::reader::start_reader;
-use crate::{Inner, WorkerSlot};
+use crate::state::{Inner, WorkerSlot};
 
 /// A close-on-exec pipe: (read end, write end).
 fn control_pipe() -> std::io::Result<(OwnedFd, File)> {

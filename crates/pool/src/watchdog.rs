@@ -1,10 +1,9 @@
-//! Enforces each run's time bound from the host side: at the deadline the worker is told to
-//! cancel (it terminates the isolate); if it has not answered within CANCEL_GRACE, the process
-//! is killed, its reader reaps it, and a replacement starts.
-//!
-//! A run or an invocation with a CPU budget is stopped the same way once its worker's process
-//! has spent past the budget's allowance (deadlines.rs, `CpuWatch`): the backstop behind the
-//! worker's own count.
+//! Enforces every run's and invocation's limits from the host side, through the one
+//! [`Limit`](crate::limit::Limit) each holds: past its deadline, or past its CPU budget's
+//! allowance (the backstop behind the worker's own count), the worker is told to cancel (it
+//! terminates the isolate); if it has not answered within `CANCEL_GRACE`, the process is killed,
+//! its reader reaps it, and a replacement starts. This thread only looks and acts; the limit
+//! decides (limit.rs, `Limit::look`).
 //!
 //! It also bounds the CPU a worker spends between runs (deadlines.rs, `IdleCpu`): on every look it reads the
 //! CPU clock of each worker that holds no run and no invocation in flight. A retained
@@ -17,12 +16,13 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::limits;
 
+use crate::api::CloseReason;
 use crate::deadlines::{look_at_idle_cpu, OverBudget};
-use crate::deadlines::{CpuLook, CpuWatch};
 use crate::handles;
+use crate::limit::Verdict;
 use crate::process::Process;
 use crate::schedule::send_cancel;
-use crate::{CloseReason, Inner, State, Stop, CANCEL_GRACE};
+use crate::state::{Inner, State};
 
 pub(crate) fn start(inner: &Arc<Inner>) {
     let weak = Arc::downgrade(inner);
@@ -48,38 +48,24 @@ fn run(weak: Weak<Inner>) {
                 running, workers, ..
             } = &mut *st;
             for (exec_id, run) in running.iter_mut() {
-                if run.cancelled_at.is_none() && run.deadline > now {
-                    let process = workers.get(&run.worker).map(|w| &w.process);
-                    if cpu_over(run.cpu, process, now, &mut next) {
-                        // Stopped as at a deadline, with the CPU budget's text.
-                        run.stopped_by = Stop::Cpu;
-                        run.deadline = now;
-                    }
-                }
-                match run.cancelled_at {
-                    None if run.deadline <= now => {
-                        run.cancelled_at = Some(now);
-                        // A run not yet Started is cancelled when it starts (dispatch.rs):
-                        // its worker may not know it yet, and would miss the Cancel.
-                        if let Some(w) =
-                            workers.get(&run.worker).filter(|_| run.unstarted.is_none())
-                        {
+                let process = workers.get(&run.worker).map(|w| &*w.process);
+                match run.limit.look(process, now, &mut next) {
+                    // A run not yet Started is cancelled when it starts (dispatch.rs): its
+                    // worker may not know it yet, and would miss the Cancel.
+                    Verdict::Cancel if run.unstarted.is_none() => {
+                        if let Some(w) = workers.get(&run.worker) {
                             cancels.push((*exec_id, w.control.clone(), w.input.clone()));
                         }
-                        next = next.min(now + CANCEL_GRACE);
                     }
-                    None => next = next.min(run.deadline),
-                    Some(at) if at + CANCEL_GRACE <= now => {
-                        if let Some(w) = workers.get(&run.worker) {
-                            kills.push(w.process.clone());
-                        }
+                    Verdict::Kill => {
+                        kills.extend(workers.get(&run.worker).map(|w| w.process.clone()))
                     }
-                    Some(at) => next = next.min(at + CANCEL_GRACE),
+                    Verdict::Cancel | Verdict::Wait => {}
                 }
             }
             // Retained executions: invocations past their bound, and the idle bound.
             let idle_bound = Duration::from_millis(inner.opts.handles_idle_timeout_ms);
-            let due = handles::due(&mut st, now, idle_bound, CANCEL_GRACE, &mut next);
+            let due = handles::due(&mut st, now, idle_bound, &mut next);
             for (worker, exec_id) in due.cancel {
                 if let Some(w) = st.workers.get(&worker) {
                     cancels.push((exec_id, w.control.clone(), w.input.clone()));
@@ -116,35 +102,6 @@ fn run(weak: Weak<Inner>) {
             }
         }
         drop(inner);
-    }
-}
-
-/// The CPU backstop of a run or an invocation (deadlines.rs, `CpuWatch`): whether its worker
-/// spent past the allowance; if not yet, `next` comes no later than the earliest it could.
-pub(crate) fn cpu_over(
-    watch: Option<CpuWatch>,
-    process: Option<&Arc<Process>>,
-    now: Instant,
-    next: &mut Instant,
-) -> bool {
-    let (Some(watch), Some(process)) = (watch, process) else {
-        return false;
-    };
-    match watch.look(process) {
-        CpuLook::Over => {
-            eprintln!(
-                "codemode-executor: worker {} spent more than {} ms of CPU in a run (or invocation) whose CPU budget is {} ms without stopping it, and the host stopped it. A healthy worker stops its program at the budget: suspect a program that took control of its worker (an engine exploit).",
-                process.pid(),
-                CpuWatch::allowance(watch.limit_ms).as_millis(),
-                watch.limit_ms,
-            );
-            true
-        }
-        CpuLook::Within(left) => {
-            *next = (*next).min(now + left);
-            false
-        }
-        CpuLook::Unknown => false,
     }
 }
 

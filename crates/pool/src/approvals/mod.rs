@@ -29,36 +29,9 @@ use codemode_protocol::{
     ProviderDecl, Replayable, RunError, RunOutcome, WireResponse,
 };
 
-use crate::{Completion, ToolCall};
+use crate::api::{ApprovalMode, ApprovalSpec, Completion, Decision, ToolCall};
 pub(crate) use token::Key;
 use token::{Answer, Basis, Body, Slot};
-
-/// Which tool calls of a run wait for approval, and how.
-#[derive(Debug, Clone)]
-pub struct ApprovalSpec {
-    /// Provider names and, for each, the tools that need approval (`None`: every tool of it).
-    pub approve: Vec<(String, Option<Vec<String>>)>,
-    pub mode: ApprovalMode,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalMode {
-    /// The run stops at the first call that needs approval; its outcome carries a token that
-    /// `Pool::resume` takes with the decisions, for `expires_in_ms`.
-    Interrupt { expires_in_ms: u64 },
-    /// The host's `Host::approve` is asked while the run waits (the time bound does not run
-    /// meanwhile); `Pool::decide` answers, within `timeout_ms` (the host enforces it: the pool
-    /// stops a run whose decision never comes once that much more has passed).
-    Callback { timeout_ms: u64 },
-}
-
-/// A person's answer to a call that needs approval.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    pub approved: bool,
-    /// Why (a denial's reason reaches the program in the `APPROVAL_DENIED` text).
-    pub reason: Option<String>,
-}
 
 /// What the caller does with a tool call after the book saw it.
 pub(crate) enum CallAction {
@@ -217,7 +190,7 @@ impl Book {
     }
 
     /// A first run with approvals: its gate, and the seed and clock that make it replayable.
-    pub(crate) fn first_run(spec: &crate::ExecSpec, approval: &ApprovalSpec) -> Gated {
+    pub(crate) fn first_run(spec: &crate::api::ExecSpec, approval: &ApprovalSpec) -> Gated {
         let mut seed = [0u8; 8];
         fill_random(&mut seed);
         let replayable = Replayable {
@@ -962,8 +935,8 @@ fn describe(slot: &Slot) -> String {
 mod tests {
     use super::*;
 
-    fn spec(code: &str) -> crate::ExecSpec {
-        crate::ExecSpec {
+    fn spec(code: &str) -> crate::api::ExecSpec {
+        crate::api::ExecSpec {
             code: code.into(),
             modules: Vec::new(),
             providers: Vec::new(),
