@@ -88,7 +88,11 @@ fn main() {
         std::process::exit(71);
     }
     if selftest {
-        let code = jail::selftest::selftest(parent, || isolate::selftest_eval() == "42");
+        let code = jail::selftest::selftest(
+            parent,
+            || isolate::selftest_eval() == "42",
+            platform::entropy_drawn,
+        );
         std::process::exit(code);
     }
     let mut input = io::Input::new();

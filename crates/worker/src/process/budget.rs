@@ -12,37 +12,10 @@
 //! The overshoot is the time to V8's next interrupt check.
 
 use std::ffi::c_void;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::process::io::CurrentRun;
 use crate::process::work_cpu_us;
-
-/// A budget being enforced, as the cancel thread sees it.
-pub(crate) struct Armed {
-    /// Which arming this is: an interrupt asked for an earlier one does nothing.
-    pub generation: u64,
-    /// CPU the run still had to spend at `since`.
-    pub left: Duration,
-    pub since: Instant,
-    /// An interrupt is asked for and has not answered yet.
-    pub asked: bool,
-}
-
-impl Armed {
-    pub fn new(generation: u64, left: Duration) -> Self {
-        Armed {
-            generation,
-            left,
-            since: Instant::now(),
-            asked: false,
-        }
-    }
-
-    /// When the budget may first be spent (wall time).
-    pub fn due(&self) -> Instant {
-        self.since + self.left
-    }
-}
 
 /// The main thread's side, in an isolate slot while a budget is armed.
 struct Meter {
@@ -69,7 +42,7 @@ pub fn arm(isolate: &mut v8::Isolate, current: &CurrentRun, limit_ms: Option<u32
     };
     let limit_us = u64::from(limit_ms) * 1000;
     let start_us = work_cpu_us();
-    let generation = current.arm_budget(Duration::from_micros(limit_us));
+    let generation = current.arm_budget(Duration::from_micros(limit_us), check);
     isolate.set_slot(Meter {
         current: current.clone(),
         generation,
@@ -89,13 +62,8 @@ pub fn disarm(isolate: &mut v8::Isolate, current: &CurrentRun) -> Option<Counted
     })
 }
 
-/// Asks the isolate behind `handle` to check budget `generation` on its own thread.
-pub(crate) fn ask(handle: &v8::IsolateHandle, generation: u64) -> bool {
-    // The generation travels as the pointer's value; nothing is pointed to.
-    handle.request_interrupt(check, generation as usize as *mut c_void)
-}
-
-/// The interrupt: runs on the main thread, between two steps of its JavaScript.
+/// The interrupt the cancel thread asks for (io.rs, `CurrentRun`): runs on the main thread,
+/// between two steps of its JavaScript.
 unsafe extern "C" fn check(mut isolate: v8::UnsafeRawIsolatePtr, data: *mut c_void) {
     // SAFETY: V8 runs an interrupt on the isolate's own thread, with the (non-null) isolate
     // that requested it, alive for the call.

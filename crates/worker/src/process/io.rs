@@ -1,5 +1,6 @@
 //! The worker's two pipes and its tie to the parent process.
 
+use std::ffi::c_void;
 use std::fs::File;
 use std::io::{BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -8,8 +9,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use codemode_protocol::{frame::read_frame, HostMsg, WorkerMsg, CONTROL_FD};
-
-use crate::process::budget::{self, Armed};
 
 /// The run in progress, so the reader thread can terminate it the moment a Cancel arrives,
 /// even while the main thread is inside a synchronous loop. A Cancel for the run being started
@@ -82,11 +81,12 @@ impl CurrentRun {
         }
     }
 
-    /// A budget of `left` starts for the run set; returns its generation.
-    pub(crate) fn arm_budget(&self, left: Duration) -> u64 {
+    /// A budget of `left` starts for the run set, checked on the main thread by the interrupt
+    /// `check` (budget.rs); returns its generation.
+    pub(crate) fn arm_budget(&self, left: Duration, check: Interrupt) -> u64 {
         let generation = self.0.armed.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(mut g) = self.lock() {
-            g.budget = Some(Armed::new(generation, left));
+            g.budget = Some(Armed::new(generation, left, check));
         }
         self.wake();
         generation
@@ -95,11 +95,8 @@ impl CurrentRun {
     /// Budget `generation` still had `left` a moment ago (its interrupt's answer).
     pub(crate) fn budget_left(&self, generation: u64, left: Duration) {
         if let Some(mut g) = self.lock() {
-            if g.budget
-                .as_ref()
-                .is_some_and(|b| b.generation == generation)
-            {
-                g.budget = Some(Armed::new(generation, left));
+            if let Some(b) = g.budget.as_mut().filter(|b| b.generation == generation) {
+                *b = Armed::new(generation, left, b.check);
             }
         }
         self.wake();
@@ -134,7 +131,7 @@ impl CurrentRun {
         }
         // Asked once per answer: the callback's answer (or the run's end) decides what next.
         // An isolate already disposed has nothing left to count.
-        if budget::ask(handle, budget.generation) {
+        if budget.ask(handle) {
             budget.asked = true;
         } else {
             g.budget = None;
@@ -151,6 +148,45 @@ impl CurrentRun {
         }
     }
 }
+/// A V8 interrupt callback (the `v8` crate's `InterruptCallback`, which it does not export).
+pub(crate) type Interrupt = unsafe extern "C" fn(v8::UnsafeRawIsolatePtr, *mut c_void);
+
+/// A budget being enforced, as the cancel thread sees it.
+struct Armed {
+    /// Which arming this is: an interrupt asked for an earlier one does nothing.
+    pub generation: u64,
+    /// CPU the run still had to spend at `since`.
+    pub left: Duration,
+    pub since: Instant,
+    /// An interrupt is asked for and has not answered yet.
+    pub asked: bool,
+    /// The interrupt that checks it on the main thread (budget.rs), given the generation.
+    check: Interrupt,
+}
+
+impl Armed {
+    fn new(generation: u64, left: Duration, check: Interrupt) -> Self {
+        Armed {
+            generation,
+            left,
+            since: Instant::now(),
+            asked: false,
+            check,
+        }
+    }
+
+    /// Asks the isolate behind `handle` to check this budget on its own thread.
+    fn ask(&self, handle: &v8::IsolateHandle) -> bool {
+        // The generation travels as the pointer's value; nothing is pointed to.
+        handle.request_interrupt(self.check, self.generation as usize as *mut c_void)
+    }
+
+    /// When the budget may first be spent (wall time).
+    fn due(&self) -> Instant {
+        self.since + self.left
+    }
+}
+
 /// Ask the kernel to kill this process when the parent dies, so a crashed or killed host never
 /// leaves orphaned workers; stdin EOF covers the orderly case.
 pub fn die_with_parent() {

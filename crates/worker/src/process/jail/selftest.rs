@@ -51,10 +51,11 @@ fn refused(r: libc::c_long) -> bool {
 /// `codemode-worker --jail-selftest`: jails itself as a worker does, then tries what the jail
 /// must refuse and what it must still allow, printing one line per probe, `<name>
 /// refused|allowed` (refused: the filter answered EPERM). `v8` says whether V8 still runs
-/// jailed. `parent` is the parent's pid, read before the jail (`getppid` is not on the list).
+/// jailed; `entropy_drawn` counts the seeds V8 drew from the kernel (engine/platform.rs), so
+/// the process layer needs nothing of the engine's. `parent` is the parent's pid, read before the jail (`getppid` is not on the list).
 /// Exits non-zero when a probe that must be refused is allowed, or one that must be allowed is
 /// refused. Used by the test suite; it runs no untrusted code.
-pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
+pub fn selftest(parent: u32, v8: impl FnOnce() -> bool, entropy_drawn: impl Fn() -> u64) -> i32 {
     use Must::{Allow, Refuse};
     let mut p = Probes::default();
     let parent = parent as libc::pid_t;
@@ -473,15 +474,11 @@ pub fn selftest(parent: u32, v8: impl FnOnce() -> bool) -> i32 {
     // SAFETY: getrlimit writes into the struct we own.
     unsafe { libc::getrlimit(libc::RLIMIT_CORE, &mut lim) };
     p.report("core-dump", Refuse, lim.rlim_max == 0);
-    let drawn = crate::engine::platform::entropy_drawn();
+    let drawn = entropy_drawn();
     p.report("v8", Allow, !v8());
     // The isolate made in the jail seeded its random number generator from the kernel, not
     // from the clock (engine/platform.rs, `entropy`).
-    p.report(
-        "v8-entropy",
-        Allow,
-        crate::engine::platform::entropy_drawn() <= drawn,
-    );
+    p.report("v8-entropy", Allow, entropy_drawn() <= drawn);
     if p.wrong.is_empty() {
         return 0;
     }
