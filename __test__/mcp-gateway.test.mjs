@@ -297,7 +297,7 @@ describe('HTTP without --token-file, and its bounds', () => {
 
   it('a refused initialize leaves no session behind; off loopback any Host with the token', async () => {
     const { McpGateway } = require('../lib/mcp/gateway');
-    const { serveHttp } = require('../lib/mcp/cli');
+    const { serveHttp } = require('../lib/mcp/http');
     const gateway = new McpGateway({ servers: { paged: SERVERS.paged }, executor: { execute: async () => ({}) }, log: () => {} });
     await gateway.start();
     try {

@@ -46,14 +46,15 @@ async function gateway(flags = []) {
 }
 
 /**
- * One request on a connection of its own (no pooling), from `localAddress`; resolves with the
- * status, headers and body.
+ * One request on a connection of its own (no pooling), from `localAddress`, with the token
+ * unless `headers` says otherwise; resolves with the status, headers and body.
  */
 function request(port, { method = 'POST', headers = {}, body = INIT(), localAddress = '127.0.0.1' } = {}) {
   return new Promise((resolve, reject) => {
     const req = http.request({
       host: '127.0.0.1', port, path: '/mcp', method, localAddress, agent: false,
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, ...headers },
+      // A header given as undefined is not sent.
+      headers: Object.fromEntries(Object.entries({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, ...headers }).filter(([, v]) => v !== undefined)),
     }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -196,18 +197,89 @@ describe('HTTP origins', () => {
     expect((await request(gw.port, { headers: { origin: `http://${local}`, host: local } })).status).toBe(200);
   });
 
-  it('refuses every other origin 403, saying how to allow one', async () => {
-    for (const origin of [`http://[::1]:${gw.port}`, `http://127.0.0.1:${gw.port + 1}`, `https://127.0.0.1:${gw.port}`, `http://localhost:${gw.port}.evil.example`, 'null', 'https://app.example.evil', 'http://app.example']) {
+  it('refuses every other origin 403 (the SDK transport\'s check), in a session too', async () => {
+    const others = [`http://[::1]:${gw.port}`, `http://127.0.0.1:${gw.port + 1}`, `https://127.0.0.1:${gw.port}`, `http://localhost:${gw.port}.evil.example`, 'null', 'https://app.example.evil', 'http://app.example'];
+    for (const origin of others) {
       const r = await request(gw.port, { headers: { origin } });
       expect(r.status, origin).toBe(403);
-      expect(message(r)).toBe(`Origin ${JSON.stringify(origin)} is not allowed: the gateway takes requests from its own origin (http://127.0.0.1:${gw.port} or http://localhost:${gw.port}) and those given with --allow-origin`);
+      expect(message(r)).toBe(`Invalid Origin header: ${origin}`);
     }
+    // A session begun from an allowed page takes no request from another.
+    const init = await request(gw.port, { headers: { origin: 'https://app.example' } });
+    const session = { 'mcp-session-id': init.headers['mcp-session-id'], 'mcp-protocol-version': '2025-11-25' };
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    for (const origin of others) {
+      const r = await request(gw.port, { headers: { ...session, origin }, body: list });
+      expect(r.status, origin).toBe(403);
+    }
+    expect((await request(gw.port, { headers: { ...session, origin: 'https://app.example' }, body: list })).status).toBe(200);
   });
 
   it('refuses an --allow-origin that is not an origin, before starting', () => {
     const r = spawnSync(process.execPath, [bin, 'mcp', '--config', config, '--http', '0', '--allow-origin', 'https://app.example/'], { encoding: 'utf8', timeout: 20_000 });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('codemode-executor mcp: --allow-origin takes an origin as a browser sends it (scheme://host[:port], no path), got "https://app.example/"; did you mean "https://app.example"?');
+  });
+});
+
+describe('HTTP: the bearer token, and the Host on loopback', () => {
+  let gw;
+  beforeAll(async () => {
+    gw = await gateway();
+  }, 30_000);
+  afterAll(() => gw?.stop());
+
+  it('refuses a request without the token, with another, or in another scheme: 401 as the SDK’s bearerAuth answers', async () => {
+    const refused = [undefined, '', `Bearer ${token}x`, `Bearer ${token.slice(1)}`, `Bearer ${token} ${token}`, 'Bearer ', token, `Basic ${Buffer.from(`x:${token}`).toString('base64')}`, `Token ${token}`];
+    for (const authorization of refused) {
+      const r = await request(gw.port, { headers: { authorization } });
+      expect(r.status, String(authorization)).toBe(401);
+      expect(r.headers['www-authenticate'], String(authorization)).toMatch(/^Bearer error="invalid_token", error_description="[^"]+"$/);
+      expect(JSON.parse(r.body).error).toBe('invalid_token');
+    }
+    // The scheme is case-insensitive (RFC 7235); the token is not.
+    expect((await request(gw.port, { headers: { authorization: `bearer ${token}` } })).status).toBe(200);
+    expect((await request(gw.port, { headers: { authorization: `Bearer ${token.toUpperCase()}` } })).status).toBe(401);
+  });
+
+  it('on loopback the Host must name the gateway, in a session too (the SDK transport’s check)', async () => {
+    const foreign = [`attacker.example:${gw.port}`, `127.0.0.1:${gw.port + 1}`, `[::1]:${gw.port}`, 'localhost', `127.0.0.2:${gw.port}`];
+    for (const host of foreign) {
+      const r = await request(gw.port, { headers: { host } });
+      expect(r.status, host).toBe(403);
+      expect(message(r)).toBe(`Invalid Host header: ${host}`);
+    }
+    const init = await request(gw.port, { headers: { host: `localhost:${gw.port}` } });
+    expect(init.status).toBe(200);
+    const session = { 'mcp-session-id': init.headers['mcp-session-id'], 'mcp-protocol-version': '2025-11-25' };
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    for (const host of foreign) expect((await request(gw.port, { headers: { ...session, host }, body: list })).status, host).toBe(403);
+    expect((await request(gw.port, { headers: session, body: list })).status).toBe(200);
+  });
+
+  it('the protection given to the SDK transport, per address listened on', async () => {
+    const { rebindingProtection } = require('../lib/mcp/http');
+    const v4 = rebindingProtection({ address: '127.0.0.1', family: 'IPv4', port: 8931 }, '127.0.0.1', ['https://app.example']);
+    expect(v4).toEqual({
+      url: 'http://127.0.0.1:8931/mcp',
+      transport: { enableDnsRebindingProtection: true, allowedHosts: ['127.0.0.1:8931', 'localhost:8931'], allowedOrigins: ['http://127.0.0.1:8931', 'http://localhost:8931', 'https://app.example'] },
+    });
+    const v6 = rebindingProtection({ address: '::1', family: 'IPv6', port: 8931 }, '::1', []);
+    expect(v6.transport.allowedHosts).toEqual(['[::1]:8931', 'localhost:8931']);
+    // Off loopback no Host is checked (the token guards it; clients use names of their own).
+    expect(rebindingProtection({ address: '192.0.2.7', family: 'IPv4', port: 8931 }, '192.0.2.7', []).transport).toEqual({
+      enableDnsRebindingProtection: true, allowedHosts: undefined, allowedOrigins: ['http://192.0.2.7:8931'],
+    });
+    // Every interface is no page's origin: with no --allow-origin the SDK gets a list no Origin
+    // matches (it checks none against an empty one), and refuses every page.
+    const any = rebindingProtection({ address: '0.0.0.0', family: 'IPv4', port: 8931 }, '0.0.0.0', []);
+    expect(any.transport).toEqual({ enableDnsRebindingProtection: true, allowedHosts: undefined, allowedOrigins: [''] });
+    const { WebStandardStreamableHTTPServerTransport } = require('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js');
+    for (const origin of ['https://evil.example', 'null', 'http://0.0.0.0:8931']) {
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => 'id', ...any.transport });
+      const r = await transport.handleRequest(new Request('http://192.0.2.7:8931/mcp', { method: 'POST', headers: { origin, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: INIT() }));
+      expect(r.status, origin).toBe(403);
+    }
   });
 });
 
