@@ -23,7 +23,7 @@ const holders = require('./remote/holders');
 /**
  * @typedef {import('../index').ConnectOptions} ConnectOptions
  * @typedef {import('../index').RemoteStats} RemoteStats
- * @typedef {import('../native').NativeCompletion} NativeCompletion
+ * @typedef {import('../native').HandlesClosedReason} HandlesClosedReason
  * @typedef {import('./validate/remote').ValidConnect} ValidConnect
  * @typedef {import('./remote/messages').DaemonMessage} DaemonMessage
  */
@@ -326,8 +326,9 @@ class RemoteExecutor {
   }
 
   /**
-   * A message from the daemon, its fields checked (lib/remote/messages.js). An answer to a
-   * request no longer waiting (it crossed an abort) is dropped.
+   * A message from the daemon, its fields checked (lib/remote/messages.js): its types are the
+   * addon's (native.d.ts), so each completion below is built as the addon's, with no cast. An
+   * answer to a request no longer waiting (it crossed an abort) is dropped.
    * @param {Channel} channel
    * @param {DaemonMessage} msg
    * @param {Buffer | undefined} payload
@@ -355,17 +356,18 @@ class RemoteExecutor {
         const { id } = msg;
         if (channel.pending.get(id)?.kind !== 'run') return;
         const call = { id, callId: msg.callId, provider: msg.provider, tool: msg.tool, args: payload ?? Buffer.alloc(0) };
-        return core.onDone(completion({ kind: 'approve', call }));
+        return core.onDone({ kind: 'approve', call });
       }
       case 'handlesClosed':
         // `reason` as the daemon's pool named it (HandlesClosedReason: docs/protocol.md), `cpu`
-        // included; a reason this client does not know still reaches onHandlesClosed.
+        // included; a reason this client does not know still reaches onHandlesClosed, as
+        // named (the one field passed on without its values checked).
         holders.forget(msg.executionId);
-        return core.onDone(completion({ kind: 'handlesClosed', executionId: msg.executionId, reason: msg.reason }));
+        return core.onDone({ kind: 'handlesClosed', executionId: msg.executionId, reason: /** @type {HandlesClosedReason} */ (msg.reason) });
       case 'log': {
         const { id } = msg;
         if (channel.pending.get(id)?.kind !== 'run') return;
-        return core.onDone(completion({ kind: 'log', id, level: msg.level, message: msg.message }));
+        return core.onDone({ kind: 'log', id, level: msg.level, message: msg.message });
       }
       case 'done': {
         const { id } = msg;
@@ -377,7 +379,7 @@ class RemoteExecutor {
         this.#runChannels.delete(id);
         if (msg.grant) holders.remember(msg.grant.executionId, channel.daemon);
         const outcome = { result: msg.hasResult ? payload : undefined, error: msg.error, logs: msg.logs, stats: msg.stats, grant: msg.grant, calls: msg.calls, paused };
-        return core.onDone(completion({ kind: 'done', id, outcome }));
+        return core.onDone({ kind: 'done', id, outcome });
       }
       case 'invoked': {
         const { id } = msg;
@@ -385,7 +387,7 @@ class RemoteExecutor {
         if (pending?.kind !== 'invoke') return;
         channel.pending.delete(id);
         const response = { status: msg.status, statusText: msg.statusText, headers: msg.headers, body: msg.hasBody ? payload : undefined };
-        return core.onDone(completion({ kind: 'invoked', invocation: pending.token, response }));
+        return core.onDone({ kind: 'invoked', invocation: pending.token, response });
       }
       case 'ack':
       case 'stats': {
@@ -418,10 +420,10 @@ class RemoteExecutor {
         const f = { code: msg.code, message: msg.message };
         if (pending.kind === 'run') {
           this.#runChannels.delete(id);
-          return core.onDone(completion({ kind: 'failed', id, fault: f }));
+          return core.onDone({ kind: 'failed', id, fault: f });
         }
         if (f.code === 'HANDLES_CLOSED' && pending.kind !== 'stats') holders.forget(pending.executionId);
-        if (pending.kind === 'invoke') return core.onDone(completion({ kind: 'invokeFailed', invocation: pending.token, fault: f }));
+        if (pending.kind === 'invoke') return core.onDone({ kind: 'invokeFailed', invocation: pending.token, fault: f });
         return pending.reject(new ExecutorError(f.code, f.message, msg.type === 'failed' ? msg.retryable : undefined));
       }
       default:
@@ -442,9 +444,9 @@ class RemoteExecutor {
       channel.pending.delete(id);
       if (pending.kind === 'run') {
         this.#runChannels.delete(id);
-        this.#core.onDone(completion({ kind: 'failed', id, fault: lost() }));
+        this.#core.onDone({ kind: 'failed', id, fault: lost() });
       }
-      else if (pending.kind === 'invoke') this.#core.onDone(completion({ kind: 'invokeFailed', invocation: pending.token, fault: lost() }));
+      else if (pending.kind === 'invoke') this.#core.onDone({ kind: 'invokeFailed', invocation: pending.token, fault: lost() });
       else pending.reject(lost());
     }
     if (channel === this.#primary) this.#core.forgetRetained();
@@ -489,15 +491,6 @@ function pausedOf(paused, payload) {
     return { id: c.id, provider: c.provider, tool: c.tool, args };
   });
   return at === bytes.length ? { token: paused.token, pending } : null;
-}
-
-/**
- * A completion in the addon's shape, from fields a daemon message gave.
- * @param {Record<string, unknown>} fields
- * @returns {NativeCompletion}
- */
-function completion(fields) {
-  return /** @type {NativeCompletion} */ (/** @type {unknown} */ (fields));
 }
 
 module.exports = { connect, RemoteExecutor };

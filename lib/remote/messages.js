@@ -6,6 +6,11 @@
 // executor relies on. A message that does not is described (what, which field) for the
 // PROTOCOL_ERROR it becomes. A type this client does not know is passed on as `unknown`: a newer
 // daemon may send more.
+// The types below are the addon's (native.d.ts, written from the same Rust definitions the
+// daemon serializes), so what connect() hands the executor core is typed without a cast; the
+// SHAPES table is what makes them true of a message. __test__/wire-messages.test.mjs holds
+// SHAPES to the daemon's own samples of every message (__test__/fixtures/wire-messages.json,
+// written by crates/daemon/tests/messages_fixtures.rs).
 
 const { limits } = require('../native');
 const { unframe } = require('./framing');
@@ -15,26 +20,30 @@ const { isHeaderPairs, isResponseStatus } = require('../validate/fields');
 const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /**
- * @typedef {{ code: string, message: string, line?: number, column?: number, module?: string }} CodeText
- * @typedef {{ level: string, message: string }} LogLine
- * @typedef {{ wallMs: number, cpuMs: number, heapPeakBytes: number, buffersPeakBytes: number, toolCalls: number, workerPid: number, cpuBudgetMs: number, fetches: number }} RunStats
- * @typedef {{ executionId: string, handles: string[] }} Grant
- * @typedef {{ timeout: number, memoryLimit: number, outbound: 'blocked' | 'routed' | 'public' | 'native', cpuLimit: number | null, toolCallLimit: number | null, fetchLimit: number | null, toolPayloadBytes: number, [key: string]: unknown }} WelcomeLimits
+ * @typedef {import('../../native').FailureReport} FailureReport
+ * @typedef {import('../../native').LogEntry} LogEntry
+ * @typedef {import('../../native').RunUsage} RunUsage
+ * @typedef {import('../../native').Grant} Grant
+ * @typedef {import('../../native').CallRecord} CallRecord
+ * @typedef {import('../../native').Engine} Engine
+ * @typedef {import('../../native').Outbound} Outbound
+ * @typedef {import('../../native').Redirect} Redirect
+ * @typedef {import('../../native').LogLevel} LogLevel
+ * @typedef {{ timeout: number, memoryLimit: number, outbound: Outbound, cpuLimit: number | null, toolCallLimit: number | null, fetchLimit: number | null, toolPayloadBytes: number, approvalTimeout?: number, maxMessageBytes?: number, maxInFlight?: number, resultBytes?: number, fetchBodyBytes?: number }} WelcomeLimits
  *
  * @typedef {{ type: 'welcome', protocol: number, daemon: string, name: string, limits: WelcomeLimits }} Welcome
  * @typedef {{ type: 'refused' | 'error', code: string, message: string, id?: number }} Refusal
  * @typedef {{ type: 'toolCall', id: number, callId: number, provider: string, tool: string }} ToolCall
- * @typedef {{ type: 'fetch', id: number, callId: number, executionId?: string, method: string, url: string, headers: [string, string][], hasBody: boolean, redirect?: 'follow' | 'error' | 'manual' }} Fetch
- * @typedef {{ provider: string, tool: string, status: 'ok' | 'error' | 'denied' | 'pending' | 'replayed', ms: number }} CallLine
+ * @typedef {{ type: 'fetch', id: number, callId: number, executionId?: string, method: string, url: string, headers: [string, string][], hasBody: boolean, redirect?: Redirect }} Fetch
  * @typedef {{ token: string, pending: { id: string, provider: string, tool: string, argsBytes: number }[] }} PausedMsg
- * @typedef {{ type: 'done', id: number, hasResult: boolean, error?: CodeText, logs: LogLine[], stats: RunStats, grant?: Grant, calls: CallLine[], paused?: PausedMsg }} Done
+ * @typedef {{ type: 'done', id: number, hasResult: boolean, error?: FailureReport, logs: LogEntry[], stats: RunUsage, grant?: Grant, calls: CallRecord[], paused?: PausedMsg }} Done
  * @typedef {{ type: 'approve', id: number, callId: number, provider: string, tool: string }} Approve
  * @typedef {{ type: 'invoked', id: number, status: number, statusText: string, headers: [string, string][], hasBody: boolean }} Invoked
  * @typedef {{ type: 'ack', id: number }} Ack
- * @typedef {{ type: 'stats', id: number, workers: number, idle: number, running: number, queued: number, retained: number, connections: number, engine?: { v8: string, sandbox: boolean } }} Stats
+ * @typedef {{ type: 'stats', id: number, workers: number, idle: number, running: number, queued: number, retained: number, connections: number, engine?: Engine }} Stats
  * @typedef {{ type: 'failed', id: number, code: string, message: string, retryable?: boolean }} Failed
  * @typedef {{ type: 'handlesClosed', executionId: string, reason: string }} HandlesClosed
- * @typedef {{ type: 'log', id: number, level: string, message: string }} Log
+ * @typedef {{ type: 'log', id: number, level: LogLevel, message: string }} Log
  * @typedef {{ type: 'unknown', name: string }} Unknown
  * @typedef {Welcome | Refusal | ToolCall | Fetch | Done | Invoked | Ack | Stats | Failed | HandlesClosed | Log | Approve | Unknown} DaemonMessage
  *
@@ -56,6 +65,7 @@ const KINDS = {
   headers: isHeaderPairs,
   redirect: (v) => v === 'follow' || v === 'error' || v === 'manual',
   outbound: (v) => v === 'blocked' || v === 'routed' || v === 'public' || v === 'native',
+  logLevel: (v) => v === 'log' || v === 'info' || v === 'warn' || v === 'error' || v === 'debug',
   callStatus: (v) => v === 'ok' || v === 'error' || v === 'denied' || v === 'pending' || v === 'replayed',
   strings: (v) => Array.isArray(v) && v.every((s) => typeof s === 'string'),
   // The id a pool mints for a retained execution (a v4 UUID): what the process-wide table of
@@ -73,6 +83,7 @@ const KIND_NAMES = /** @type {Record<string, () => string>} */ ({
   status: () => `a response status from ${limits().responseStatus.join(' to ')}`,
   ceiling: () => 'a count or null',
   callStatus: () => "one of 'ok', 'error', 'denied', 'pending', 'replayed'",
+  logLevel: () => "one of 'log', 'info', 'warn', 'error', 'debug'",
 });
 
 /**
@@ -82,7 +93,14 @@ const KIND_NAMES = /** @type {Record<string, () => string>} */ ({
  * @type {Record<string, Shape>}
  */
 const SHAPES = {
-  welcome: { protocol: 'number', daemon: 'string', name: 'string', limits: { timeout: 'number', memoryLimit: 'number', outbound: 'outbound', cpuLimit: 'ceiling', toolCallLimit: 'ceiling', fetchLimit: 'ceiling', toolPayloadBytes: 'count' } },
+  // The limits connect() relies on are required; the rest are checked when present (connect()
+  // reads `approvalTimeout` only when given: a daemon from before it does not send it).
+  welcome: {
+    protocol: 'number',
+    daemon: 'string',
+    name: 'string',
+    limits: { timeout: 'number', memoryLimit: 'number', outbound: 'outbound', cpuLimit: 'ceiling', toolCallLimit: 'ceiling', fetchLimit: 'ceiling', toolPayloadBytes: 'count', approvalTimeout: 'count?', maxMessageBytes: 'count?', maxInFlight: 'count?', resultBytes: 'count?', fetchBodyBytes: 'count?' },
+  },
   refused: { code: 'string', message: 'string' },
   error: { code: 'string', message: 'string', id: 'id?' },
   toolCall: { id: 'id', callId: 'id', provider: 'string', tool: 'string' },
@@ -91,7 +109,7 @@ const SHAPES = {
     id: 'id',
     hasResult: 'boolean',
     error: { code: 'string', message: 'string', line: 'count?', column: 'count?', module: 'string?', '?': '' },
-    logs: [{ level: 'string', message: 'string' }],
+    logs: [{ level: 'logLevel', message: 'string' }],
     stats: { wallMs: 'number', cpuMs: 'number', heapPeakBytes: 'number', buffersPeakBytes: 'number', toolCalls: 'count', workerPid: 'count', cpuBudgetMs: 'number', fetches: 'count' },
     grant: { executionId: 'executionId', handles: 'strings', '?': '' },
     calls: [{ provider: 'string', tool: 'string', status: 'callStatus', ms: 'number' }],
@@ -103,7 +121,7 @@ const SHAPES = {
   stats: { id: 'id', workers: 'count', idle: 'count', running: 'count', queued: 'count', retained: 'count', connections: 'count', engine: { v8: 'string', sandbox: 'boolean', '?': '' } },
   failed: { id: 'id', code: 'string', message: 'string', retryable: 'boolean?' },
   handlesClosed: { executionId: 'executionId', reason: 'string' },
-  log: { id: 'id', level: 'string', message: 'string' },
+  log: { id: 'id', level: 'logLevel', message: 'string' },
 };
 
 /**
@@ -156,4 +174,4 @@ function decode(data) {
   return { msg: /** @type {DaemonMessage} */ (/** @type {unknown} */ (header)), payload };
 }
 
-module.exports = { decode };
+module.exports = { decode, SHAPES };
