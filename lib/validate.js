@@ -6,7 +6,8 @@
 // caller's objects are read once each (a getter or proxy cannot answer one thing to the check
 // and another to the pool), and a read that throws is the field's fault too.
 // The executor's own entry points are here; the daemon's and connect()'s options are
-// lib/validate/remote.js's, and the reading and the checks they share lib/validate/fields.js's.
+// lib/validate/remote.js's, the approval fields lib/validate/approvals.js's, and the reading and
+// the checks they share lib/validate/fields.js's.
 
 const os = require('node:os');
 const { limits } = require('./native');
@@ -42,8 +43,9 @@ const approvals = require('./validate/approvals');
 
 /**
  * The language's globals: every name of the worker's global object that the runtime did not
- * install (V8 15.2's, rusty_v8 152.2.0, in crates/worker), and `WebAssembly` (compiled out of that
- * V8) and `SharedArrayBuffer` (removed from the realm: crates/worker/src/engine/js/buffer_guard.js),
+ * install (V8 15.2's, rusty_v8 152.2.0, in crates/worker), and `WebAssembly` and
+ * `SharedArrayBuffer`, which V8 creates but the worker deletes before any program runs
+ * (crates/worker/src/engine/js/buffer_guard.js, again in engine/isolate.rs for each context) and
  * which programs still know by name. With the runtime's globals, which the addon names
  * (`limits().runtimeGlobals`, crates/protocol `RUNTIME_GLOBALS`), they are the names a provider
  * may not take: one would hide a global from programs. The list is the worker's whatever Node
@@ -244,8 +246,9 @@ function request(given, executorOutbound, executorBudgets) {
   const dispatch = /** @type {Dispatch | undefined} */ (input.dispatch);
   const timeout = input.timeout === undefined ? undefined : integerIn(kind, 'timeout', input.timeout, range('timeout'), ' (ms)');
   const memoryLimit = input.memoryLimit === undefined ? undefined : integerIn(kind, 'memoryLimit', input.memoryLimit, range('memoryLimit'), ' (MiB)');
-  // Given (null or a function), the request's policy wins over the executor's; undefined is the
-  // field left out, so it inherits and never opens a network the executor closed.
+  // Given ('public', 'native', null or a function), the request's policy wins over the
+  // executor's; undefined is the field left out, so it inherits and never opens a network the
+  // executor closed.
   const policy = input.outbound !== undefined ? checkOutbound(kind, 'outbound', input.outbound) : executorOutbound;
   const retainHandles = optionalBoolean(kind, 'retainHandles', input.retainHandles) === true;
   const { approval, decide } = approvals.approval(input.approval, approveList, retainHandles);
