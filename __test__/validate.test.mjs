@@ -96,6 +96,17 @@ describe('a routed response', () => {
   });
 });
 
+describe('what a refusal says it got', () => {
+  it('names the value in words: an object, a function, undefined, the type and value otherwise', () => {
+    const got = (v) => validate.describe(v);
+    expect([{}, () => 1, undefined, null, [], Number.NaN, 5, true, 1n, 'x'].map(got)).toEqual([
+      'an object', 'a function', 'undefined', 'null', 'an array', 'NaN', 'number 5', 'boolean true', 'bigint 1', 'the string "x"',
+    ]);
+    expect(thrown(() => validate.request({ code: {} }, undefined)).message).toContain('`code`: got an object.');
+    expect(thrown(() => validate.request({ code: 'async () => 1', providers: [{ name: 'p', tools: ['t'] }] }, undefined)).message).toContain('got undefined while providers are declared');
+  });
+});
+
 describe('the field a refusal names', () => {
   it('is the field, not a substring of the message', () => {
     // The given value quotes another option's name: the flag is still the one that was wrong.

@@ -51,13 +51,20 @@ function isArray(v) {
   }
 }
 
-/** @param {unknown} v */
+/**
+ * What a refused value was, for a fault's `got ...`: `null`, `undefined`, `an array`,
+ * `an object`, `a function`, `NaN`, `the string "..."` (at most 40 characters shown), or the
+ * type and the value (`number 5`, `boolean true`, `bigint 1`, `symbol Symbol(s)`).
+ * @param {unknown} v
+ */
 function describe(v) {
   if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
   if (isArray(v)) return 'an array';
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
-  if (typeof v === 'object' || typeof v === 'function') return `a ${typeof v}`;
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'function') return 'a function';
   return `${typeof v} ${String(v)}`;
 }
 
