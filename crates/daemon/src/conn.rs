@@ -746,21 +746,26 @@ impl Conn<'_> {
         if let Err(f) = self.open() {
             return self.send(ServerMsg::failed(id, f), None);
         }
-        let ceilings = self.shared.ceilings;
-        // The client's own bounds first (its outbound and budgets narrow the token's, as an
-        // in-process resume's executor does), then this daemon's ceilings.
-        let (outbound, budgets) = r.within();
-        let admit = move |spec: &mut ExecSpec| {
-            if let Some(outbound) = outbound {
-                spec.outbound = spec.outbound.narrower(outbound);
-            }
-            spec.budgets = spec.budgets.tighter(budgets);
-            ceilings.admit_resumed(spec)
+        // Two steps, the ceilings between: the token is opened, held to the client's own
+        // bounds (its outbound and budgets narrow the token's, as an in-process resume's
+        // executor does), then to this daemon's ceilings, and only then run.
+        let opened = self
+            .shared
+            .pool
+            .open_token(&r.token, r.decisions(), r.live_logs)
+            .and_then(|mut run| {
+                let (outbound, budgets) = r.within();
+                run.hold_to(outbound, budgets);
+                self.shared.ceilings.admit_resumed(run.spec())?;
+                Ok(run)
+            });
+        let run = match opened {
+            Ok(run) => run,
+            Err(f) => return self.send(ServerMsg::failed(id, f), None),
         };
-        let decisions = r.decisions();
+        let routes = r.routes;
         self.submit(id, |pool, host, done| {
-            let flags = (r.routes, r.live_logs);
-            pool.resume_within(&r.token, decisions, flags, &admit, host, done)
+            pool.run_reopened(run, routes, host, done)
         });
     }
 

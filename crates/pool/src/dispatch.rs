@@ -220,6 +220,7 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
 /// puts it to the host's `approve`, or stops the run.
 fn tool_call(inner: &Arc<Inner>, call: ToolCall) {
     let (exec_id, call_id) = (call.exec_id, call.call_id);
+    inner.calls.called(&call);
     match inner.approvals.tool_call(call) {
         CallAction::Forward(call) => {
             if let Some(host) = acting(inner, exec_id) {

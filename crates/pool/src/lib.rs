@@ -26,6 +26,7 @@
 
 mod api;
 mod approvals;
+mod calls;
 mod conduct;
 mod deadlines;
 mod diagnostics;
@@ -49,7 +50,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use codemode_protocol::{
-    ExecuteRequest, Failure, FailureCode, Hops, HostMsg, Outbound, WireRequest, WireResponse,
+    CallStatus, ExecuteRequest, Failure, FailureCode, Hops, HostMsg, Outbound, WireRequest,
+    WireResponse,
 };
 
 pub use api::{
@@ -68,6 +70,39 @@ use state::{Inner, Job, State};
 #[derive(Clone)]
 pub struct Pool {
     inner: Arc<Inner>,
+}
+
+/// A paused run opened from its token ([`Pool::open_token`]), not yet running: its bounds may
+/// only narrow before [`Pool::run_reopened`] runs it.
+pub struct Reopened {
+    spec: ExecSpec,
+    gated: approvals::Gated,
+}
+
+impl Reopened {
+    /// The run as it stands: the token's request, held to what it was held to so far.
+    pub fn spec(&self) -> &ExecSpec {
+        &self.spec
+    }
+
+    /// Holds the run to a resuming executor's bounds: the narrower outbound (when it names
+    /// one), the tighter of each budget.
+    pub fn hold_to(&mut self, outbound: Option<Outbound>, budgets: codemode_protocol::Budgets) {
+        if let Some(outbound) = outbound {
+            self.spec.outbound = self.spec.outbound.narrower(outbound);
+        }
+        self.spec.budgets = self.spec.budgets.tighter(budgets);
+    }
+
+    /// Holds the run's time and memory bounds to at most these.
+    pub fn cap(&mut self, timeout_ms: u64, memory_limit_mib: u32) {
+        let spec = &mut self.spec;
+        spec.timeout_ms = Some(spec.timeout_ms.map_or(timeout_ms, |t| t.min(timeout_ms)));
+        spec.memory_limit_mib = Some(
+            spec.memory_limit_mib
+                .map_or(memory_limit_mib, |m| m.min(memory_limit_mib)),
+        );
+    }
 }
 
 impl Pool {
@@ -90,6 +125,7 @@ impl Pool {
         }
         let (respawn, respawns) = crossbeam_channel::unbounded();
         let opts_key = opts.approval_key.clone();
+        let calls = Arc::new(calls::Calls::default());
         let inner = Arc::new_cyclic(|me| Inner {
             opts,
             state: Mutex::new(State::default()),
@@ -103,7 +139,8 @@ impl Pool {
             watch,
             watched: Default::default(),
             observe: Arc::default(),
-            approvals: Arc::new(approvals::Book::new(opts_key.as_deref())),
+            approvals: Arc::new(approvals::Book::new(opts_key.as_deref(), calls.clone())),
+            calls,
             engine: std::sync::OnceLock::new(),
         });
         spawn::start_spawner(&inner, respawns)?;
@@ -141,15 +178,10 @@ impl Pool {
     }
 
     /// Resumes a run paused for approval (docs/approvals.md) from its `token`, with a decision
-    /// for each of its pending calls (by id): the program runs again, every call its ledger
-    /// holds answered from it, and goes on. Refused at once: a token this pool's key did not
-    /// sign as it is (`TOKEN_TAMPERED`, `TOKEN_FOREIGN_KEY`), one past its expiry
-    /// (`TOKEN_EXPIRED`), decisions that do not match its pending calls (`DECISIONS_INVALID`).
-    /// `routes`: the host answers routed fetches (a run whose outbound was routed needs it).
-    ///
-    /// The run takes its bounds from the token, held to `within` (the resuming executor's
-    /// outbound policy and budgets) and to this pool's `timeout_ms` and `memory_limit_mib`:
-    /// the tighter of each, so a token made where they were looser gets no more here.
+    /// for each of its pending calls (by id): [`Pool::open_token`], held to `within` (the
+    /// resuming executor's outbound policy and budgets) and to this pool's `timeout_ms` and
+    /// `memory_limit_mib` (the tighter of each, so a token made where they were looser gets no
+    /// more here), then [`Pool::run_reopened`]. `routes`: the host answers routed fetches.
     #[allow(clippy::too_many_arguments)]
     pub fn resume(
         &self,
@@ -161,37 +193,27 @@ impl Pool {
         host: Arc<dyn Host>,
         done: Completion,
     ) -> Result<u64, Failure> {
+        let mut run = self.open_token(token, decisions, live_logs)?;
+        run.hold_to(Some(within.outbound), within.budgets);
         let opts = &self.inner.opts;
-        let (timeout_ms, memory_limit_mib) = (opts.timeout_ms, opts.memory_limit_mib);
-        let hold = move |spec: &mut ExecSpec| {
-            spec.timeout_ms = Some(spec.timeout_ms.map_or(timeout_ms, |t| t.min(timeout_ms)));
-            spec.memory_limit_mib = Some(
-                spec.memory_limit_mib
-                    .map_or(memory_limit_mib, |m| m.min(memory_limit_mib)),
-            );
-            spec.outbound = spec.outbound.narrower(within.outbound);
-            spec.budgets = spec.budgets.tighter(within.budgets);
-            Ok(())
-        };
-        self.resume_within(token, decisions, (routes, live_logs), &hold, host, done)
+        run.cap(opts.timeout_ms, opts.memory_limit_mib);
+        self.run_reopened(run, routes, host, done)
     }
 
-    /// [`Pool::resume`], with the run the token describes put to `admit` before it is
-    /// submitted, which may hold it to bounds of the caller's or refuse it (a daemon holds it
-    /// to its ceilings: the token may come from a pool whose were looser); `admit`'s failure
-    /// refuses the resume. `flags`: `routes`, `live_logs`.
-    pub fn resume_within(
+    /// The first step of a resume: opens `token` and matches `decisions` to its pending calls,
+    /// giving the run it describes for the caller to hold to its own bounds
+    /// ([`Reopened::hold_to`], [`Reopened::cap`]; a daemon checks its ceilings against
+    /// [`Reopened::spec`]) before [`Pool::run_reopened`] runs it. Refused: a token this pool's
+    /// key did not sign as it is (`TOKEN_TAMPERED`, `TOKEN_FOREIGN_KEY`), one past its expiry
+    /// (`TOKEN_EXPIRED`), decisions that do not match its pending calls (`DECISIONS_INVALID`).
+    pub fn open_token(
         &self,
         token: &str,
         decisions: Vec<(String, Decision)>,
-        flags: (bool, bool),
-        admit: &dyn Fn(&mut ExecSpec) -> Result<(), Failure>,
-        host: Arc<dyn Host>,
-        done: Completion,
-    ) -> Result<u64, Failure> {
-        let (routes, live_logs) = flags;
+        live_logs: bool,
+    ) -> Result<Reopened, Failure> {
         let (r, gated) = self.inner.approvals.resume(token, decisions)?;
-        let mut spec = ExecSpec {
+        let spec = ExecSpec {
             code: r.code,
             modules: r.modules,
             providers: r.providers,
@@ -203,8 +225,20 @@ impl Pool {
             budgets: r.budgets,
             approval: Some(r.approval),
         };
-        admit(&mut spec)?;
-        if spec.outbound == Outbound::Routed && !routes {
+        Ok(Reopened { spec, gated })
+    }
+
+    /// The second step of a resume: runs what [`Pool::open_token`] opened; the program runs
+    /// again, every call its ledger holds answered from it, and goes on. `routes`: the host
+    /// answers routed fetches (a run whose outbound was routed needs it).
+    pub fn run_reopened(
+        &self,
+        run: Reopened,
+        routes: bool,
+        host: Arc<dyn Host>,
+        done: Completion,
+    ) -> Result<u64, Failure> {
+        if run.spec.outbound == Outbound::Routed && !routes {
             return Err(FailureCode::InvalidRequest.failure(&[
                 ("field", "outbound"),
                 (
@@ -214,7 +248,7 @@ impl Pool {
                 ("allowed", "the policy function the run was executed with"),
             ]));
         }
-        self.submit(spec, Some(gated), host, done)
+        self.submit(run.spec, Some(run.gated), host, done)
     }
 
     /// The host's decision on a call it was asked to `approve` (callback mode): approved, the
@@ -292,12 +326,13 @@ impl Pool {
                 ("advice", ", or raise `queueBound` or `workers`"),
             ]));
         }
-        let (host, done) = self
+        let done = self
             .inner
             .observe
-            .track(exec_id, host, done, spec.live_logs);
+            .track(exec_id, &host, done, spec.live_logs);
         // Outside the metrics' wrapper: a paused run is counted as it ends (not as stopped).
         let done = self.inner.approvals.track(exec_id, gated, done);
+        let done = self.inner.calls.track(exec_id, done);
         st.queue.push_back(Job {
             exec_id,
             frame: frame.into(),
@@ -329,7 +364,13 @@ impl Pool {
     /// dropped: nothing waits for it.
     /// An answer too big for one frame rejects the call inside the sandbox (`ANSWER_TOO_LARGE`).
     pub fn answer_tool_call(&self, exec_id: u64, call_id: u32, ok: bool, payload: Vec<u8>) {
-        self.inner.observe.tool_answered(exec_id, call_id);
+        let status = if ok {
+            CallStatus::Ok
+        } else {
+            CallStatus::Error
+        };
+        let took = self.inner.calls.answered(exec_id, call_id, status);
+        self.inner.observe.tool_answered(took);
         let pause = self
             .inner
             .approvals
@@ -345,7 +386,11 @@ impl Pool {
     /// sandbox with `text` as a denial (`APPROVAL_DENIED`'s code; uncaught, `DENIAL_UNCAUGHT`),
     /// and the audit trail says `denied`.
     pub fn deny_tool_call(&self, exec_id: u64, call_id: u32, text: String) {
-        self.inner.observe.tool_answered(exec_id, call_id);
+        let took = self
+            .inner
+            .calls
+            .answered(exec_id, call_id, CallStatus::Denied);
+        self.inner.observe.tool_answered(took);
         let pause = self.inner.approvals.host_denied(exec_id, call_id, &text);
         schedule::deny_call(&self.inner, exec_id, call_id, text);
         if pause {

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use codemode_protocol::{Failure, FailureCode, LogEntry, RunOutcome};
 
-use crate::api::{CloseReason, Completion, FetchCall, Host, InvokeDone, PoolStats, ToolCall};
+use crate::api::{Completion, Host, InvokeDone, PoolStats};
 
 /// Upper bounds of the latency histograms' buckets, in seconds.
 pub const LATENCY_BUCKETS: [f64; 14] = [
@@ -198,7 +198,10 @@ struct Histogram {
 
 impl Histogram {
     fn observe(&self, since: Instant) {
-        let d = since.elapsed();
+        self.observe_took(since.elapsed());
+    }
+
+    fn observe_took(&self, d: std::time::Duration) {
         let secs = d.as_secs_f64();
         if let Some(i) = LATENCY_BUCKETS.iter().position(|b| secs <= *b) {
             self.buckets[i].fetch_add(1, Ordering::Relaxed);
@@ -242,8 +245,6 @@ pub(crate) struct Observe {
     aborted_invocations: Mutex<HashSet<u64>>,
     /// Runs that asked for live logs: where their entries go.
     live: Mutex<HashMap<u64, Arc<dyn Host>>>,
-    /// Tool calls waiting for the host, by (execution, call): when they left the worker.
-    calls: Mutex<HashMap<(u64, u32), Instant>>,
     by_code: Mutex<BTreeMap<&'static str, u64>>,
     restarts: Mutex<BTreeMap<&'static str, u64>>,
     execution_seconds: Histogram,
@@ -265,15 +266,15 @@ pub(crate) fn aborted(what: &str) -> Failure {
 }
 
 impl Observe {
-    /// Wraps an execution's host (to time its tool calls) and its completion (to count it, and
-    /// to turn an aborted run's ending into `ABORTED`); registers it for live logs if asked.
+    /// Wraps an execution's completion (to count it, and to turn an aborted run's ending into
+    /// `ABORTED`); registers its host for live logs if asked.
     pub(crate) fn track(
         self: &Arc<Self>,
         exec_id: u64,
-        host: Arc<dyn Host>,
+        host: &Arc<dyn Host>,
         done: Completion,
         live_logs: bool,
-    ) -> (Arc<dyn Host>, Completion) {
+    ) -> Completion {
         let submitted = Instant::now();
         if live_logs {
             lock(&self.live).insert(exec_id, host.clone());
@@ -289,21 +290,11 @@ impl Observe {
             if live_logs {
                 lock(&me.live).remove(&id);
             }
-            {
-                let mut calls = lock(&me.calls);
-                if !calls.is_empty() {
-                    calls.retain(|(e, _), _| *e != id);
-                }
-            }
             me.count(&result);
             me.execution_seconds.observe(submitted);
             done(id, result)
         });
-        let host: Arc<dyn Host> = Arc::new(Timed {
-            host,
-            observe: self.clone(),
-        });
-        (host, done)
+        done
     }
 
     /// Counts an ending under its code. The label is always the grammar's own (or `OK`): a
@@ -370,11 +361,10 @@ impl Observe {
         }
     }
 
-    /// The host answered tool call `call_id` of `exec_id`.
-    pub(crate) fn tool_answered(&self, exec_id: u64, call_id: u32) {
-        let started = lock(&self.calls).remove(&(exec_id, call_id));
-        if let Some(at) = started {
-            self.tool_call_seconds.observe(at);
+    /// The host answered a tool call that took `took` (calls.rs; `None`: nobody waited).
+    pub(crate) fn tool_answered(&self, took: Option<std::time::Duration>) {
+        if let Some(took) = took {
+            self.tool_call_seconds.observe_took(took);
         }
     }
 
@@ -473,38 +463,10 @@ impl Observe {
     }
 }
 
-/// An execution's host as the pool sees it: tool calls are timed from here to the answer.
-struct Timed {
-    host: Arc<dyn Host>,
-    observe: Arc<Observe>,
-}
-
-impl Host for Timed {
-    fn tool_call(&self, call: ToolCall) {
-        lock(&self.observe.calls).insert((call.exec_id, call.call_id), Instant::now());
-        self.host.tool_call(call);
-    }
-
-    fn fetch(&self, call: FetchCall) {
-        self.host.fetch(call);
-    }
-
-    fn handles_closed(&self, execution_id: &str, reason: CloseReason) {
-        self.host.handles_closed(execution_id, reason);
-    }
-
-    fn log(&self, exec_id: u64, entry: LogEntry) {
-        self.host.log(exec_id, entry);
-    }
-
-    fn approve(&self, call: ToolCall) {
-        self.host.approve(call);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{FetchCall, ToolCall};
     use crate::conduct::{admit, Binding, ToolList};
     use codemode_protocol::limits;
     use codemode_protocol::{LogLevel, WorkerMsg};
@@ -525,7 +487,8 @@ mod tests {
     fn every_live_log_entry_conduct_admits_reaches_the_host() {
         let observe = Arc::new(Observe::default());
         let logs = Arc::new(Logs(Mutex::new(0)));
-        let (_host, _done) = observe.track(1, logs.clone(), Box::new(|_, _| {}), true);
+        let host: Arc<dyn Host> = logs.clone();
+        let _done = observe.track(1, &host, Box::new(|_, _| {}), true);
         let mut binding = Binding::new(1, ToolList::of(&[]), Default::default());
         admit(Some(&mut binding), &WorkerMsg::Started { exec_id: 1 }).unwrap();
         let entry = LogEntry {

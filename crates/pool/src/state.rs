@@ -16,7 +16,7 @@ use codemode_protocol::{Budgets, Hops, Outbound};
 use crate::api::{Completion, Host, InvokeDone, PoolOptions, Watch};
 use crate::limit::{IdleCpu, Limit};
 use crate::process::Process;
-use crate::{approvals, conduct, input, observe, outbound};
+use crate::{approvals, calls, conduct, input, observe, outbound};
 
 pub(crate) struct Job {
     pub(crate) exec_id: u64,
@@ -123,8 +123,10 @@ pub(crate) struct Inner {
     pub(crate) watched: Table,
     /// Aborts, live logs and metrics (observe.rs).
     pub(crate) observe: Arc<observe::Observe>,
-    /// Every run's tool calls, and the runs with approvals (approvals/).
+    /// The runs with approvals (approvals/).
     pub(crate) approvals: Arc<approvals::Book>,
+    /// Every run's tool calls (calls.rs).
+    pub(crate) calls: Arc<calls::Calls>,
     /// The engine the workers run programs on, once one has said (its `Engine` message).
     pub(crate) engine: std::sync::OnceLock<codemode_protocol::Engine>,
 }

@@ -22,14 +22,15 @@ mod token;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use codemode_protocol::{
-    limits, Budgets, CallRecord, CallStatus, Failure, FailureCode, Outbound, Paused, PendingCall,
-    ProviderDecl, Replayable, RunError, RunOutcome, WireResponse,
+    limits, Budgets, CallStatus, Failure, FailureCode, Outbound, Paused, PendingCall, ProviderDecl,
+    Replayable, RunError, RunOutcome, WireResponse,
 };
 
 use crate::api::{ApprovalMode, ApprovalSpec, Completion, Decision, ToolCall};
+use crate::calls::Calls;
 pub(crate) use token::Key;
 use token::{Answer, Basis, Body, Slot};
 
@@ -63,13 +64,8 @@ enum Ending {
     Failed(FailureCode, String),
 }
 
-/// A tool call on its way to the host.
-struct Open {
-    record: Option<usize>,
-    started: Instant,
-    /// Its ledger slot and what it asked, in a gated run.
-    slot: Option<(usize, String, String, Vec<u8>)>,
-}
+/// A gated run's tool call on its way to the host: its ledger slot and what it asked.
+type Open = (usize, String, String, Vec<u8>);
 
 /// A gated run's ledger and what waits on it.
 struct Gate {
@@ -86,8 +82,8 @@ struct Gate {
     requests: usize,
     /// Held calls: slot, provider, tool, arguments.
     held: Vec<(usize, String, String, Vec<u8>)>,
-    /// Calls put to `approve`, by call id: the call and its record.
-    asked: HashMap<u32, (usize, ToolCall, Option<usize>)>,
+    /// Calls put to `approve`, by call id: their slot and the call.
+    asked: HashMap<u32, (usize, ToolCall)>,
     /// Fetches in flight, by call id: slot, method, URL.
     fetches: HashMap<u32, (usize, String, String)>,
     /// Requests with the host (or the network), not yet answered.
@@ -116,15 +112,17 @@ pub(crate) struct IdleAction {
 /// One run, from its submission to its completion.
 #[derive(Default)]
 struct Track {
-    calls: Vec<CallRecord>,
+    /// A gated run's calls with the host, by call id.
     open: HashMap<u32, Open>,
     gate: Option<Gate>,
 }
 
-/// The runs' tracks, and the key tokens are signed with.
+/// The runs' tracks, the key tokens are signed with, and the call record (calls.rs), where the
+/// book says how the calls it answered itself ended.
 pub(crate) struct Book {
     key: Key,
     runs: Mutex<HashMap<u64, Track>>,
+    calls: Arc<Calls>,
 }
 
 /// The key of a pool given none: random, its own, so a token resumes only on the pool that
@@ -155,10 +153,6 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-fn ms_since(at: Instant) -> f64 {
-    at.elapsed().as_secs_f64() * 1000.0
-}
-
 /// A run with approvals, as submitted: its request and gate, ready for the pool.
 pub(crate) struct Gated {
     pub replayable: Replayable,
@@ -178,10 +172,11 @@ pub struct Resumed {
 }
 
 impl Book {
-    pub(crate) fn new(key: Option<&[u8]>) -> Book {
+    pub(crate) fn new(key: Option<&[u8]>, calls: Arc<Calls>) -> Book {
         Book {
             key: Key::new(key.unwrap_or(&random_key())),
             runs: Mutex::new(HashMap::new()),
+            calls,
         }
     }
 
@@ -314,17 +309,9 @@ impl Book {
         let Some(track) = runs.get_mut(&call.exec_id) else {
             return CallAction::Forward(call);
         };
-        let record = track.record(&call.provider, &call.tool);
-        let started = Instant::now();
+        let (exec_id, call_id) = (call.exec_id, call.call_id);
+        let settle = |status| self.calls.settled(exec_id, call_id, status);
         let Some(gate) = track.gate.as_mut() else {
-            track.open.insert(
-                call.call_id,
-                Open {
-                    record,
-                    started,
-                    slot: None,
-                },
-            );
             return CallAction::Forward(call);
         };
         let Some(n) = gate.next_request() else {
@@ -351,7 +338,7 @@ impl Book {
                     if let Some(slot) = gate.slots.get_mut(n) {
                         *slot = Some(expected.clone());
                     }
-                    track.settle(record, status, None);
+                    settle(status);
                     return action;
                 }
                 Slot::Pending {
@@ -374,10 +361,10 @@ impl Book {
                         if let Some(slot) = gate.slots.get_mut(n) {
                             *slot = Some(answered);
                         }
-                        track.settle(record, CallStatus::Denied, None);
+                        settle(CallStatus::Denied);
                         return CallAction::Deny(text);
                     }
-                    return track.forward(call, record, started, (n, asked.0, asked.1, asked.2));
+                    return track.forward(call, (n, asked.0, asked.1, asked.2));
                 }
                 other => {
                     let expected = describe(other);
@@ -404,7 +391,7 @@ impl Book {
                 ApprovalMode::Interrupt { .. } => {
                     let size = asked.0.len() + asked.1.len() + asked.2.len();
                     gate.held.push((n, asked.0, asked.1, asked.2));
-                    track.settle(record, CallStatus::Pending, None);
+                    settle(CallStatus::Pending);
                     let Some(gate) = track.gate.as_mut() else {
                         return CallAction::Hold;
                     };
@@ -424,7 +411,7 @@ impl Book {
                             ("held", &gate.asked_bytes.to_string()),
                             ("limit", &limit.to_string()),
                         ]);
-                        track.settle(record, CallStatus::Error, None);
+                        settle(CallStatus::Error);
                         return CallAction::Answer(false, text.into_bytes());
                     }
                     gate.asked_bytes += size;
@@ -435,12 +422,12 @@ impl Book {
                         tool: asked.1,
                         args: asked.2,
                     };
-                    gate.asked.insert(call.call_id, (n, call, record));
+                    gate.asked.insert(call.call_id, (n, call));
                     return CallAction::Ask(request);
                 }
             }
         }
-        track.forward(call, record, started, (n, asked.0, asked.1, asked.2))
+        track.forward(call, (n, asked.0, asked.1, asked.2))
     }
 
     /// The host answered tool call `call_id` of `exec_id`; whether the run is to be stopped
@@ -450,16 +437,9 @@ impl Book {
         let Some(track) = runs.get_mut(&exec_id) else {
             return false;
         };
-        let Some(open) = track.open.remove(&call_id) else {
-            return false;
-        };
-        let status = if ok {
-            CallStatus::Ok
-        } else {
-            CallStatus::Error
-        };
-        track.settle(open.record, status, Some(open.started));
-        let (Some(gate), Some((n, provider, tool, args))) = (track.gate.as_mut(), open.slot) else {
+        let (Some(gate), Some((n, provider, tool, args))) =
+            (track.gate.as_mut(), track.open.remove(&call_id))
+        else {
             return false;
         };
         let answer = if ok {
@@ -487,11 +467,9 @@ impl Book {
         let Some(track) = runs.get_mut(&exec_id) else {
             return false;
         };
-        let Some(open) = track.open.remove(&call_id) else {
-            return false;
-        };
-        track.settle(open.record, CallStatus::Denied, None);
-        let (Some(gate), Some((n, provider, tool, args))) = (track.gate.as_mut(), open.slot) else {
+        let (Some(gate), Some((n, provider, tool, args))) =
+            (track.gate.as_mut(), track.open.remove(&call_id))
+        else {
             return false;
         };
         let slot = Slot::Call {
@@ -515,7 +493,7 @@ impl Book {
         let mut runs = self.lock();
         let track = runs.get_mut(&exec_id)?;
         let gate = track.gate.as_mut()?;
-        let (n, call, record) = gate.asked.remove(&call_id)?;
+        let (n, call) = gate.asked.remove(&call_id)?;
         gate.asked_bytes = gate.asked_bytes.saturating_sub(call.args.len());
         if decision.approved {
             let slot = (
@@ -524,12 +502,13 @@ impl Book {
                 call.tool.clone(),
                 call.args.clone(),
             );
-            return Some(track.forward(call, record, Instant::now(), slot));
+            self.calls.restart(exec_id, call_id);
+            return Some(track.forward(call, slot));
         }
         // Callback mode keeps no ledger: nothing to record, and nothing was in flight.
         let _ = n;
         let text = denied(&call.provider, &call.tool, decision.reason.as_deref());
-        track.settle(record, CallStatus::Denied, None);
+        self.calls.settled(exec_id, call_id, CallStatus::Denied);
         Some(CallAction::Deny(text))
     }
 
@@ -815,62 +794,17 @@ impl Gate {
 
 impl Track {
     /// A gated run's call goes to the host, in ledger slot `slot.0`, asking what `slot` says.
-    fn forward(
-        &mut self,
-        call: ToolCall,
-        record: Option<usize>,
-        started: Instant,
-        slot: (usize, String, String, Vec<u8>),
-    ) -> CallAction {
+    fn forward(&mut self, call: ToolCall, slot: Open) -> CallAction {
         if let Some(gate) = self.gate.as_mut() {
             gate.in_flight += 1;
         }
-        self.open.insert(
-            call.call_id,
-            Open {
-                record,
-                started,
-                slot: Some(slot),
-            },
-        );
+        self.open.insert(call.call_id, slot);
         CallAction::Forward(call)
     }
 
-    /// Records a call of `provider.tool` in the audit trail (within its bound).
-    fn record(&mut self, provider: &str, tool: &str) -> Option<usize> {
-        if self.calls.len() >= limits::CALL_RECORDS {
-            return None;
-        }
-        self.calls.push(CallRecord {
-            provider: provider.to_string(),
-            tool: tool.to_string(),
-            status: CallStatus::Ok,
-            ms: 0.0,
-        });
-        Some(self.calls.len() - 1)
-    }
-
-    fn settle(&mut self, record: Option<usize>, status: CallStatus, started: Option<Instant>) {
-        if let Some(r) = record.and_then(|i| self.calls.get_mut(i)) {
-            r.status = status;
-            r.ms = started.map_or(0.0, ms_since);
-        }
-    }
-
-    /// The run's outcome with its calls, or the ending its gate chose.
+    /// The run's outcome, or the ending its gate chose.
     fn finish(self, mut outcome: RunOutcome) -> RunOutcome {
-        let Track {
-            mut calls,
-            open,
-            gate,
-        } = self;
-        // Calls the run ended without an answer to (it failed or was stopped meanwhile).
-        for o in open.values() {
-            if let Some(r) = o.record.and_then(|i| calls.get_mut(i)) {
-                r.status = CallStatus::Error;
-                r.ms = ms_since(o.started);
-            }
-        }
+        let gate = self.gate;
         let unreached = gate.as_ref().and_then(|g| {
             g.script
                 .iter()
@@ -901,7 +835,6 @@ impl Track {
             }
             None => {}
         }
-        outcome.calls = calls;
         outcome
     }
 }
@@ -964,16 +897,20 @@ mod tests {
     /// call once each is answered: no ledger slot, no open call, no asked call.
     #[test]
     fn a_callback_run_keeps_nothing_per_call() {
-        let book = Arc::new(Book::new(Some(&[7u8; 32])));
+        let calls = Arc::new(Calls::default());
+        let book = Arc::new(Book::new(Some(&[7u8; 32]), calls.clone()));
         let approval = ApprovalSpec {
             approve: vec![("billing".into(), Some(vec!["refund".into()]))],
             mode: ApprovalMode::Callback { timeout_ms: 1000 },
         };
         let gated = Book::first_run(&spec("async () => 0"), &approval);
-        let _done = book.track(1, Some(gated), Box::new(|_, _| {}));
+        let _done = calls.track(1, book.track(1, Some(gated), Box::new(|_, _| {})));
+        let answered = |id| calls.answered(1, id, CallStatus::Ok).is_some();
         for i in 0..10_000u32 {
             let tool = if i % 10 == 0 { "refund" } else { "list" };
-            match book.tool_call(call(1, i, tool)) {
+            let c = call(1, i, tool);
+            calls.called(&c);
+            match book.tool_call(c) {
                 CallAction::Ask(c) => {
                     let next = book.decided(
                         1,
@@ -984,9 +921,11 @@ mod tests {
                         },
                     );
                     assert!(matches!(next, Some(CallAction::Forward(_))));
-                    assert!(!book.answered(1, i, true, b"ok"));
+                    assert!(!book.answered(1, i, true, b"ok") && answered(i));
                 }
-                CallAction::Forward(c) => assert!(!book.answered(1, c.call_id, true, b"ok")),
+                CallAction::Forward(c) => {
+                    assert!(!book.answered(1, c.call_id, true, b"ok") && answered(c.call_id))
+                }
                 _ => panic!("call {i} was neither asked nor forwarded"),
             }
             if i % 100 == 0 {
@@ -999,7 +938,7 @@ mod tests {
         assert_eq!(gate.slots.len(), 0, "ledger slots kept in callback mode");
         assert!(gate.asked.is_empty() && gate.held.is_empty() && track.open.is_empty());
         assert_eq!(gate.requests, 10_000);
-        assert_eq!(track.calls.len(), limits::CALL_RECORDS);
+        assert_eq!(calls.held(1), (limits::CALL_RECORDS, 0));
     }
 
     /// Interrupt mode counts a slot at what it keeps: 10,000 calls of 7-byte arguments and
@@ -1007,7 +946,7 @@ mod tests {
     /// take, once each slot is counted at its real size.
     #[test]
     fn an_interrupt_ledger_counts_each_slot_at_its_size() {
-        let book = Arc::new(Book::new(Some(&[7u8; 32])));
+        let book = Arc::new(Book::new(Some(&[7u8; 32]), Arc::default()));
         let approval = ApprovalSpec {
             approve: vec![("billing".into(), Some(vec!["refund".into()]))],
             mode: ApprovalMode::Interrupt {
