@@ -95,7 +95,10 @@ function alwaysPresent(samples) {
   const present = new Map();
   const bump = (map, key) => map.set(key, (map.get(key) ?? 0) + 1);
   const walk = (value, at) => {
-    if (Array.isArray(value)) return value.forEach((item) => walk(item, `${at}[]`));
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, `${at}[]`);
+      return;
+    }
     if (value === null || typeof value !== 'object') return;
     bump(objects, at);
     for (const [key, item] of Object.entries(value)) {
@@ -357,7 +360,10 @@ describe("connect() sends the client's messages as the daemon reads them, and re
       timeout: 5000,
       memoryLimit: 64,
       outbound: route,
-      approval: { mode: 'callback', timeout: 60_000, decide: (call) => (asked.push(call), { approved: false, reason: 'too large' }) },
+      approval: { mode: 'callback', timeout: 60_000, decide: (call) => {
+        asked.push(call);
+        return { approved: false, reason: 'too large' };
+      } },
       onLog: (entry) => logged.push(entry),
     });
     const ran = fixtures.server.done[0];
@@ -415,7 +421,7 @@ describe("connect() sends the client's messages as the daemon reads them, and re
     expect(remote.ceilings).toEqual({ timeout: limits.timeout, memoryLimit: limits.memoryLimit, outbound: limits.outbound, cpuLimit: null, toolCallLimit: null, fetchLimit: null, approvalTimeout: limits.approvalTimeout });
     await remote.close();
 
-    const { FakeSocket: Refusing } = scripted((msg, reply, socket) => {
+    const { FakeSocket: Refusing } = scripted((_msg, reply, socket) => {
       reply(sample('refused', 0));
       setTimeout(() => socket.close(4001, ''), 5);
     });

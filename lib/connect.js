@@ -17,7 +17,8 @@ const { ExecutorCore } = require('./executor-core');
 const validate = require('./validate');
 const { connectOptions } = require('./validate/remote');
 const { checkValueFormat } = require('./clone');
-const { Channel, open, pinnedUrl } = require('./remote/channel');
+const { open, pinnedUrl } = require('./remote/channel');
+/** @typedef {import('./remote/channel').Channel} Channel */
 const holders = require('./remote/holders');
 
 /**
