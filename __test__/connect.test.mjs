@@ -5,8 +5,8 @@
 import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { connect, ExecutorError } from './daemon-helpers.mjs';
+import { fakeDaemon, framed } from './fake-daemon.mjs';
 
-const OPEN = 1;
 const stats = { wallMs: 1, cpuMs: 1, heapPeakBytes: 1, buffersPeakBytes: 0, toolCalls: 0, workerPid: 1, cpuBudgetMs: 0, fetches: 0 };
 const welcome = { type: 'welcome', protocol: 2, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };
 
@@ -16,50 +16,11 @@ const welcome = { type: 'welcome', protocol: 2, daemon: 'd-1', name: 'test', lim
  * `sockets` lists every socket made, with the close each got.
  */
 function scripted(script, { hello = (reply) => reply(JSON.stringify(welcome)) } = {}) {
-  const sockets = [];
-  class FakeSocket {
-    binaryType = 'blob';
-    readyState = 0;
-    closed = null;
-    #listeners = new Map();
-    constructor(url, protocols) {
-      this.url = url;
-      this.protocols = protocols;
-      sockets.push(this);
-      setTimeout(() => {
-        this.readyState = OPEN;
-        this.#emit('open', {});
-      }, 0);
-    }
-    addEventListener(type, fn) {
-      if (!this.#listeners.has(type)) this.#listeners.set(type, []);
-      this.#listeners.get(type).push(fn);
-    }
-    send(data) {
-      const msg = JSON.parse(typeof data === 'string' ? data : data.subarray(4, 4 + data.readUInt32BE(0)).toString());
-      const reply = (out) => setTimeout(() => this.readyState === OPEN && this.#emit('message', { data: out }), 0);
-      if (msg.type === 'hello') hello(reply);
-      else script(msg, reply);
-    }
-    close(code = 1005, reason = '') {
-      if (this.readyState !== OPEN) return;
-      this.readyState = 3;
-      this.closed = { code, reason };
-      setTimeout(() => this.#emit('close', { code, reason }), 0);
-    }
-    #emit(type, event) {
-      for (const fn of this.#listeners.get(type) ?? []) fn(event);
-    }
-  }
-  return { FakeSocket, sockets };
-}
-
-/** A binary message: the header's length, the header, the payload. */
-function framed(header, payload) {
-  const json = Buffer.from(JSON.stringify(header));
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(json.length);
-  return Buffer.concat([length, json, payload]);
+  return fakeDaemon((msg, socket) => {
+    const reply = (out) => socket.deliver(out);
+    if (msg.type === 'hello') hello(reply);
+    else script(msg, reply);
+  });
 }
 
 const GRANTED = '0b7e3c52-8d4f-4e0a-9a51-6f2d8c1e4b7a';
@@ -161,23 +122,16 @@ describe("connect() checks each of the daemon's messages", () => {
     await remote.close();
   });
 
-  it('rejects stats() and invocations waiting on the connection too', async () => {
+  it.each([
+    ['rejects stats() and invocations waiting on the connection too', (id) => ({ type: 'stats', id, workers: -1, idle: 0, running: 0, queued: 0, retained: 0, connections: 1 }), '`workers` is not a count'],
+    ['refuses an answer of the wrong type for its request: an ack to stats()', (id) => ({ type: 'ack', id }), 'an `ack` answering a stats request (request 1)'],
+  ])('%s', async (_title, answer, expected) => {
     const { FakeSocket } = scripted((msg, reply) => {
-      if (msg.type === 'stats') reply(JSON.stringify({ type: 'stats', id: msg.id, workers: -1, idle: 0, running: 0, queued: 0, retained: 0, connections: 1 }));
+      if (msg.type === 'stats') reply(JSON.stringify(answer(msg.id)));
     });
     const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
     const e = await protocolError(remote.stats());
-    expect(e.message).toContain('`workers` is not a count');
-    await remote.close();
-  });
-
-  it('refuses an answer of the wrong type for its request: an ack to stats()', async () => {
-    const { FakeSocket } = scripted((msg, reply) => {
-      if (msg.type === 'stats') reply(JSON.stringify({ type: 'ack', id: msg.id }));
-    });
-    const remote = await connect('ws://127.0.0.1:1', { websocket: FakeSocket });
-    const e = await protocolError(remote.stats());
-    expect(e.message).toContain('an `ack` answering a stats request (request 1)');
+    expect(e.message).toContain(expected);
     await remote.close();
   });
 

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
+import { fakeDaemon, framed } from './fake-daemon.mjs';
 
 const require = createRequire(import.meta.url);
 const { connect, ExecutorError } = require('../index.js');
@@ -26,14 +27,6 @@ const fixtures = JSON.parse(readFileSync(new URL('./fixtures/wire-messages.json'
 const TAKEN_MISSING = ['failed.retryable', 'fetch.redirect', 'welcome.limits.approvalTimeout', 'welcome.limits.fetchBodyBytes', 'welcome.limits.maxInFlight', 'welcome.limits.maxMessageBytes', 'welcome.limits.resultBytes'];
 
 const serverSamples = Object.entries(fixtures.server).flatMap(([kind, samples]) => samples.map((sample, i) => /** @type {const} */ ([kind, i, sample])));
-
-/** A binary message: the header's length, the header, the payload. */
-function framed(header, payload) {
-  const json = Buffer.from(JSON.stringify(header));
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(json.length);
-  return Buffer.concat([length, json, payload]);
-}
 
 /**
  * Every field of `value` below `at`, with its path (as messages.js names it: `a.b`, `a[0]`) and
@@ -221,7 +214,6 @@ function against(value, schema, at = '') {
   return wrong;
 }
 
-const OPEN = 1;
 const EXECUTION_ID = fixtures.server.done.find((d) => d.grant)?.grant.executionId;
 
 /**
@@ -231,35 +223,10 @@ const EXECUTION_ID = fixtures.server.done.find((d) => d.grant)?.grant.executionI
 function scripted(script) {
   /** @type {Record<string, unknown>[]} */
   const sent = [];
-  class FakeSocket {
-    binaryType = 'blob';
-    readyState = 0;
-    #listeners = new Map();
-    constructor() {
-      setTimeout(() => {
-        this.readyState = OPEN;
-        this.#emit('open', {});
-      }, 0);
-    }
-    addEventListener(type, fn) {
-      if (!this.#listeners.has(type)) this.#listeners.set(type, []);
-      this.#listeners.get(type).push(fn);
-    }
-    send(data) {
-      const header = JSON.parse(typeof data === 'string' ? data : data.subarray(4, 4 + data.readUInt32BE(0)).toString());
-      sent.push(header);
-      const reply = (out, payload) => setTimeout(() => this.readyState === OPEN && this.#emit('message', { data: payload ? framed(out, payload) : JSON.stringify(out) }), 0);
-      script(header, reply, this);
-    }
-    close(code = 1005, reason = '') {
-      if (this.readyState !== OPEN) return;
-      this.readyState = 3;
-      setTimeout(() => this.#emit('close', { code, reason }), 0);
-    }
-    #emit(type, event) {
-      for (const fn of this.#listeners.get(type) ?? []) fn(event);
-    }
-  }
+  const { FakeSocket } = fakeDaemon((header, socket) => {
+    sent.push(header);
+    script(header, (out, payload) => socket.deliver(payload ? framed(out, payload) : JSON.stringify(out)), socket);
+  });
   return { FakeSocket, sent };
 }
 
