@@ -25,7 +25,8 @@ const { median } = require('./measure');
 /** The flag the worker sets to keep termination reliable (crates/worker/src/engine/platform.rs). */
 const WORKER_FLAG = '--no-turboshaft-loop-unrolling';
 
-// A seeded PRNG (mulberry32): every environment builds the same input.
+// A seeded PRNG (mulberry32): every environment builds the same input. `upTo` makes items until
+// they would take `bytes` written one a line (`length` of each, plus one).
 const PRELUDE = `
   let seed = 42;
   const rnd = () => {
@@ -34,7 +35,17 @@ const PRELUDE = `
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  const word = () => { let w = ''; const n = 3 + ((rnd() * 8) | 0); for (let i = 0; i < n; i++) w += String.fromCharCode(97 + ((rnd() * 26) | 0)); return w; };`;
+  const word = () => { let w = ''; const n = 3 + ((rnd() * 8) | 0); for (let i = 0; i < n; i++) w += String.fromCharCode(97 + ((rnd() * 26) | 0)); return w; };
+  const upTo = (bytes, make, length) => {
+    const items = [];
+    let size = 0;
+    while (size < bytes) {
+      const item = make();
+      items.push(item);
+      size += length(item) + 1;
+    }
+    return items;
+  };`;
 
 /** Each workload: `setup` builds the input (not timed), `work` is one timed repetition. */
 const WORKLOADS = [
@@ -42,13 +53,8 @@ const WORKLOADS = [
     key: 'json',
     label: 'JSON.parse + JSON.stringify, 1 MB document',
     setup: `
-  const rows = [];
-  let size = 0;
-  while (size < 1_000_000) {
-    const row = { id: rows.length, name: word() + ' ' + word(), email: word() + '@' + word() + '.com', score: Math.round(rnd() * 1e6) / 100, active: rnd() < 0.5, tags: [word(), word(), word()], address: { city: word(), zip: String((rnd() * 1e5) | 0), geo: [rnd() * 180 - 90, rnd() * 360 - 180] } };
-    rows.push(row);
-    size += JSON.stringify(row).length + 1;
-  }
+  let id = 0;
+  const rows = upTo(1_000_000, () => ({ id: id++, name: word() + ' ' + word(), email: word() + '@' + word() + '.com', score: Math.round(rnd() * 1e6) / 100, active: rnd() < 0.5, tags: [word(), word(), word()], address: { city: word(), zip: String((rnd() * 1e5) | 0), geo: [rnd() * 180 - 90, rnd() * 360 - 180] } }), (row) => JSON.stringify(row).length);
   const text = JSON.stringify({ rows });`,
     work: `const doc = JSON.parse(text); return JSON.stringify(doc).length;`,
   },
@@ -56,14 +62,10 @@ const WORKLOADS = [
     key: 'regex',
     label: 'regex scan of 1 MB of text (e-mail addresses and dates)',
     setup: `
-  const parts = [];
-  let size = 0;
-  while (size < 1_000_000) {
+  const parts = upTo(1_000_000, () => {
     const r = rnd();
-    const p = r < 0.05 ? word() + '.' + word() + '@' + word() + (r < 0.025 ? '.com' : '.org') : r < 0.08 ? '20' + String(10 + ((rnd() * 15) | 0)) + '-0' + (1 + ((rnd() * 9) | 0)) + '-1' + ((rnd() * 10) | 0) : word();
-    parts.push(p);
-    size += p.length + 1;
-  }
+    return r < 0.05 ? word() + '.' + word() + '@' + word() + (r < 0.025 ? '.com' : '.org') : r < 0.08 ? '20' + String(10 + ((rnd() * 15) | 0)) + '-0' + (1 + ((rnd() * 9) | 0)) + '-1' + ((rnd() * 10) | 0) : word();
+  }, (p) => p.length);
   const text = parts.join(' ');
   const email = /\\b[\\w.]+@\\w+\\.(?:com|org)\\b/g;
   const date = /\\b(\\d{4})-(\\d{2})-(\\d{2})\\b/g;`,

@@ -22,38 +22,37 @@ function vmPeakMiB(pid) {
 const LOCALES = `const locales = ['en','de','fr','es','it','pt','nl','sv','da','nb','fi','pl','cs','sk','hu','ro','bg','el','ru','uk','tr','ar','he','fa','hi','bn','ta','te','th','vi','id','ms','ja','ko','zh','zh-Hant','sr','hr','sl','lt','lv','et','ca','eu','gl','is','ga','cy','af','sw']
   .flatMap((l) => ['', '-US', '-GB', '-IN', '-CA'].map((r) => l + r))`;
 
+/**
+ * A program that keeps alive what `body` (lines run with `i` from 0 to `count` - 1) pushes on
+ * `keep`, with the locale tags and then `setup` before the loop, and returns how many it kept.
+ */
+function keeping(count, body, setup = '') {
+  return `async () => {
+    ${LOCALES}${setup}
+    const keep = []
+    for (let i = 0; i < ${count}; i++) {
+      ${body.join('\n      ')}
+    }
+    return keep.length
+  }`;
+}
+
 const SCENARIOS = {
   // Distinct formatters kept alive: each owns an ICU SimpleDateFormat (calendar, time zone,
   // pattern generator data) in native memory; the heap holds a small wrapper.
-  'intl-datetimeformat-20k': `async () => {
-    ${LOCALES}
-    const zones = Intl.supportedValuesOf('timeZone')
-    const keep = []
-    for (let i = 0; i < 20000; i++) {
-      keep.push(new Intl.DateTimeFormat(locales[i % locales.length], { timeZone: zones[i % zones.length], dateStyle: ['full', 'long', 'medium', 'short'][i % 4], timeStyle: ['full', 'long', 'medium', 'short'][(i >> 2) % 4] }))
-    }
-    return keep.length
-  }`,
-  'intl-collator-20k': `async () => {
-    ${LOCALES}
-    const keep = []
-    for (let i = 0; i < 20000; i++) {
-      keep.push(new Intl.Collator(locales[i % locales.length], { sensitivity: ['base', 'accent', 'case', 'variant'][i % 4], numeric: i % 2 === 0, caseFirst: ['upper', 'lower', 'false'][i % 3] }))
-    }
-    return keep.length
-  }`,
-  'intl-mixed-40k': `async () => {
-    ${LOCALES}
-    const keep = []
-    for (let i = 0; i < 10000; i++) {
-      const l = locales[i % locales.length]
-      keep.push(new Intl.NumberFormat(l, { style: 'currency', currency: ['EUR', 'USD', 'JPY', 'INR'][i % 4] }))
-      keep.push(new Intl.PluralRules(l, { type: i % 2 ? 'ordinal' : 'cardinal' }))
-      keep.push(new Intl.RelativeTimeFormat(l, { numeric: i % 2 ? 'auto' : 'always' }))
-      keep.push(new Intl.Segmenter(l, { granularity: ['grapheme', 'word', 'sentence'][i % 3] }))
-    }
-    return keep.length
-  }`,
+  'intl-datetimeformat-20k': keeping(
+    20000,
+    ["keep.push(new Intl.DateTimeFormat(locales[i % locales.length], { timeZone: zones[i % zones.length], dateStyle: ['full', 'long', 'medium', 'short'][i % 4], timeStyle: ['full', 'long', 'medium', 'short'][(i >> 2) % 4] }))"],
+    "\n    const zones = Intl.supportedValuesOf('timeZone')",
+  ),
+  'intl-collator-20k': keeping(20000, ["keep.push(new Intl.Collator(locales[i % locales.length], { sensitivity: ['base', 'accent', 'case', 'variant'][i % 4], numeric: i % 2 === 0, caseFirst: ['upper', 'lower', 'false'][i % 3] }))"]),
+  'intl-mixed-40k': keeping(10000, [
+    'const l = locales[i % locales.length]',
+    "keep.push(new Intl.NumberFormat(l, { style: 'currency', currency: ['EUR', 'USD', 'JPY', 'INR'][i % 4] }))",
+    "keep.push(new Intl.PluralRules(l, { type: i % 2 ? 'ordinal' : 'cardinal' }))",
+    "keep.push(new Intl.RelativeTimeFormat(l, { numeric: i % 2 ? 'auto' : 'always' }))",
+    "keep.push(new Intl.Segmenter(l, { granularity: ['grapheme', 'word', 'sentence'][i % 3] }))",
+  ]),
   // Each Segments object copies the string it segments into ICU (UTF-16) and clones a break
   // iterator: 1 MiB of text held 200 times is ~400 MiB native for one string on the heap.
   'intl-segmenter-200x1MiB': `async () => {
