@@ -30,6 +30,24 @@ const cycles = (root) => check(root).flatMap((c) => c.cycles.map((cycle) => `${c
 
 const run = (root) => spawnSync(process.execPath, [SCRIPT, root], { encoding: 'utf8' });
 
+/**
+ * Writes `files` as a tree and expects the cycles found in it to be `found`; with `script`, runs
+ * the script on the tree too and expects its exit `status`, and the lines in `stderr` in its
+ * standard error and `stdout` (a pattern) on its standard output where given.
+ * @param {Record<string, string>} files
+ * @param {string[]} found
+ * @param {{ status: number, stderr?: string[], stdout?: RegExp }} [script]
+ */
+function expectCycles(files, found, script) {
+  const root = tree(files);
+  expect(cycles(root)).toEqual(found);
+  if (!script) return;
+  const out = run(root);
+  expect(out.status).toBe(script.status);
+  for (const line of script.stderr ?? []) expect(out.stderr).toContain(line);
+  if (script.stdout) expect(out.stdout).toMatch(script.stdout);
+}
+
 describe('the cycle finder', () => {
   it('finds each strongly connected component, and every elementary cycle in one', () => {
     const g = new Graph();
@@ -45,79 +63,66 @@ describe('the cycle finder', () => {
 
 describe('JavaScript', () => {
   it('finds a require cycle, and the script says so and exits 1', () => {
-    const root = tree({
+    expectCycles({
       'lib/a.js': "'use strict';\nconst b = require('./b');\n",
       'lib/b.js': "'use strict';\nfunction later() { return require('./sub/c.js'); }\nmodule.exports = { later };\n",
       'lib/sub/c.js': "const { a } = require('../a');\n",
+    }, ['javascript: lib/a.js -> lib/b.js -> lib/sub/c.js -> lib/a.js'], {
+      status: 1,
+      stderr: ['lib/a.js -> lib/b.js -> lib/sub/c.js -> lib/a.js', "lib/b.js:2 './sub/c.js' (inside a function)"],
     });
-    expect(cycles(root)).toEqual(['javascript: lib/a.js -> lib/b.js -> lib/sub/c.js -> lib/a.js']);
-    const out = run(root);
-    expect(out.status).toBe(1);
-    expect(out.stderr).toContain('lib/a.js -> lib/b.js -> lib/sub/c.js -> lib/a.js');
-    expect(out.stderr).toContain("lib/b.js:2 './sub/c.js' (inside a function)");
   });
 
   it('follows import, export from, import(), index files and the package root files', () => {
-    const root = tree({
+    expectCycles({
       'index.js': "module.exports = require('./lib');\n",
       'lib/index.js': "module.exports = { m: () => import('./m.mjs') };\n",
       'lib/m.mjs': "export * from './n.mjs';\n",
       'lib/n.mjs': "import x from '../index.js';\nexport default x;\n",
-    });
-    expect(cycles(root)).toEqual(['javascript: index.js -> lib/index.js -> lib/m.mjs -> lib/n.mjs -> index.js']);
+    }, ['javascript: index.js -> lib/index.js -> lib/m.mjs -> lib/n.mjs -> index.js']);
   });
 
   it('finds none where the edges go one way; comments, strings and packages are no edges', () => {
-    const root = tree({
+    expectCycles({
       'lib/a.js': "const b = require('./b');\nconst fs = require('node:fs');\n// require('./c')\n",
       'lib/b.js': "const c = require('./c');\nconst text = \"require('./a')\";\n",
       'lib/c.js': "const code = `import a from './a.js'`;\n/* require('./a') */\n",
       'bin/cli.js': "#!/usr/bin/env node\nrequire('../lib/a');\n",
-    });
-    expect(cycles(root)).toEqual([]);
-    const out = run(root);
-    expect(out.status).toBe(0);
-    expect(out.stdout).toMatch(/^cycles: none/);
+    }, [], { status: 0, stdout: /^cycles: none/ });
   });
 });
 
 describe('Rust', () => {
   it('finds a cycle between top-level modules, through use trees and paths in code', () => {
-    const root = tree({
+    expectCycles({
       'crates/k/Cargo.toml': '[package]\nname = "k"\n',
       'crates/k/src/lib.rs': 'mod a;\nmod b;\nmod c;\npub use a::Thing;\n',
       'crates/k/src/a.rs': 'use crate::{b::{self, B}, c};\npub struct Thing;\n',
       'crates/k/src/b.rs': 'pub struct B;\nfn f() { let _ = crate::c::C::new(); }\n',
       'crates/k/src/c.rs': 'pub struct C;\nfn g() -> crate::a::Thing { crate::a::Thing }\n',
-    });
-    expect(cycles(root)).toEqual(['rust crates/k: a -> b -> c -> a', 'rust crates/k: a -> c -> a']);
-    const out = run(root);
-    expect(out.status).toBe(1);
-    expect(out.stderr).toContain('b -> c: crates/k/src/b.rs:2 crate::c::C::new');
+    }, ['rust crates/k: a -> b -> c -> a', 'rust crates/k: a -> c -> a'], { status: 1, stderr: ['b -> c: crates/k/src/b.rs:2 crate::c::C::new'] });
   });
 
   it('finds a cycle between sibling modules in a folder, by crate:: and super:: paths', () => {
-    const root = tree({
+    // super::shared is an item of the parent: no edge between siblings
+    expectCycles({
       'src/lib.rs': 'mod p;\n',
       'src/p/mod.rs': 'mod x;\nmod y;\npub(crate) fn shared() {}\n',
       'src/p/x.rs': 'use super::y::Y;\nuse super::shared;\npub struct X;\n',
       'src/p/y.rs': 'pub struct Y;\nfn f() -> crate::p::x::X { todo!() }\n',
-    });
-    // super::shared is an item of the parent: no edge between siblings
-    expect(cycles(root)).toEqual(['rust src: p::x -> p::y -> p::x']);
+    }, ['rust src: p::x -> p::y -> p::x']);
   });
 
   it('resolves super:: inside an inline module to that module', () => {
-    const root = tree({
+    expectCycles({
       'src/lib.rs': 'mod a;\nmod b;\n',
       'src/a.rs': 'pub fn f() {}\nmod inner {\n    use super::super::b::g;\n}\n',
       'src/b.rs': 'pub fn g() { crate::a::f() }\n',
-    });
-    expect(cycles(root)).toEqual(['rust src: a -> b -> a']);
+    }, ['rust src: a -> b -> a']);
   });
 
   it('ignores test modules, #[test] items, tests/, comments and strings', () => {
-    const root = tree({
+    expectCycles({
       'src/main.rs': 'mod a;\nmod b;\n#[cfg(test)]\nmod tests;\n',
       'src/a.rs': 'use crate::b::B;\npub struct A;\n',
       'src/b.rs': [
@@ -143,9 +148,7 @@ describe('Rust', () => {
       'src/tests/mod.rs': 'mod more;\nuse crate::a::A;\n',
       'src/tests/more.rs': 'use crate::b::B;\n',
       'tests/it.rs': 'use k::a::A;\n',
-    });
-    expect(cycles(root)).toEqual([]);
-    expect(run(root).status).toBe(0);
+    }, [], { status: 0 });
   });
 
   it('reads a test-only attribute before a module declaration, or at the top of a file', () => {
