@@ -23,23 +23,31 @@ const billing = (dispatched = []) => ({
   dispatched,
 });
 
+/**
+ * Runs `request` with billing's tools on `ex`, the person deciding `approved` after `waitMs`
+ * (within `approvalTimeout` where given): the outcome, and the tools dispatched.
+ */
+async function whileDeciding(ex, request, { waitMs, approved, approvalTimeout }) {
+  const b = billing();
+  const approval = { mode: 'callback', ...(approvalTimeout && { timeout: approvalTimeout }), decide: () => sleep(waitMs).then(() => ({ approved })) };
+  const out = await ex.execute({ ...request, providers: b.providers, dispatch: b.dispatch, approval });
+  return { out, dispatched: b.dispatched };
+}
+
 describe('a time bound that rests while a person decides', () => {
   const ex = executor({ workers: 1 });
 
   it('runs again when a timer computes during the wait: the run ends at its timeout', async () => {
-    const b = billing();
-    const out = await ex.execute({
-      code: 'async () => { const r = billing.refund(1); setTimeout(() => { for (;;) {} }, 20); return await r }',
-      providers: b.providers,
-      dispatch: b.dispatch,
-      timeout: 1000,
-      approval: { mode: 'callback', timeout: 60_000, decide: () => sleep(6000).then(() => ({ approved: true })) },
-    });
+    const { out, dispatched } = await whileDeciding(
+      ex,
+      { code: 'async () => { const r = billing.refund(1); setTimeout(() => { for (;;) {} }, 20); return await r }', timeout: 1000 },
+      { approvalTimeout: 60_000, waitMs: 6000, approved: true },
+    );
     expect(out.error?.code).toBe('TIMEOUT');
     // The bound stopped it, not the decision: well before the 6 s the person took.
     expect(out.stats.wallMs).toBeLessThan(4000);
     expect(out.stats.cpuMs).toBeLessThan(2500);
-    expect(b.dispatched).toEqual([]);
+    expect(dispatched).toEqual([]);
   }, 20_000);
 
   // An answer that reached the worker after it said Idle (the host rested the bound at the Idle,
@@ -48,28 +56,18 @@ describe('a time bound that rests while a person decides', () => {
     ['a fast call answered while the run spun in the same turn', 'async () => { const r = billing.refund(1); const p = billing.list(); let x = 0; for (let i = 0; i < 3e7; i++) x += i; await p; for (;;) {} }'],
     ['a call the pool refused while the run waited', "async () => { const r = billing.refund(1); const big = 'x'.repeat(15 * 1024 * 1024); billing.refund(big).catch(() => 0); billing.refund(big).catch(() => 0); await billing.refund(big).then(() => 'ok', (e) => e.message); for (;;) {} }"],
   ])('runs again after %s: TIMEOUT at the timeout', async (_, code) => {
-    const b = billing();
-    const out = await ex.execute({
-      code,
-      providers: b.providers,
-      dispatch: b.dispatch,
-      timeout: 500,
-      approval: { mode: 'callback', timeout: 60_000, decide: () => sleep(6000).then(() => ({ approved: false })) },
-    });
+    const { out } = await whileDeciding(ex, { code, timeout: 500 }, { approvalTimeout: 60_000, waitMs: 6000, approved: false });
     expect(out.error?.code).toBe('TIMEOUT');
     expect(out.stats.wallMs).toBeLessThan(4000);
     expect(out.stats.cpuMs).toBeLessThan(3000);
   }, 20_000);
 
   it('rests again after a timer that only ticks: a wait longer than the timeout still succeeds', async () => {
-    const b = billing();
-    const out = await ex.execute({
-      code: 'async () => { let ticks = 0; const t = setInterval(() => { ticks++ }, 50); const r = await billing.refund(7); clearInterval(t); return [r, ticks > 5] }',
-      providers: b.providers,
-      dispatch: b.dispatch,
-      timeout: 400,
-      approval: { mode: 'callback', decide: () => sleep(1200).then(() => ({ approved: true })) },
-    });
+    const { out } = await whileDeciding(
+      ex,
+      { code: 'async () => { let ticks = 0; const t = setInterval(() => { ticks++ }, 50); const r = await billing.refund(7); clearInterval(t); return [r, ticks > 5] }', timeout: 400 },
+      { waitMs: 1200, approved: true },
+    );
     expect(out.error).toBeUndefined();
     expect(out.result).toEqual(['refunded 7', true]);
     expect(out.stats.wallMs).toBeGreaterThan(1200);
@@ -190,13 +188,11 @@ describe('over a daemon', () => {
   it('a timer that computes while decide is awaited meets the daemon --timeout', async () => {
     const daemon = await startDaemon(['--timeout', '2000']);
     const remote = await connected(daemon.url);
-    const b = billing();
-    const out = await remote.execute({
-      code: 'async () => { const r = billing.refund(1); setTimeout(() => { for (;;) {} }, 20); return await r }',
-      providers: b.providers,
-      dispatch: b.dispatch,
-      approval: { mode: 'callback', timeout: 60_000, decide: () => sleep(8000).then(() => ({ approved: true })) },
-    });
+    const { out } = await whileDeciding(
+      remote,
+      { code: 'async () => { const r = billing.refund(1); setTimeout(() => { for (;;) {} }, 20); return await r }' },
+      { approvalTimeout: 60_000, waitMs: 8000, approved: true },
+    );
     expect(out.error?.code).toBe('TIMEOUT');
     expect(out.stats.wallMs).toBeLessThan(6000);
     expect(out.stats.cpuMs).toBeLessThan(4000);
