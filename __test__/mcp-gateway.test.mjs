@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { served, connected } from './daemon-helpers.mjs';
 import { until } from './helpers.mjs';
 import { children, firstLine } from './mcp-helpers.mjs';
+import { httpGateway } from './mcp-http-gateway.mjs';
 
 const require = createRequire(import.meta.url);
 const { render } = require('../lib/errors');
@@ -238,14 +239,11 @@ describe('the gateway over Streamable HTTP', () => {
   let url;
   const token = 'a-token-of-sixteen-plus';
   beforeAll(async () => {
-    const tokenFile = path.join(tmp, 'token');
-    fs.writeFileSync(tokenFile, `${token}\n`);
     const upstream = spawn(process.execPath, [paged, '--http'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const upstreamUrl = await firstLine(upstream);
     const config = configFile({ everything: SERVERS.everything, remote: { url: upstreamUrl } }, 'http.json');
-    child = spawn(process.execPath, [bin, 'mcp', '--config', config, '--http', '0', '--token-file', tokenFile, '--workers', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    ({ child, url } = await httpGateway(config, { file: path.join(tmp, 'token'), text: `${token}\n` }));
     child.upstream = upstream;
-    url = (await firstLine(child)).replace('codemode-executor mcp listening on ', '');
   }, 60_000);
   afterAll(() => {
     child?.kill();
@@ -443,14 +441,20 @@ describe('createMcpGateway, in process', () => {
   const { IsolateExecutor, createMcpGateway, ExecutorError } = require('..');
   const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');
 
-  it('serves an SDK client in the same process; closing it ends the upstreams', async () => {
-    const executor = new IsolateExecutor({ workers: 1, outbound: null });
-    const lines = [];
-    const server = await createMcpGateway({ servers: { paged: SERVERS.paged }, executor, log: (l) => lines.push(l) });
+  /** createMcpGateway(`options`), serving an SDK client in this process: the server and the client. */
+  async function inProcess(options) {
+    const server = await createMcpGateway(options);
     const [a, b] = InMemoryTransport.createLinkedPair();
     await server.connect(a);
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(b);
+    return { server, client };
+  }
+
+  it('serves an SDK client in the same process; closing it ends the upstreams', async () => {
+    const executor = new IsolateExecutor({ workers: 1, outbound: null });
+    const lines = [];
+    const { server, client } = await inProcess({ servers: { paged: SERVERS.paged }, executor, log: (l) => lines.push(l) });
     try {
       const { text } = await run(client, 'async () => (await paged.double({ n: 20 })).value + 2');
       expect(text).toBe('42');
@@ -466,11 +470,7 @@ describe('createMcpGateway, in process', () => {
   it('runs programs on a daemon through connect(), the upstreams staying here', async () => {
     const daemon = await served({ workers: 1 });
     const remote = await connected(daemon.url);
-    const server = await createMcpGateway({ servers: { paged: SERVERS.paged }, executor: remote, log: () => {} });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(a);
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(b);
+    const { server, client } = await inProcess({ servers: { paged: SERVERS.paged }, executor: remote, log: () => {} });
     try {
       const { text } = await run(client, 'async () => { console.log("on the daemon"); return (await paged.double({ n: 8 })).value }');
       expect(text).toBe('16\n\nConsole:\n[log] on the daemon');
@@ -507,11 +507,7 @@ describe('createMcpGateway, in process', () => {
         probe.close(() => resolve(port));
       });
     });
-    const server = await createMcpGateway({ servers: { remote: { url: `http://127.0.0.1:${port}/mcp` } }, executor, approve: ['remote.double'], log: () => {} });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(a);
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(b);
+    const { server, client } = await inProcess({ servers: { remote: { url: `http://127.0.0.1:${port}/mcp` } }, executor, approve: ['remote.double'], log: () => {} });
     try {
       const { text } = await run(client, 'async () => { try { return await remote.anything({}) } catch (e) { return e.message } }');
       expect(text).toBe(render('APPROVAL_DENIED', { provider: 'remote', tool: 'anything', reason: NO_ELICITATION }));

@@ -2,13 +2,14 @@
 // CLI mode), over stdio and Streamable HTTP, in front of real upstream servers from npm and the
 // paginated fixture. Every socket is on 127.0.0.1.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { until } from './helpers.mjs';
-import { firstLine, upstreamOf } from './mcp-helpers.mjs';
+import { httpGateway } from './mcp-http-gateway.mjs';
+import { upstreamOf } from './mcp-helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { render } = require('../lib/errors');
@@ -98,10 +99,7 @@ describe('the gateway through the MCP inspector CLI', () => {
     let url;
     const token = 'inspector-token-0123456789';
     beforeAll(async () => {
-      const tokenFile = path.join(tmp, 'token');
-      fs.writeFileSync(tokenFile, token);
-      child = spawn(process.execPath, [bin, 'mcp', '--config', config, '--http', '0', '--token-file', tokenFile, '--workers', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-      url = (await firstLine(child)).replace('codemode-executor mcp listening on ', '');
+      ({ child, url } = await httpGateway(config, { file: path.join(tmp, 'token'), text: token }));
     }, 60_000);
     afterAll(() => child?.kill());
 
