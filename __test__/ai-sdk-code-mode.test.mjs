@@ -67,6 +67,29 @@ console.log('order', order.id)
 return { order: order.id, total: order.total, customer: customer.name, note: order.note }`;
 const arrow = (js) => `async () => {\n${js}\n}`;
 
+/**
+ * A model whose first turn calls both code tools on `js` (theirs with the body, ours with the
+ * arrow function around it; `ids` their call ids) and which says 'done' once a tool answered;
+ * `seen` collects the options of each turn.
+ */
+function callingBoth(js, ids, seen = []) {
+  return new MockLanguageModelV4({
+    doGenerate: async (options) => {
+      seen.push(options);
+      if (options.prompt.some((m) => m.role === 'tool')) return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] };
+      return {
+        content: [
+          { type: 'tool-call', toolCallId: ids[0], toolName: 'code_mode', input: JSON.stringify({ js }) },
+          { type: 'tool-call', toolCallId: ids[1], toolName: 'codemode', input: JSON.stringify({ code: arrow(js) }) },
+        ],
+        finishReason: { unified: 'tool-calls', raw: undefined },
+        usage,
+        warnings: [],
+      };
+    },
+  });
+}
+
 /** The `declare const tools: { ... }` block of a description. */
 function declarations(description) {
   const start = description.indexOf('declare const tools');
@@ -104,23 +127,7 @@ describe('codeModeTool beside @ai-sdk/code-mode, as local tool callers in one ge
   it('the same tools are declared with the same types; the same program returns the same value', async () => {
     const { tools, ran } = shop();
     const seen = [];
-    const model = new MockLanguageModelV4({
-      doGenerate: async (options) => {
-        seen.push(options);
-        if (seen.length === 1) {
-          return {
-            content: [
-              { type: 'tool-call', toolCallId: 'quickjs-1', toolName: 'code_mode', input: JSON.stringify({ js: body }) },
-              { type: 'tool-call', toolCallId: 'isolate-1', toolName: 'codemode', input: JSON.stringify({ code: arrow(body) }) },
-            ],
-            finishReason: { unified: 'tool-calls', raw: undefined },
-            usage,
-            warnings: [],
-          };
-        }
-        return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] };
-      },
-    });
+    const model = callingBoth(body, ['quickjs-1', 'isolate-1'], seen);
     const out = await generateText({
       model,
       tools: { code_mode: quickJsCodeModeTool(), codemode: codeModeTool({}, { executor }), getOrder: tools.getOrder, getCustomer: tools.getCustomer },
@@ -163,20 +170,7 @@ describe('codeModeTool beside @ai-sdk/code-mode, as local tool callers in one ge
   it('a program that throws: theirs is a tool error, ours an output the model reads with the logs (a decision)', async () => {
     const { tools } = shop();
     const failing = "console.log('before')\nthrow new Error('no refund today')";
-    const model = new MockLanguageModelV4({
-      doGenerate: async ({ prompt }) =>
-        prompt.some((m) => m.role === 'tool')
-          ? { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] }
-          : {
-              content: [
-                { type: 'tool-call', toolCallId: 'q', toolName: 'code_mode', input: JSON.stringify({ js: failing }) },
-                { type: 'tool-call', toolCallId: 'i', toolName: 'codemode', input: JSON.stringify({ code: arrow(failing) }) },
-              ],
-              finishReason: { unified: 'tool-calls', raw: undefined },
-              usage,
-              warnings: [],
-            },
-    });
+    const model = callingBoth(failing, ['q', 'i']);
     const out = await generateText({
       model,
       tools: { code_mode: createQuickJsCodeModeTool({ getOrder: tools.getOrder }), codemode: codeModeTool({ getOrder: tools.getOrder }, { executor }) },
