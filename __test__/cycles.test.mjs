@@ -113,6 +113,21 @@ describe('Rust', () => {
     }, ['rust src: p::x -> p::y -> p::x']);
   });
 
+  it('follows a re-export through the crate root to the module that defines the item', () => {
+    // wire names crate::Ceilings, which lib.rs re-exports from ceilings, which uses wire
+    expectCycles({
+      'src/lib.rs': 'mod ceilings;\nmod wire;\npub use ceilings::{Ceilings as Bounds, Other};\npub(crate) use wire::Limits;\n',
+      'src/ceilings.rs': 'use crate::Limits;\npub struct Ceilings;\npub struct Other;\n',
+      'src/wire.rs': 'pub struct Limits;\nfn f(_: &crate::Bounds) {}\n',
+    }, ['rust src: ceilings -> wire -> ceilings']);
+    // the same names defined in lib.rs itself: no edge
+    expectCycles({
+      'src/lib.rs': 'mod ceilings;\nmod wire;\npub struct Bounds;\npub struct Limits;\n',
+      'src/ceilings.rs': 'use crate::Limits;\n',
+      'src/wire.rs': 'fn f(_: &crate::Bounds) {}\n',
+    }, [], { status: 0 });
+  });
+
   it('resolves super:: inside an inline module to that module', () => {
     expectCycles({
       'src/lib.rs': 'mod a;\nmod b;\n',
@@ -156,6 +171,6 @@ describe('Rust', () => {
     expect(testMods).toEqual([['m', 'checks']]);
     expect(refs).toEqual([{ from: ['m'], to: ['x', 'Y'], line: 3 }]);
     // `#![cfg(test)]` at the top of a file makes the whole module a test module
-    expect(rustFile('#![cfg(test)]\nuse crate::a::B;\n', ['t'])).toEqual({ refs: [], inline: [], testMods: [['t']] });
+    expect(rustFile('#![cfg(test)]\nuse crate::a::B;\n', ['t'])).toEqual({ refs: [], inline: [], testMods: [['t']], aliases: [] });
   });
 });

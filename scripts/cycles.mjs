@@ -10,8 +10,9 @@
 // own). Modules are the files and folders under src/ and the inline `mod x { ... }` blocks;
 // a `crate::a::b`, `super::a` or `self::a` path (in a `use` tree or anywhere in code) from a
 // module under c to a module under a, c and a siblings in one parent, is the edge c -> a in that
-// parent, so a cycle between sibling modules in any folder counts. Paths that name an item of a
-// parent (`super::Thing`, a re-export) are no edge between siblings. Ignored: comments, strings,
+// parent, so a cycle between sibling modules in any folder counts. A path through a re-export
+// (`pub use ceilings::Ceilings;` in lib.rs, then `crate::Ceilings`) counts as the path it
+// re-exports; a path to an item the parent defines itself is no edge between siblings. Ignored: comments, strings,
 // items under `#[cfg(test)]` or `#[test]` (an inline `mod tests { ... }`, a `mod tests;` file and
 // everything under it), and the crate's tests/, benches/ and examples/, which are not in src/.
 //
@@ -358,11 +359,13 @@ function testOnly(attr) {
 /**
  * One Rust file's module structure and references.
  * @param {string[]} modPath the file's module path (crate root: [])
- * @returns {{ refs: { from: string[], to: string[], line: number }[], inline: string[][], testMods: string[][] }}
+ * @returns {{ refs: { from: string[], to: string[], line: number }[], inline: string[][], testMods: string[][], aliases: { at: string[], to: string[] }[] }}
  */
 export function rustFile(src, modPath) {
   const toks = rustTokens(src);
   const refs = [];
+  /** What each `use` makes visible in its module: the name there, and the path it stands for. */
+  const aliases = [];
   const inline = [];
   const testMods = [];
   // the inline modules around the cursor: { path, depth } (depth: the brace depth inside it)
@@ -432,7 +435,9 @@ export function rustFile(src, modPath) {
     if (isP(t, '*')) return j + 1;
     if (t?.t !== 'ident') return j + 1;
     const start = t.v === 'self' ? base : t.v === 'super' ? base.slice(0, -1) : [...base, t.v];
+    const before = out.length;
     j = paths(j + 1, start, t.line, out);
+    if (isWord(toks[j], 'as') && toks[j + 1]?.t === 'ident' && out.length === before + 1) out[before].as = toks[j + 1].v;
     if (isWord(toks[j], 'as')) j += 2;
     return j;
   };
@@ -445,7 +450,7 @@ export function rustFile(src, modPath) {
       let test = testOnly(attr);
       if (inner) {
         // `#![cfg(test)]` at the top of a file: the whole module is for tests
-        if (test && depth === 0) return { refs: [], inline, testMods: [modPath] };
+        if (test && depth === 0) return { refs: [], inline, testMods: [modPath], aliases: [] };
         i = end;
         continue;
       }
@@ -486,6 +491,20 @@ export function rustFile(src, modPath) {
       i++;
       continue;
     }
+    if (isWord(t, 'use') && toks[i + 1]?.t === 'ident' && !isP(toks[i - 1], '::')) {
+      // a `use` item: its tree, relative to this module unless it starts at crate/super/self
+      const from = here();
+      const out = [];
+      const first = toks[i + 1];
+      const base = first.v === 'crate' ? [] : from;
+      i = first.v === 'crate' ? paths(i + 2, base, first.line, out) : tree(i + 1, base, first.line, out);
+      for (const r of out) {
+        const name = r.as ?? r.to[r.to.length - 1];
+        if (name !== undefined) aliases.push({ at: [...from, name], to: r.to });
+        if (first.v === 'crate' || first.v === 'super' || first.v === 'self') refs.push({ from, to: r.to, line: r.line });
+      }
+      continue;
+    }
     const startsPath = t.t === 'ident' && (t.v === 'crate' || t.v === 'super' || t.v === 'self') && isP(toks[i + 1], '::') && !isP(toks[i - 1], '::');
     if (startsPath) {
       const from = here();
@@ -497,7 +516,7 @@ export function rustFile(src, modPath) {
     }
     i++;
   }
-  return { refs, inline, testMods };
+  return { refs, inline, testMods, aliases };
 }
 
 /** The module path of a file under a crate's src/: `a/b.rs` and `a/b/mod.rs` are [a, b]. */
@@ -532,24 +551,44 @@ export function rustGraphs(root) {
     const modules = new Set(crate.files.map((f) => f.modPath.join('::')));
     const testMods = [];
     const refs = [];
+    /** @type {Map<string, string[]>} a re-exported name's path -> the path it stands for */
+    const aliases = new Map();
     for (const { file, modPath } of crate.files) {
       const r = rustFile(fs.readFileSync(path.join(root, file), 'utf8'), modPath);
       for (const m of r.inline) modules.add(m.join('::'));
       testMods.push(...r.testMods);
       for (const ref of r.refs) refs.push({ ...ref, file });
+      for (const a of r.aliases) if (a.at.join('::') !== a.to.join('::')) aliases.set(a.at.join('::'), a.to);
     }
+    /** `to` with its longest re-exported prefix replaced by what it stands for (a few times over). */
+    const resolve = (to) => {
+      for (let round = 0; round < 4; round++) {
+        let hit = false;
+        for (let n = to.length; n > 0 && !hit; n--) {
+          const target = aliases.get(to.slice(0, n).join('::'));
+          if (target && !modules.has(to.slice(0, n).join('::'))) {
+            to = [...target, ...to.slice(n)];
+            hit = true;
+          }
+        }
+        if (!hit) break;
+      }
+      return to;
+    };
     const underTest = (p) => testMods.some((t) => t.length <= p.length && t.every((s, k) => s === p[k]));
     const graph = new Graph();
     for (const m of modules) if (m !== '' && !underTest(m.split('::'))) graph.node(m);
-    for (const { from, to, line, file } of refs) {
+    for (const { from, to: named, line, file } of refs) {
       if (underTest(from)) continue;
+      const to = resolve(named);
       let k = 0;
       while (k < from.length && k < to.length && from[k] === to[k]) k++;
       if (k >= from.length || k >= to.length) continue; // a reference to an ancestor or a descendant
       const parent = to.slice(0, k);
       const target = [...parent, to[k]];
       if (!modules.has(target.join('::')) || underTest(target)) continue; // an item of the parent, not a module
-      graph.edge([...parent, from[k]].join('::'), target.join('::'), `${file}:${line} ${['crate', ...to].join('::')}`);
+      const via = named === to ? '' : ` (re-exported as ${['crate', ...named].join('::')})`;
+      graph.edge([...parent, from[k]].join('::'), target.join('::'), `${file}:${line} ${['crate', ...to].join('::')}${via}`);
     }
     graphs.push({ name: crate.name, graph });
   }
