@@ -8,7 +8,9 @@
 use codemode_pool::protocol::{Budgets, Failure, FailureCode};
 use codemode_pool::{ApprovalMode, ApprovalSpec, ExecSpec};
 
-use crate::wire::{reach, ApprovalMsg, ExecuteMsg, Outbound};
+use codemode_pool::protocol::limits;
+
+use crate::wire::{reach, ApprovalMsg, ExecuteMsg, Limits, Outbound};
 
 /// What a request may ask for at most; the time, memory and network ones are also the
 /// daemon's own defaults. A budget ceiling of `None` is no ceiling: a request without that
@@ -213,6 +215,26 @@ fn above(field: &str, got: &str, ceiling: u64, unit: &str, flag: &str) -> Failur
             &format!("an integer up to {ceiling} ({unit}), or none for the ceiling"),
         ),
     ])
+}
+
+/// What `welcome` tells a client of this daemon's bounds (wire.rs, `Limits`).
+impl Limits {
+    pub fn new(max_in_flight: u32, max_message_bytes: usize, ceilings: &Ceilings) -> Self {
+        Limits {
+            max_message_bytes: max_message_bytes as u64,
+            timeout: ceilings.timeout_ms,
+            memory_limit: ceilings.memory_limit_mib,
+            outbound: ceilings.outbound,
+            cpu_limit: ceilings.budgets.cpu_limit_ms,
+            tool_call_limit: ceilings.budgets.tool_call_limit,
+            fetch_limit: ceilings.budgets.fetch_limit,
+            approval_timeout: ceilings.approval_timeout_ms,
+            max_in_flight,
+            tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
+            result_bytes: limits::RESULT_BYTES as u64,
+            fetch_body_bytes: limits::FETCH_BODY_BYTES as u64,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use std::time::Duration;
 use codemode_pool::protocol::{
     limits, Failure, FailureCode, LogEntry, RunOutcome, WireRequest, WireResponse,
 };
-use codemode_pool::{CloseReason, Completion, Decision, ExecSpec, FetchCall, Host, Pool, ToolCall};
+use codemode_pool::{CloseReason, Completion, Decision, FetchCall, Host, Pool, ToolCall};
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -724,18 +724,7 @@ impl Conn<'_> {
                 return self.send(ServerMsg::failed(id, f), None);
             }
         }
-        let spec = ExecSpec {
-            providers: e.provider_decls(),
-            code: e.code,
-            modules: e.modules,
-            timeout_ms: e.timeout,
-            memory_limit_mib: e.memory_limit.map(|m| m as u32),
-            outbound: admitted.outbound,
-            retain_handles: e.retain_handles,
-            live_logs: e.live_logs,
-            approval,
-            budgets: admitted.budgets,
-        };
+        let spec = e.into_spec(admitted.outbound, admitted.budgets, approval);
         self.submit(id, |pool, host, done| pool.execute(spec, host, done));
     }
 

@@ -99,12 +99,7 @@ impl Calls {
     /// Call `call_id` of `exec_id` ended without the host (the gate answered it from a ledger,
     /// denied it, held it, refused it): its status, and no time.
     pub(crate) fn settled(&self, exec_id: u64, call_id: u32, status: CallStatus) {
-        let mut r = self.lock();
-        if let Some(o) = r.open.remove(&(exec_id, call_id)) {
-            if let Some(c) = Self::entry(&mut r, exec_id, o.index) {
-                c.status = status;
-            }
-        }
+        self.close(exec_id, call_id, status, false);
     }
 
     /// The host answered call `call_id` of `exec_id` (`status`): how long it took, for the
@@ -115,12 +110,24 @@ impl Calls {
         call_id: u32,
         status: CallStatus,
     ) -> Option<Duration> {
+        self.close(exec_id, call_id, status, true)
+    }
+
+    /// Call `call_id` of `exec_id` is no longer in flight: its status, and (`timed`) how long
+    /// it took.
+    fn close(
+        &self,
+        exec_id: u64,
+        call_id: u32,
+        status: CallStatus,
+        timed: bool,
+    ) -> Option<Duration> {
         let mut r = self.lock();
         let o = r.open.remove(&(exec_id, call_id))?;
         let took = o.since.elapsed();
-        if let Some(c) = Self::entry(&mut r, exec_id, o.index) {
+        if let Some(c) = r.trails.get_mut(&exec_id).and_then(|t| t.get_mut(o.index?)) {
             c.status = status;
-            c.ms = ms(took);
+            c.ms = if timed { ms(took) } else { 0.0 };
         }
         Some(took)
     }
@@ -130,10 +137,6 @@ impl Calls {
     pub(crate) fn held(&self, exec_id: u64) -> (usize, usize) {
         let r = self.lock();
         (r.trails.get(&exec_id).map_or(0, Vec::len), r.open.len())
-    }
-
-    fn entry(r: &mut Record, exec_id: u64, index: Option<usize>) -> Option<&mut CallRecord> {
-        r.trails.get_mut(&exec_id)?.get_mut(index?)
     }
 }
 

@@ -6,7 +6,9 @@
 //! message type at once.
 
 use super::*;
+use crate::Ceilings;
 use codemode_pool::protocol::{CallStatus, LogLevel, PendingCall, RunError, RunStats};
+use codemode_pool::ApprovalMode;
 
 #[test]
 fn text_requests_decode() {

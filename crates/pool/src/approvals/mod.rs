@@ -18,6 +18,7 @@
 //! submission) and never the other way round; each entry point returns what to do, and the
 //! caller (dispatch.rs, schedule.rs, lib.rs) does it with this lock released.
 
+pub(crate) mod rules;
 mod token;
 
 use std::collections::HashMap;
@@ -25,11 +26,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use codemode_protocol::{
-    limits, Budgets, CallStatus, Failure, FailureCode, Outbound, Paused, PendingCall, ProviderDecl,
-    Replayable, RunError, RunOutcome, WireResponse,
+    limits, CallStatus, Failure, FailureCode, Paused, PendingCall, Replayable, RunError,
+    RunOutcome, WireResponse,
 };
 
-use crate::api::{ApprovalMode, ApprovalSpec, Completion, Decision, ToolCall};
+use crate::api::{ApprovalMode, ApprovalSpec, Completion, Decision, ExecSpec, ToolCall};
 use crate::calls::Calls;
 pub(crate) use token::Key;
 use token::{Answer, Basis, Body, Slot};
@@ -159,16 +160,33 @@ pub(crate) struct Gated {
     gate: Gate,
 }
 
-/// The request a resumed run runs again, from its token.
-pub struct Resumed {
-    pub code: String,
-    pub modules: Vec<(String, String)>,
-    pub providers: Vec<ProviderDecl>,
-    pub timeout_ms: u64,
-    pub memory_limit_mib: u32,
-    pub outbound: Outbound,
-    pub budgets: Budgets,
-    pub approval: ApprovalSpec,
+/// A token's request as the pool runs it again (the token is the boundary: its `Basis` is
+/// what was sealed): interrupt mode, as every paused run's.
+impl From<&Basis> for ExecSpec {
+    fn from(basis: &Basis) -> Self {
+        ExecSpec {
+            code: basis.code.clone(),
+            modules: basis.modules.clone(),
+            providers: basis.providers.clone(),
+            timeout_ms: Some(basis.timeout_ms),
+            memory_limit_mib: Some(basis.memory_limit_mib),
+            outbound: basis.outbound,
+            retain_handles: false,
+            live_logs: false,
+            budgets: basis.budgets,
+            approval: Some(ApprovalSpec {
+                approve: basis.approve.clone(),
+                mode: basis_mode(basis),
+            }),
+        }
+    }
+}
+
+/// The mode a paused run resumes in: interrupt, for the token's expiry.
+fn basis_mode(basis: &Basis) -> ApprovalMode {
+    ApprovalMode::Interrupt {
+        expires_in_ms: basis.expires_in_ms,
+    }
 }
 
 impl Book {
@@ -185,7 +203,7 @@ impl Book {
     }
 
     /// A first run with approvals: its gate, and the seed and clock that make it replayable.
-    pub(crate) fn first_run(spec: &crate::api::ExecSpec, approval: &ApprovalSpec) -> Gated {
+    pub(crate) fn first_run(spec: &ExecSpec, approval: &ApprovalSpec) -> Gated {
         let mut seed = [0u8; 8];
         fill_random(&mut seed);
         let replayable = Replayable {
@@ -215,12 +233,12 @@ impl Book {
     }
 
     /// Opens `token` with this book's key and checks `decisions` against its held calls: the
-    /// request to run again and its gate.
+    /// request to run again (live logs off: the resuming caller says) and its gate.
     pub(crate) fn resume(
         &self,
         token: &str,
         decisions: Vec<(String, Decision)>,
-    ) -> Result<(Resumed, Gated), Failure> {
+    ) -> Result<(ExecSpec, Gated), Failure> {
         let body = token::open(&self.key, token, now_ms())?;
         let pending: Vec<usize> = body
             .script
@@ -255,23 +273,9 @@ impl Book {
             return Err(invalid(format!("no decision for call \"{missing}\"")));
         }
         let Body { basis, script, .. } = body;
-        let resumed = Resumed {
-            code: basis.code.clone(),
-            modules: basis.modules.clone(),
-            providers: basis.providers.clone(),
-            timeout_ms: basis.timeout_ms,
-            memory_limit_mib: basis.memory_limit_mib,
-            outbound: basis.outbound,
-            budgets: basis.budgets,
-            approval: ApprovalSpec {
-                approve: basis.approve.clone(),
-                mode: ApprovalMode::Interrupt {
-                    expires_in_ms: basis.expires_in_ms,
-                },
-            },
-        };
+        let resumed = ExecSpec::from(&basis);
         let replayable = basis.replayable;
-        let mode = resumed.approval.mode;
+        let mode = basis_mode(&basis);
         Ok((
             resumed,
             Gated {
@@ -433,6 +437,22 @@ impl Book {
     /// The host answered tool call `call_id` of `exec_id`; whether the run is to be stopped
     /// now (it paused).
     pub(crate) fn answered(&self, exec_id: u64, call_id: u32, ok: bool, payload: &[u8]) -> bool {
+        self.host_answered(exec_id, call_id, || match ok {
+            true => Answer::Ok(payload.to_vec()),
+            false => Answer::Err(String::from_utf8_lossy(payload).into_owned()),
+        })
+    }
+
+    /// The host's dispatch denied tool call `call_id` of `exec_id` itself (a check of its own
+    /// refused it, as approval would): the call's record says `denied`, and a replay answers it
+    /// with the same denial. Whether the run is to be stopped now (it paused).
+    pub(crate) fn host_denied(&self, exec_id: u64, call_id: u32, text: &str) -> bool {
+        self.host_answered(exec_id, call_id, || Answer::Denied(text.to_string()))
+    }
+
+    /// A gated run's call came back from the host with `answer`: its ledger slot is filled;
+    /// whether the run is to be stopped now (the ledger overflowed, or it paused).
+    fn host_answered(&self, exec_id: u64, call_id: u32, answer: impl FnOnce() -> Answer) -> bool {
         let mut runs = self.lock();
         let Some(track) = runs.get_mut(&exec_id) else {
             return false;
@@ -442,11 +462,7 @@ impl Book {
         else {
             return false;
         };
-        let answer = if ok {
-            Answer::Ok(payload.to_vec())
-        } else {
-            Answer::Err(String::from_utf8_lossy(payload).into_owned())
-        };
+        let answer = answer();
         let over = gate.record(
             n,
             Slot::Call {
@@ -456,29 +472,6 @@ impl Book {
                 answer,
             },
         );
-        over || self.pause_if_due(gate)
-    }
-
-    /// The host's dispatch denied tool call `call_id` of `exec_id` itself (a check of its own
-    /// refused it, as approval would): the call's record says `denied`, and a replay answers it
-    /// with the same denial. Whether the run is to be stopped now (it paused).
-    pub(crate) fn host_denied(&self, exec_id: u64, call_id: u32, text: &str) -> bool {
-        let mut runs = self.lock();
-        let Some(track) = runs.get_mut(&exec_id) else {
-            return false;
-        };
-        let (Some(gate), Some((n, provider, tool, args))) =
-            (track.gate.as_mut(), track.open.remove(&call_id))
-        else {
-            return false;
-        };
-        let slot = Slot::Call {
-            provider,
-            tool,
-            args,
-            answer: Answer::Denied(text.to_string()),
-        };
-        let over = gate.record(n, slot);
         over || self.pause_if_due(gate)
     }
 
@@ -867,9 +860,10 @@ fn describe(slot: &Slot) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codemode_protocol::{Budgets, Outbound};
 
-    fn spec(code: &str) -> crate::api::ExecSpec {
-        crate::api::ExecSpec {
+    fn spec(code: &str) -> ExecSpec {
+        ExecSpec {
             code: code.into(),
             modules: Vec::new(),
             providers: Vec::new(),
