@@ -201,7 +201,7 @@ function request(given, executorOutbound, executorBudgets) {
   }
   /** @type {NativeProvider[]} */
   const providers = [];
-  /** @type {[string, string[] | null][]} the tools that need approval, by provider */
+  /** @type {import('../native').NativeApprovalProvider[]} each provider's `approve`, in order */
   const approveList = [];
   if (input.providers !== undefined) {
     const declared = input.providers;
@@ -234,7 +234,7 @@ function request(given, executorOutbound, executorBudgets) {
         throw fault(kind, { field: `${field}.tools`, problem: `got ${describe(listed)}`, allowed: "an array of tool names, or '*' for an open list" });
       }
       providers.push({ name, tools });
-      if (approve !== undefined && approve !== false) approveList.push([name, approvals.providerApprove(`${field}.approve`, approve, tools)]);
+      approveList.push(approvals.providerApprove(`${field}.approve`, name, approve, tools));
     });
   }
   if (providers.length > 0 && typeof input.dispatch !== 'function') {

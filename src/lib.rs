@@ -3,6 +3,7 @@
 //! JS through weak threadsafe functions. Validation and the public API live in `lib/`;
 //! supervision, queueing and bounds in `codemode-pool`.
 
+mod approval;
 mod failures;
 mod limits;
 mod server;

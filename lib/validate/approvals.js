@@ -2,28 +2,22 @@
 'use strict';
 // Validation of approvals (docs/approvals.md): the executor's `approvalKey`, a provider's
 // `approve`, a request's `approval`, and `resume`'s request. What passes is in the shapes the
-// addon takes (NativeApproval, NativeDecision in native.d.ts).
+// addon takes (NativeApproval, NativeDecision in native.d.ts). Here only the shape of what
+// JavaScript gave is read; the rules (an `approve` of a closed list names its tools, an
+// `approval` comes with some `approve` and without `retainHandles`, its bound in range, the
+// defaults) are the addon's `readApproval`, the same the daemon holds a client's request to.
 
-const { limits } = require('../native');
+const { limits, loadNative } = require('../native');
 const { fault, describe, reading, snapshot, integerIn, objectArgument, checkSignal, checkOutbound, outboundMode } = require('./fields');
 
 /**
  * @typedef {import('../../native').NativeApproval} NativeApproval
+ * @typedef {import('../../native').NativeApprovalProvider} NativeApprovalProvider
  * @typedef {import('../../native').NativeDecision} NativeDecision
  * @typedef {import('../../index').Decide} Decide
  * @typedef {import('../../index').Outbound} Outbound
  * @typedef {'INVALID_OPTION' | 'INVALID_REQUEST'} Kind
  */
-
-/**
- * The range of `expiresIn` or `timeout` (crates/protocol `limits::options`, through the addon).
- * @param {'expiresIn' | 'timeout'} key
- * @returns {[number, number]}
- */
-function range(key) {
-  const [min, max] = limits().approval[key];
-  return [Number(min), Number(max)];
-}
 
 /**
  * The executor's `approvalKey`: a string (its UTF-8 bytes) or bytes, at least the bound.
@@ -42,62 +36,73 @@ function approvalKey(key) {
 }
 
 /**
- * A provider's `approve`: `true` (every tool) or tool names (of its list, when it is closed).
+ * A provider's `approve` read for the rules: `true` (every tool), tool names, or nothing.
  * @param {string} field
+ * @param {string} name the provider's name
  * @param {unknown} approve
  * @param {string[] | undefined} tools the provider's closed list (undefined: open)
- * @returns {string[] | null} the tools (null: all)
+ * @returns {NativeApprovalProvider}
  */
-function providerApprove(field, approve, tools) {
-  const allowed = tools ? `true, or some of the provider's tools (${tools.join(', ')})` : 'true, or an array of tool names';
-  if (approve === true) return null;
+function providerApprove(field, name, approve, tools) {
+  const provider = { name, tools, approveAll: approve === true };
+  if (approve === undefined || approve === true) return provider;
   if (!Array.isArray(approve) || !approve.every((t) => typeof t === 'string')) {
-    throw fault('INVALID_REQUEST', { field, problem: `got ${describe(approve)}`, allowed });
+    throw fault('INVALID_REQUEST', { field, problem: `got ${describe(approve)}`, allowed: 'true, or an array of tool names' });
   }
-  const unknown = tools ? approve.find((t) => !tools.includes(t)) : undefined;
-  if (unknown !== undefined) {
-    throw fault('INVALID_REQUEST', { field, problem: `"${unknown}" is not one of the provider's tools`, allowed });
-  }
-  return [...approve];
+  return { ...provider, approve: [...approve] };
 }
 
 const INTERRUPT_KEYS = ['mode', 'expiresIn'];
 const CALLBACK_KEYS = ['mode', 'decide', 'timeout'];
 
 /**
- * A request's `approval`, with the tools its providers mark `approve`.
+ * A bound of `approval` as given: a number (the rules check it is an integer in range).
+ * @param {string} field
+ * @param {unknown} ms
+ * @returns {number | undefined}
+ */
+function milliseconds(field, ms) {
+  if (ms === undefined || typeof ms === 'number') return ms;
+  throw fault('INVALID_REQUEST', { field, problem: `got ${describe(ms)}`, allowed: 'a whole number of milliseconds' });
+}
+
+/**
+ * A request's `approval`, with its providers' `approve` (every provider, in order): its shape
+ * read here, its rules the addon's (`readApproval`).
  * @param {unknown} given
- * @param {[string, string[] | null][]} approve
+ * @param {NativeApprovalProvider[]} providers
  * @param {boolean} retainHandles
  * @returns {{ approval: NativeApproval | undefined, decide: Decide | undefined }}
  */
-function approval(given, approve, retainHandles) {
+function approval(given, providers, retainHandles) {
   const kind = 'INVALID_REQUEST';
-  if (given === undefined && approve.length === 0) return { approval: undefined, decide: undefined };
-  if (retainHandles) {
-    throw fault(kind, { field: 'retainHandles', problem: 'true in a request with approvals', allowed: 'retainHandles or approvals (approve on a provider, approval), not both' });
-  }
-  if (approve.length === 0) {
-    throw fault(kind, { field: 'approval', problem: 'given, but no provider marks a tool with approve', allowed: "approve: ['tool', ...] or approve: true on the providers whose calls need approval" });
-  }
-  const input = given === undefined ? { mode: 'interrupt' } : snapshot(kind, 'approval', objectArgument(kind, 'approval', given, "{ mode: 'interrupt', expiresIn? } or { mode: 'callback', decide, timeout? }", false), ['mode', 'expiresIn', 'decide', 'timeout'], 'approval');
-  const bounds = limits().approval;
-  if (input.mode === 'interrupt') {
-    const extra = Object.keys(input).find((k) => !INTERRUPT_KEYS.includes(k));
-    if (extra) throw fault(kind, { field: `approval.${extra}`, problem: "given in interrupt mode", allowed: "{ mode: 'interrupt', expiresIn? }" });
-    const expiresIn = input.expiresIn === undefined ? bounds.defaultExpiresIn : integerIn(kind, 'approval.expiresIn', input.expiresIn, range('expiresIn'), ' (ms)');
-    return { approval: { approve, mode: 'interrupt', expiresIn }, decide: undefined };
-  }
-  if (input.mode === 'callback') {
-    const extra = Object.keys(input).find((k) => !CALLBACK_KEYS.includes(k));
-    if (extra) throw fault(kind, { field: `approval.${extra}`, problem: 'given in callback mode', allowed: "{ mode: 'callback', decide, timeout? }" });
-    if (typeof input.decide !== 'function') {
-      throw fault(kind, { field: 'approval.decide', problem: `got ${describe(input.decide)}`, allowed: 'a function ({ provider, tool, args }) => { approved, reason? } | Promise of it' });
+  // Nothing marked and nothing asked: no approvals, without a call into the addon (every run).
+  if (given === undefined && !providers.some((p) => p.approveAll || p.approve)) return { approval: undefined, decide: undefined };
+  /** @type {{ mode?: 'interrupt' | 'callback', expiresIn?: number, timeout?: number }} */
+  let asked = {};
+  /** @type {Decide | undefined} */
+  let decide;
+  if (given !== undefined) {
+    const input = snapshot(kind, 'approval', objectArgument(kind, 'approval', given, "{ mode: 'interrupt', expiresIn? } or { mode: 'callback', decide, timeout? }", false), ['mode', 'expiresIn', 'decide', 'timeout'], 'approval');
+    if (input.mode === 'interrupt') {
+      const extra = Object.keys(input).find((k) => !INTERRUPT_KEYS.includes(k));
+      if (extra) throw fault(kind, { field: `approval.${extra}`, problem: "given in interrupt mode", allowed: "{ mode: 'interrupt', expiresIn? }" });
+      asked = { mode: 'interrupt', expiresIn: milliseconds('approval.expiresIn', input.expiresIn) };
+    } else if (input.mode === 'callback') {
+      const extra = Object.keys(input).find((k) => !CALLBACK_KEYS.includes(k));
+      if (extra) throw fault(kind, { field: `approval.${extra}`, problem: 'given in callback mode', allowed: "{ mode: 'callback', decide, timeout? }" });
+      if (typeof input.decide !== 'function') {
+        throw fault(kind, { field: 'approval.decide', problem: `got ${describe(input.decide)}`, allowed: 'a function ({ provider, tool, args }) => { approved, reason? } | Promise of it' });
+      }
+      decide = /** @type {Decide} */ (input.decide);
+      asked = { mode: 'callback', timeout: milliseconds('approval.timeout', input.timeout) };
+    } else {
+      throw fault(kind, { field: 'approval.mode', problem: `got ${describe(input.mode)}`, allowed: "'interrupt' or 'callback'" });
     }
-    const timeout = input.timeout === undefined ? bounds.defaultTimeout : integerIn(kind, 'approval.timeout', input.timeout, range('timeout'), ' (ms)');
-    return { approval: { approve, mode: 'callback', timeout }, decide: /** @type {Decide} */ (input.decide) };
   }
-  throw fault(kind, { field: 'approval.mode', problem: `got ${describe(input.mode)}`, allowed: "'interrupt' or 'callback'" });
+  const read = loadNative().binding.readApproval({ providers, ...asked, retainHandles });
+  if (read.refused) throw fault(kind, read.refused);
+  return { approval: read.approval ?? undefined, decide: read.approval ? decide : undefined };
 }
 
 /**

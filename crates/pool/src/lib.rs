@@ -59,6 +59,7 @@ pub use api::{
     InvokeDone, PoolOptions, PoolStats, Readable, ResumeBounds, ToolCall, Watch, CANCEL_GRACE,
     PREPARE_GRACE, REQUEUE_BOUND,
 };
+pub use approvals::rules::{read_approval, AskedMode, ProviderApproval, Refusal};
 pub use codemode_protocol as protocol;
 pub use observe::{
     in_and_out, render as render_metrics, sample, Family, MetricDef, MetricKind, Sample, FAMILIES,
@@ -165,11 +166,7 @@ impl Pool {
         spec.memory_limit_mib = Some(spec.memory_limit_mib.unwrap_or(opts.memory_limit_mib));
         let gated = match &spec.approval {
             Some(_) if spec.retain_handles => {
-                return Err(FailureCode::InvalidRequest.failure(&[
-                    ("field", "retainHandles"),
-                    ("problem", "a run with approvals cannot retain handles"),
-                    ("allowed", "retainHandles or approval, not both"),
-                ]))
+                return Err(approvals::rules::Refusal::retained_with_approvals().failure())
             }
             Some(approval) => Some(approvals::Book::first_run(&spec, approval)),
             None => None,
@@ -212,19 +209,8 @@ impl Pool {
         decisions: Vec<(String, Decision)>,
         live_logs: bool,
     ) -> Result<Reopened, Failure> {
-        let (r, gated) = self.inner.approvals.resume(token, decisions)?;
-        let spec = ExecSpec {
-            code: r.code,
-            modules: r.modules,
-            providers: r.providers,
-            timeout_ms: Some(r.timeout_ms),
-            memory_limit_mib: Some(r.memory_limit_mib),
-            outbound: r.outbound,
-            retain_handles: false,
-            live_logs,
-            budgets: r.budgets,
-            approval: Some(r.approval),
-        };
+        let (mut spec, gated) = self.inner.approvals.resume(token, decisions)?;
+        spec.live_logs = live_logs;
         Ok(Reopened { spec, gated })
     }
 

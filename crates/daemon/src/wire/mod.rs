@@ -19,11 +19,9 @@ use codemode_pool::protocol::{
     limits, CallRecord, Failure, FailureCode, Grant, LogEntry, Paused, ProviderDecl, Redirect,
     RunOutcome, WireResponse,
 };
-use codemode_pool::{ApprovalMode, ApprovalSpec, Decision};
+use codemode_pool::{read_approval, ApprovalSpec, AskedMode, Decision, ExecSpec, ProviderApproval};
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::tungstenite::Message;
-
-use crate::Ceilings;
 
 /// The executor protocol's version, carried by `hello` and `welcome`. 2: approvals (`execute`'s
 /// `providers[].approve` and `approval`, `resume`, `approve` and `decision`, `done`'s `calls`
@@ -63,24 +61,18 @@ pub struct ExecuteMsg {
     #[serde(default)]
     pub providers: Vec<ProviderMsg>,
     /// Milliseconds; absent: the daemon's default.
-    #[serde(default)]
     pub timeout: Option<u64>,
     /// MiB; absent: the daemon's default.
-    #[serde(default)]
     pub memory_limit: Option<u64>,
     /// Absent: the daemon's outbound ceiling.
-    #[serde(default)]
     pub outbound: Option<Outbound>,
     /// CPU milliseconds the program may spend; absent: the daemon's `--cpu-limit` (none
     /// without one).
-    #[serde(default)]
     pub cpu_limit: Option<u64>,
     /// Tool calls the run may make; absent: the daemon's `--tool-call-limit` (none without one).
-    #[serde(default)]
     pub tool_call_limit: Option<u64>,
     /// Fetches the run (and each invocation of its handles) may make; absent: the daemon's
     /// `--fetch-limit` (none without one).
-    #[serde(default)]
     pub fetch_limit: Option<u64>,
     #[serde(default)]
     pub retain_handles: bool,
@@ -89,7 +81,6 @@ pub struct ExecuteMsg {
     pub live_logs: bool,
     /// How the calls its providers mark `approve` wait (absent with some marked: interrupt
     /// mode, the default expiry).
-    #[serde(default)]
     pub approval: Option<ApprovalMsg>,
 }
 
@@ -99,7 +90,6 @@ pub struct ProviderMsg {
     #[serde(flatten)]
     pub decl: ProviderDecl,
     /// `true`: every tool of it; tool names: those; absent: none.
-    #[serde(default)]
     pub approve: Option<Approve>,
 }
 
@@ -161,83 +151,68 @@ fn invalid_request(field: &str, problem: &str, allowed: &str) -> Failure {
 }
 
 impl ExecuteMsg {
+    /// The run as the pool takes it (the wire is the boundary), with the outbound and budgets
+    /// the daemon's ceilings admitted and the approvals read from it.
+    pub fn into_spec(
+        self,
+        outbound: Outbound,
+        budgets: codemode_pool::protocol::Budgets,
+        approval: Option<ApprovalSpec>,
+    ) -> ExecSpec {
+        ExecSpec {
+            providers: self.provider_decls(),
+            code: self.code,
+            modules: self.modules,
+            timeout_ms: self.timeout,
+            memory_limit_mib: self.memory_limit.map(|m| m as u32),
+            outbound,
+            retain_handles: self.retain_handles,
+            live_logs: self.live_logs,
+            approval,
+            budgets,
+        }
+    }
+
     /// The providers as the pool declares them.
     pub fn provider_decls(&self) -> Vec<ProviderDecl> {
         self.providers.iter().map(|p| p.decl.clone()).collect()
     }
 
     /// The run's approvals: the tools its providers mark `approve` and its `approval`'s mode,
-    /// the same rules `validate.request` holds an in-process request to (`INVALID_REQUEST`
-    /// naming the field): `approve` names tools of a closed list, `approval` comes with some
-    /// `approve`, its bound within its range.
+    /// by the rules every executor holds a request to (`codemode_pool::read_approval`, the
+    /// same the addon applies for `validate.request`): `INVALID_REQUEST` naming the field.
     pub fn approval_spec(&self) -> Result<Option<ApprovalSpec>, Failure> {
-        use limits::options::{
-            APPROVAL_EXPIRES_IN_MS, APPROVAL_TIMEOUT_MS, DEFAULT_APPROVAL_EXPIRES_IN_MS,
-            DEFAULT_APPROVAL_TIMEOUT_MS,
-        };
-        let mut approve = Vec::new();
+        let mut providers = Vec::with_capacity(self.providers.len());
         for (i, p) in self.providers.iter().enumerate() {
-            let field = format!("providers[{i}].approve");
-            let tools = match &p.approve {
-                None => continue,
-                Some(Approve::All(true)) => None,
+            let approve = match &p.approve {
+                None => None,
+                Some(Approve::All(true)) => Some(None),
+                Some(Approve::Tools(tools)) => Some(Some(tools.clone())),
+                // The shape, as lib/validate/approvals.js reads it: `true` or tool names.
                 Some(Approve::All(false)) => {
                     return Err(invalid_request(
-                        &field,
+                        &format!("providers[{i}].approve"),
                         "got false",
-                        "true, an array of tool names, or no approve",
+                        "true, or an array of tool names",
                     ))
                 }
-                Some(Approve::Tools(tools)) => {
-                    let closed = p.decl.tools.as_deref();
-                    if let Some(t) = tools
-                        .iter()
-                        .find(|t| closed.is_some_and(|c| !c.contains(t)))
-                    {
-                        return Err(invalid_request(
-                            &field,
-                            &format!("\"{t}\" is not one of the provider's tools"),
-                            "true, or some of the provider's tools",
-                        ));
-                    }
-                    Some(tools.clone())
-                }
             };
-            approve.push((p.decl.name.clone(), tools));
+            providers.push(ProviderApproval {
+                name: p.decl.name.clone(),
+                tools: p.decl.tools.clone(),
+                approve,
+            });
         }
-        if approve.is_empty() {
-            return match self.approval {
-                None => Ok(None),
-                Some(_) => Err(invalid_request(
-                    "approval",
-                    "given, but no provider marks a tool with approve",
-                    "approve: ['tool', ...] or approve: true on the providers whose calls need approval",
-                )),
-            };
-        }
-        let mode = match self.approval {
-            None => ApprovalMode::Interrupt {
-                expires_in_ms: DEFAULT_APPROVAL_EXPIRES_IN_MS,
+        let ms = |v: Option<u64>| v.map(|v| v as f64);
+        let asked = self.approval.map(|a| match a {
+            ApprovalMsg::Interrupt { expires_in } => AskedMode::Interrupt {
+                expires_in: ms(expires_in),
             },
-            Some(ApprovalMsg::Interrupt { expires_in }) => {
-                in_range(
-                    "approval.expiresIn",
-                    expires_in,
-                    &APPROVAL_EXPIRES_IN_MS,
-                    "ms",
-                )?;
-                ApprovalMode::Interrupt {
-                    expires_in_ms: expires_in.unwrap_or(DEFAULT_APPROVAL_EXPIRES_IN_MS),
-                }
-            }
-            Some(ApprovalMsg::Callback { timeout }) => {
-                in_range("approval.timeout", timeout, &APPROVAL_TIMEOUT_MS, "ms")?;
-                ApprovalMode::Callback {
-                    timeout_ms: timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT_MS),
-                }
-            }
-        };
-        Ok(Some(ApprovalSpec { approve, mode }))
+            ApprovalMsg::Callback { timeout } => AskedMode::Callback {
+                timeout: ms(timeout),
+            },
+        });
+        read_approval(&providers, asked, self.retain_handles).map_err(|r| r.failure())
     }
 
     /// The request's `timeout`, `memoryLimit` and budgets against the ranges every executor
@@ -285,14 +260,10 @@ pub struct ResumeMsg {
     pub live_logs: bool,
     /// The most network the client lets the resumed run reach (its own policy): the token's is
     /// narrowed to it. Absent: the token's, within the daemon's ceiling.
-    #[serde(default)]
     pub outbound: Option<Outbound>,
     /// Budgets the client holds the resumed run to: each the tighter of the token's and this.
-    #[serde(default)]
     pub cpu_limit: Option<u64>,
-    #[serde(default)]
     pub tool_call_limit: Option<u64>,
-    #[serde(default)]
     pub fetch_limit: Option<u64>,
 }
 
@@ -301,7 +272,6 @@ pub struct ResumeMsg {
 pub struct DecisionMsg {
     pub id: String,
     pub approved: bool,
-    #[serde(default)]
     pub reason: Option<String>,
 }
 
@@ -347,7 +317,6 @@ pub struct FetchResultMsg {
     pub headers: Vec<(String, String)>,
     #[serde(default)]
     pub has_body: bool,
-    #[serde(default)]
     pub message: Option<String>,
 }
 
@@ -503,25 +472,6 @@ pub struct Limits {
     pub tool_payload_bytes: u64,
     pub result_bytes: u64,
     pub fetch_body_bytes: u64,
-}
-
-impl Limits {
-    pub fn new(max_in_flight: u32, max_message_bytes: usize, ceilings: &Ceilings) -> Self {
-        Limits {
-            max_message_bytes: max_message_bytes as u64,
-            timeout: ceilings.timeout_ms,
-            memory_limit: ceilings.memory_limit_mib,
-            outbound: ceilings.outbound,
-            cpu_limit: ceilings.budgets.cpu_limit_ms,
-            tool_call_limit: ceilings.budgets.tool_call_limit,
-            fetch_limit: ceilings.budgets.fetch_limit,
-            approval_timeout: ceilings.approval_timeout_ms,
-            max_in_flight,
-            tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u64,
-            result_bytes: limits::RESULT_BYTES as u64,
-            fetch_body_bytes: limits::FETCH_BODY_BYTES as u64,
-        }
-    }
 }
 
 /// `GET /healthz`'s body: serving or draining, who, and the counts.
