@@ -1,23 +1,26 @@
 // How console and uncaught-throw texts show a value: a Node-like inspect and printf-style
-// format, written against captured intrinsics only.
+// format, written against captured intrinsics only (primordials.js says what that covers).
 (function (load) {
 'use strict';
 const {
   ArrayBufferCtor, ArrayBufferIsView, ArrayIsArray, DataViewCtor, DateCtor, ErrorCtor, FunctionToString, GlobalIsNaN,
   GlobalParseFloat, GlobalParseInt, JSONStringify, MapCtor, NumberCtor, ObjectGetPrototypeOf, ObjectIs, ObjectKeys,
-  ObjectPrototype, PromiseCtor, RegExpCtor, SetCtor, StringCtor, abByteLength, call, dateGetTime, dateToISO, errorToString,
-  mapEntries, mapSize, regexpToString, setSize, setValues, symbolToString,
+  ObjectPrototype, PromiseCtor, RegExpCtor, SetCtor, StringCtor, abByteLength, arrayIncludes, arrayJoin, arrayPop, arrayPush,
+  call, dateGetTime, dateToISO, errorToString, mapEntries, mapIteratorNext, mapSize, regexpExec, regexpToString,
+  replaceMatches, setIteratorNext, setSize, setValues, stringIncludes, stringStartsWith, symbolToString, taLength,
 } = load('primordials.js');
 
 const MAX_DEPTH = 4;
 const MAX_ITEMS = 100;
 
+const ESCAPED = /[\\'\n]/g;
 function quote(s) {
-  return "'" + s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n') + "'";
+  return "'" + replaceMatches(s, ESCAPED, (m) => (m[0] === '\n' ? '\\n' : '\\' + m[0])) + "'";
 }
 
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 function keyText(k) {
-  return /^[A-Za-z_$][\w$]*$/.test(k) ? k : quote(k);
+  return call(regexpExec, IDENTIFIER, k) !== null ? k : quote(k);
 }
 
 function isError(v) {
@@ -50,12 +53,12 @@ function inspect(v, depth, seen) {
     case 'function': {
       let src = '';
       try { src = call(FunctionToString, v); } catch {}
-      const kind = src.startsWith('class') ? 'class' : 'Function';
+      const kind = call(stringStartsWith, src, 'class') ? 'class' : 'Function';
       return `[${kind}: ${v.name || '(anonymous)'}]`;
     }
   }
   if (v === null) return 'null';
-  if (seen.includes(v)) return '[Circular]';
+  if (call(arrayIncludes, seen, v)) return '[Circular]';
   if (isError(v)) return errorText(v);
   try {
     if (v instanceof DateCtor) {
@@ -64,19 +67,19 @@ function inspect(v, depth, seen) {
     if (v instanceof RegExpCtor) return call(regexpToString, v);
   } catch {}
   if (depth > MAX_DEPTH) return ArrayIsArray(v) ? '[Array]' : '[Object]';
-  seen.push(v);
+  call(arrayPush, seen, v);
   try {
     return inspectContainer(v, depth, seen);
   } catch {
     return '[Object]';
   } finally {
-    seen.pop();
+    call(arrayPop, seen);
   }
 }
 
 function list(open, items, close) {
   if (items.length === 0) return open + close;
-  return open + ' ' + items.join(', ') + ' ' + close;
+  return open + ' ' + call(arrayJoin, items, ', ') + ' ' + close;
 }
 
 function inspectContainer(v, depth, seen) {
@@ -87,26 +90,28 @@ function inspectContainer(v, depth, seen) {
     const n = v.length;
     for (let i = 0; i < n && items.length < MAX_ITEMS; i++) {
       if (!(i in v)) { holes++; continue; }
-      if (holes) { items.push(`<${holes} empty item${holes > 1 ? 's' : ''}>`); holes = 0; }
-      items.push(inspect(v[i], next, seen));
+      if (holes) { call(arrayPush, items, `<${holes} empty item${holes > 1 ? 's' : ''}>`); holes = 0; }
+      call(arrayPush, items, inspect(v[i], next, seen));
     }
-    if (holes) items.push(`<${holes} empty item${holes > 1 ? 's' : ''}>`);
-    if (n > MAX_ITEMS && items.length >= MAX_ITEMS) items.push(`... ${n - MAX_ITEMS} more items`);
+    if (holes) call(arrayPush, items, `<${holes} empty item${holes > 1 ? 's' : ''}>`);
+    if (n > MAX_ITEMS && items.length >= MAX_ITEMS) call(arrayPush, items, `... ${n - MAX_ITEMS} more items`);
     return list('[', items, ']');
   }
   if (v instanceof MapCtor) {
     const items = [];
-    for (const [k, val] of call(mapEntries, v)) {
-      if (items.length >= MAX_ITEMS) { items.push('...'); break; }
-      items.push(`${inspect(k, next, seen)} => ${inspect(val, next, seen)}`);
+    const entries = call(mapEntries, v);
+    for (let step = call(mapIteratorNext, entries); !step.done; step = call(mapIteratorNext, entries)) {
+      if (items.length >= MAX_ITEMS) { call(arrayPush, items, '...'); break; }
+      call(arrayPush, items, `${inspect(step.value[0], next, seen)} => ${inspect(step.value[1], next, seen)}`);
     }
     return list(`Map(${call(mapSize, v)}) {`, items, '}');
   }
   if (v instanceof SetCtor) {
     const items = [];
-    for (const val of call(setValues, v)) {
-      if (items.length >= MAX_ITEMS) { items.push('...'); break; }
-      items.push(inspect(val, next, seen));
+    const values = call(setValues, v);
+    for (let step = call(setIteratorNext, values); !step.done; step = call(setIteratorNext, values)) {
+      if (items.length >= MAX_ITEMS) { call(arrayPush, items, '...'); break; }
+      call(arrayPush, items, inspect(step.value, next, seen));
     }
     return list(`Set(${call(setSize, v)}) {`, items, '}');
   }
@@ -115,9 +120,9 @@ function inspectContainer(v, depth, seen) {
   }
   if (ArrayBufferIsView(v) && !(v instanceof DataViewCtor)) {
     const items = [];
-    const n = v.length;
-    for (let i = 0; i < n && i < MAX_ITEMS; i++) items.push(inspect(v[i], next, seen));
-    if (n > MAX_ITEMS) items.push(`... ${n - MAX_ITEMS} more items`);
+    const n = call(taLength, v);
+    for (let i = 0; i < n && i < MAX_ITEMS; i++) call(arrayPush, items, inspect(v[i], next, seen));
+    if (n > MAX_ITEMS) call(arrayPush, items, `... ${n - MAX_ITEMS} more items`);
     return list(`${v.constructor.name}(${n}) [`, items, ']');
   }
   if (v instanceof PromiseCtor) return 'Promise { <pending> }';
@@ -130,20 +135,23 @@ function inspectContainer(v, depth, seen) {
   }
   const items = [];
   const keys = ObjectKeys(v);
-  for (const k of keys) {
-    if (items.length >= MAX_ITEMS) { items.push(`... ${keys.length - MAX_ITEMS} more properties`); break; }
-    items.push(`${keyText(k)}: ${inspect(v[k], next, seen)}`);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (items.length >= MAX_ITEMS) { call(arrayPush, items, `... ${keys.length - MAX_ITEMS} more properties`); break; }
+    call(arrayPush, items, `${keyText(k)}: ${inspect(v[k], next, seen)}`);
   }
   return prefix + list('{', items, '}');
 }
 
 // printf-style substitutions as console implementations do: %s %d %i %f %o %O %j %c %%.
+const DIRECTIVE = /%[sdifoOjc%]/g;
 function format(args) {
   const first = args[0];
   let rest = 1;
   let out = '';
-  if (typeof first === 'string' && first.includes('%') && args.length > 1) {
-    out = first.replace(/%[sdifoOjc%]/g, (m) => {
+  if (typeof first === 'string' && call(stringIncludes, first, '%') && args.length > 1) {
+    out = replaceMatches(first, DIRECTIVE, (match) => {
+      const m = match[0];
       if (m === '%%') return '%';
       if (rest >= args.length) return m;
       const a = args[rest++];

@@ -1,8 +1,11 @@
-// atob, btoa (HTML, forgiving-base64).
+// atob, btoa (HTML, forgiving-base64). Built-in methods through primordials.js's captures
+// (primordials.js says why).
 (function (load) {
 'use strict';
 const { DOMException } = load('web/dom_exception.js');
-const { MapCtor, StringCtor, StringFromCharCode, TypeErrorCtor } = load('primordials.js');
+const {
+  MapCtor, StringCtor, StringFromCharCode, TypeErrorCtor, call, mapGet, regexpExec, replaceMatches, stringCharCodeAt,
+} = load('primordials.js');
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new MapCtor([...B64].map((c, i) => [c, i]));
@@ -11,7 +14,7 @@ function btoa(data) {
   const s = StringCtor(data);
   let out = '';
   for (let i = 0; i < s.length; i += 3) {
-    const a = s.charCodeAt(i), b = s.charCodeAt(i + 1), c = s.charCodeAt(i + 2);
+    const a = call(stringCharCodeAt, s, i), b = call(stringCharCodeAt, s, i + 1), c = call(stringCharCodeAt, s, i + 2);
     if (a > 255 || b > 255 || c > 255) {
       throw new DOMException("Failed to execute 'btoa': The string to be encoded contains characters outside of the Latin1 range.", 'InvalidCharacterError');
     }
@@ -20,16 +23,19 @@ function btoa(data) {
   }
   return out;
 }
+const ASCII_WHITESPACE = /[\t\n\f\r ]/g;
+const PADDING = /={1,2}$/;
+const NOT_BASE64 = /[^A-Za-z0-9+/]/;
 function atob(data) {
   if (arguments.length === 0) throw new TypeErrorCtor("Failed to execute 'atob': 1 argument required, but only 0 present.");
-  let s = StringCtor(data).replace(/[\t\n\f\r ]/g, '');
-  if (s.length % 4 === 0) s = s.replace(/={1,2}$/, '');
+  let s = replaceMatches(StringCtor(data), ASCII_WHITESPACE, () => '');
+  if (s.length % 4 === 0) s = replaceMatches(s, PADDING, () => '');
   const invalid = () => new DOMException("Failed to execute 'atob': The string to be decoded is not correctly encoded.", 'InvalidCharacterError');
-  if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw invalid();
+  if (s.length % 4 === 1 || call(regexpExec, NOT_BASE64, s) !== null) throw invalid();
   let out = '';
   let buffer = 0, bits = 0;
-  for (const ch of s) {
-    buffer = (buffer << 6) | B64_INDEX.get(ch);
+  for (let i = 0; i < s.length; i++) {
+    buffer = (buffer << 6) | call(mapGet, B64_INDEX, s[i]);
     bits += 6;
     if (bits >= 8) {
       bits -= 8;

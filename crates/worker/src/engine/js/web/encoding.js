@@ -1,24 +1,37 @@
 // TextEncoder, TextDecoder (Encoding Standard; the codecs are encoding_rs in Rust, natives/web.rs).
+// Typed arrays through primordials.js's captured getters and `set`, never a species constructor
+// (primordials.js says why).
 (function (load) {
 'use strict';
 const { natives } = load('natives.js');
-const { ArrayBufferCtor, ArrayBufferIsView, BooleanCtor, RangeErrorCtor, StringCtor, TypeErrorCtor, Uint8ArrayCtor } = load('primordials.js');
+const {
+  ArrayBufferCtor, ArrayBufferIsView, BooleanCtor, RangeErrorCtor, StringCtor, TypeErrorCtor, Uint8ArrayCtor, abByteLength,
+  call, copyBytes, stringTrim, taLength, taSet, viewBytes,
+} = load('primordials.js');
+
+// The runtime's own UTF-8 coding (Blob, the Body mixin), as TextEncoder's encode and a new
+// TextDecoder's decode do, without their prototypes, which a program may change.
+function utf8Encode(s) {
+  // Allocated here, not in Rust, so a buffer over the memory budget is an ordinary RangeError.
+  const out = new Uint8ArrayCtor(natives.utf8Length(s));
+  natives.utf8Write(s, out);
+  return out;
+}
+function utf8Decode(bytes) {
+  return natives.decode('utf-8', bytes, false, true);
+}
 
 class TextEncoder {
   get encoding() { return 'utf-8'; }
   encode(input = '') {
-    const s = StringCtor(input);
-    // Allocated here, not in Rust, so a buffer over the memory budget is an ordinary RangeError.
-    const out = new Uint8ArrayCtor(natives.utf8Length(s));
-    natives.utf8Write(s, out);
-    return out;
+    return utf8Encode(StringCtor(input));
   }
   encodeInto(source, destination) {
     if (!(destination instanceof Uint8ArrayCtor)) {
       throw new TypeErrorCtor("Failed to execute 'encodeInto' on 'TextEncoder': parameter 2 is not of type 'Uint8Array'.");
     }
-    const [read, written] = natives.utf8EncodeInto(StringCtor(source), destination);
-    return { read, written };
+    const counts = natives.utf8EncodeInto(StringCtor(source), destination);
+    return { read: counts[0], written: counts[1] };
   }
 }
 
@@ -28,7 +41,7 @@ class TextEncoder {
 function utf8PrefixWaits(bytes, start) {
   const lead = bytes[start];
   const need = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-  const have = bytes.length - start;
+  const have = call(taLength, bytes) - start;
   if (need === 0 || have >= need) return false;
   for (let i = 1; i < have; i++) {
     const b = bytes[start + i];
@@ -44,7 +57,7 @@ function utf8PrefixWaits(bytes, start) {
   return true;
 }
 function pendingTail(encoding, bytes) {
-  const n = bytes.length;
+  const n = call(taLength, bytes);
   if (encoding === 'utf-8') {
     for (let back = 1; back <= 3 && back <= n; back++) {
       if ((bytes[n - back] & 0xc0) === 0x80) continue;
@@ -67,7 +80,7 @@ function pendingTail(encoding, bytes) {
 class TextDecoder {
   #encoding; #fatal; #ignoreBOM; #pending = null; #bomSeen = false;
   constructor(label = 'utf-8', options = {}) {
-    const encoding = natives.encodingFor(StringCtor(label).trim());
+    const encoding = natives.encodingFor(call(stringTrim, StringCtor(label)));
     if (encoding === null || encoding === 'replacement') {
       throw new RangeErrorCtor(`Failed to construct 'TextDecoder': The encoding label provided ('${label}') is invalid.`);
     }
@@ -81,13 +94,14 @@ class TextDecoder {
   decode(input, options = {}) {
     let bytes;
     if (input === undefined) bytes = new Uint8ArrayCtor(0);
-    else if (input instanceof ArrayBufferCtor) bytes = new Uint8ArrayCtor(input);
-    else if (ArrayBufferIsView(input)) bytes = new Uint8ArrayCtor(input.buffer, input.byteOffset, input.byteLength);
+    else if (input instanceof ArrayBufferCtor) bytes = new Uint8ArrayCtor(input, 0, call(abByteLength, input));
+    else if (ArrayBufferIsView(input)) bytes = viewBytes(input);
     else throw new TypeErrorCtor("Failed to execute 'decode' on 'TextDecoder': The provided value is not of type '(ArrayBuffer or ArrayBufferView)'.");
     if (this.#pending !== null) {
-      const joined = new Uint8ArrayCtor(this.#pending.length + bytes.length);
-      joined.set(this.#pending);
-      joined.set(bytes, this.#pending.length);
+      const pending = call(taLength, this.#pending);
+      const joined = new Uint8ArrayCtor(pending + call(taLength, bytes));
+      call(taSet, joined, this.#pending);
+      call(taSet, joined, bytes, pending);
       bytes = joined;
       this.#pending = null;
     }
@@ -95,13 +109,14 @@ class TextDecoder {
     if (stream) {
       const tail = pendingTail(this.#encoding, bytes);
       if (tail > 0) {
-        this.#pending = bytes.slice(bytes.length - tail);
-        bytes = bytes.subarray(0, bytes.length - tail);
+        const n = call(taLength, bytes);
+        this.#pending = copyBytes(bytes, n - tail);
+        bytes = viewBytes(bytes, 0, n - tail);
       }
     }
     // The BOM is looked for only at the start of the stream.
     const stripBOM = !this.#ignoreBOM && !this.#bomSeen;
-    if (bytes.length > 0) this.#bomSeen = true;
+    if (call(taLength, bytes) > 0) this.#bomSeen = true;
     const text = natives.decode(this.#encoding, bytes, this.#fatal, stripBOM);
     if (text === null) {
       this.#bomSeen = false;
@@ -113,9 +128,5 @@ class TextDecoder {
   }
 }
 
-// The runtime's own UTF-8 coders (Blob, the Body mixin); a non-streaming decode keeps no state.
-const utf8Encoder = new TextEncoder();
-const utf8Decoder = new TextDecoder();
-
-return { TextEncoder, TextDecoder, utf8Encoder, utf8Decoder };
+return { TextEncoder, TextDecoder, utf8Decode, utf8Encode };
 })

@@ -1,6 +1,8 @@
 // Event, EventTarget, AbortSignal, AbortController (DOM Standard: events and aborting, one
 // file because EventTarget checks for AbortSignal, which extends it), and the `on<type>`
-// handler attributes of the HTML Standard.
+// handler attributes of the HTML Standard. Built-in methods through primordials.js's captures,
+// lists walked by index (primordials.js says why); the runtime's own dispatch, listeners and
+// abort state through private members, not the public methods a program may replace.
 (function (load) {
 'use strict';
 const { reportUncaught } = load('errors.js');
@@ -8,13 +10,14 @@ const { DOMException } = load('web/dom_exception.js');
 const { schedule, sinceOrigin } = load('web/timers.js');
 const {
   BooleanCtor, MapCtor, NumberCtor, NumberMaxSafeInteger, ObjectDefineProperty, ReflectApply, StringCtor, TypeErrorCtor,
-  WeakMapCtor,
+  WeakMapCtor, arrayPop, arrayPush, call, mapGet, mapSet, weakMapDelete, weakMapGet, weakMapSet,
 } = load('primordials.js');
 
 const NONE = 0, AT_TARGET = 2;
 
-// Dispatch state only EventTarget#dispatchEvent sets; assigned in Event's static block.
-let beginDispatch, stoppedNow, endDispatch;
+// Dispatch state only EventTarget#dispatchEvent sets, and what it reads; assigned in Event's
+// static block.
+let beginDispatch, stoppedNow, endDispatch, eventType, eventCanceled;
 
 class Event {
   #type; #bubbles; #cancelable; #composed; #canceled = false; #stop = false; #stopNow = false;
@@ -53,6 +56,8 @@ class Event {
     };
     stoppedNow = (e) => e.#stopNow;
     endDispatch = (e) => { e.#dispatching = false; e.#currentTarget = null; e.#phase = NONE; };
+    eventType = (e) => e.#type;
+    eventCanceled = (e) => e.#canceled;
   }
 }
 for (const [k, v] of [['NONE', 0], ['CAPTURING_PHASE', 1], ['AT_TARGET', 2], ['BUBBLING_PHASE', 3]]) {
@@ -66,9 +71,33 @@ function flattenOptions(options) {
   return options;
 }
 
+// Removes the element at index `i` of `list`, in place.
+function removeAt(list, i) {
+  for (let j = i; j < list.length - 1; j++) list[j] = list[j + 1];
+  call(arrayPop, list);
+}
+
+// For the handler attributes and AbortSignal (file-private): an EventTarget's own add, remove
+// and dispatch; assigned in EventTarget's static block.
+let addListener, removeListener, dispatch;
+
 class EventTarget {
   #listeners = new MapCtor(); // type -> [{ callback, capture, once, removed }]
+  static {
+    addListener = (target, type, callback, options) => target.#add(type, callback, options);
+    removeListener = (target, type, callback, options) => target.#remove(type, callback, options);
+    dispatch = (target, event) => target.#dispatch(event);
+  }
   addEventListener(type, callback, options) {
+    this.#add(type, callback, options);
+  }
+  removeEventListener(type, callback, options) {
+    this.#remove(type, callback, options);
+  }
+  dispatchEvent(event) {
+    return this.#dispatch(event);
+  }
+  #add(type, callback, options) {
     if (callback === null || callback === undefined) return;
     if (typeof callback !== 'function' && typeof callback !== 'object') {
       throw new TypeErrorCtor("Failed to execute 'addEventListener': parameter 2 is not of type 'Object'.");
@@ -79,36 +108,40 @@ class EventTarget {
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       throw new TypeErrorCtor("Failed to execute 'addEventListener': member signal is not of type 'AbortSignal'.");
     }
-    if (signal?.aborted) return;
+    if (signal !== undefined && isAborted(signal)) return;
     type = StringCtor(type);
-    let list = this.#listeners.get(type);
-    if (!list) this.#listeners.set(type, (list = []));
-    if (list.some((l) => l.callback === callback && l.capture === capture)) return;
+    let list = call(mapGet, this.#listeners, type);
+    if (!list) call(mapSet, this.#listeners, type, (list = []));
+    if (indexOfListener(list, callback, capture) >= 0) return;
     const entry = { callback, capture, once: BooleanCtor(o.once), removed: false };
-    list.push(entry);
-    if (signal) signal.addEventListener('abort', () => this.removeEventListener(type, callback, { capture }));
+    call(arrayPush, list, entry);
+    if (signal) signal.#add('abort', () => this.#remove(type, callback, { capture }));
   }
-  removeEventListener(type, callback, options) {
+  #remove(type, callback, options) {
     const capture = BooleanCtor(flattenOptions(options).capture);
-    const list = this.#listeners.get(StringCtor(type));
+    const list = call(mapGet, this.#listeners, StringCtor(type));
     if (!list) return;
-    const i = list.findIndex((l) => l.callback === callback && l.capture === capture);
+    const i = indexOfListener(list, callback, capture);
     if (i >= 0) {
       list[i].removed = true;
-      list.splice(i, 1);
+      removeAt(list, i);
     }
   }
-  dispatchEvent(event) {
+  #dispatch(event) {
     if (!(event instanceof Event)) {
       throw new TypeErrorCtor("Failed to execute 'dispatchEvent': parameter 1 is not of type 'Event'.");
     }
     beginDispatch(event, this);
     try {
-      const list = this.#listeners.get(event.type);
-      if (list) {
-        for (const l of [...list]) {
+      const type = eventType(event);
+      const listed = call(mapGet, this.#listeners, type);
+      if (listed) {
+        const list = [];
+        for (let i = 0; i < listed.length; i++) call(arrayPush, list, listed[i]);
+        for (let i = 0; i < list.length; i++) {
+          const l = list[i];
           if (l.removed) continue;
-          if (l.once) this.removeEventListener(event.type, l.callback, { capture: l.capture });
+          if (l.once) this.#remove(type, l.callback, { capture: l.capture });
           try {
             if (typeof l.callback === 'function') ReflectApply(l.callback, this, [event]);
             else if (typeof l.callback.handleEvent === 'function') ReflectApply(l.callback.handleEvent, l.callback, [event]);
@@ -121,24 +154,32 @@ class EventTarget {
     } finally {
       endDispatch(event);
     }
-    return !event.defaultPrevented;
+    return !eventCanceled(event);
   }
+}
+
+// The index in `list` of the listener for `callback` in phase `capture`, or -1.
+function indexOfListener(list, callback, capture) {
+  for (let i = 0; i < list.length; i++) {
+    if (list[i].callback === callback && list[i].capture === capture) return i;
+  }
+  return -1;
 }
 
 // An `on<type>` event handler attribute, as the HTML Standard defines them.
 function defineHandler(proto, type) {
   const handlers = new WeakMapCtor();
   ObjectDefineProperty(proto, 'on' + type, {
-    get() { return handlers.get(this)?.fn ?? null; },
+    get() { return call(weakMapGet, handlers, this)?.fn ?? null; },
     set(fn) {
-      const old = handlers.get(this);
-      if (old) this.removeEventListener(type, old.listener);
+      const old = call(weakMapGet, handlers, this);
+      if (old) removeListener(this, type, old.listener);
       if (typeof fn === 'function') {
-        const listener = (e) => fn.call(this, e);
-        handlers.set(this, { fn, listener });
-        this.addEventListener(type, listener);
+        const listener = (e) => ReflectApply(fn, this, [e]);
+        call(weakMapSet, handlers, this, { fn, listener });
+        addListener(this, type, listener);
       } else {
-        handlers.delete(this);
+        call(weakMapDelete, handlers, this);
       }
     },
     configurable: true,
@@ -149,6 +190,10 @@ function defineHandler(proto, type) {
 const abortAlgorithms = new WeakMapCtor(); // signal -> [fn] (fetch and `any` hook in here)
 let constructingSignal = false;
 let signalAbort; // assigned in AbortSignal's static block
+// For EventTarget and fetch (exported to runtime files, never to programs): a signal's state,
+// read from its private fields; assigned in AbortSignal's static block.
+let isAborted; // (signal): whether it has aborted
+let abortReason; // (signal): why
 class AbortSignal extends EventTarget {
   #aborted = false;
   #reason = undefined;
@@ -166,13 +211,15 @@ class AbortSignal extends EventTarget {
       if (signal.#aborted) return;
       signal.#aborted = true;
       signal.#reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason;
-      const algorithms = abortAlgorithms.get(signal) ?? [];
-      abortAlgorithms.delete(signal);
-      for (const fn of algorithms) {
-        try { fn(signal.#reason); } catch (e) { reportUncaught(e); }
+      const algorithms = call(weakMapGet, abortAlgorithms, signal) ?? [];
+      call(weakMapDelete, abortAlgorithms, signal);
+      for (let i = 0; i < algorithms.length; i++) {
+        try { algorithms[i](signal.#reason); } catch (e) { reportUncaught(e); }
       }
-      signal.dispatchEvent(new Event('abort'));
+      dispatch(signal, new Event('abort'));
     };
+    isAborted = (signal) => signal.#aborted;
+    abortReason = (signal) => signal.#reason;
   }
   static abort(reason) {
     const s = newSignal();
@@ -189,17 +236,19 @@ class AbortSignal extends EventTarget {
     return s;
   }
   static any(signals) {
+    // A sequence, read through its own iterator, as WebIDL says.
     const list = [...signals];
-    for (const s of list) {
-      if (!(s instanceof AbortSignal)) throw new TypeErrorCtor("Failed to execute 'any' on 'AbortSignal': Failed to convert value to 'AbortSignal'.");
+    for (let i = 0; i < list.length; i++) {
+      if (!(list[i] instanceof AbortSignal)) throw new TypeErrorCtor("Failed to execute 'any' on 'AbortSignal': Failed to convert value to 'AbortSignal'.");
     }
     const result = newSignal();
-    const already = list.find((s) => s.aborted);
-    if (already) {
-      signalAbort(result, already.reason);
-      return result;
+    for (let i = 0; i < list.length; i++) {
+      if (list[i].#aborted) {
+        signalAbort(result, list[i].#reason);
+        return result;
+      }
     }
-    for (const s of list) onAbort(s, (reason) => signalAbort(result, reason));
+    for (let i = 0; i < list.length; i++) onAbort(list[i], (reason) => signalAbort(result, reason));
     return result;
   }
 }
@@ -217,9 +266,9 @@ function newSignal() {
 
 // Runs `fn(reason)` when `signal` aborts (before its abort event), for fetch and `any`.
 function onAbort(signal, fn) {
-  let list = abortAlgorithms.get(signal);
-  if (!list) abortAlgorithms.set(signal, (list = []));
-  list.push(fn);
+  let list = call(weakMapGet, abortAlgorithms, signal);
+  if (!list) call(weakMapSet, abortAlgorithms, signal, (list = []));
+  call(arrayPush, list, fn);
 }
 
 class AbortController {
@@ -228,5 +277,5 @@ class AbortController {
   abort(reason) { signalAbort(this.#signal, reason); }
 }
 
-return { Event, EventTarget, AbortSignal, newSignal, onAbort, AbortController };
+return { Event, EventTarget, AbortSignal, abortReason, isAborted, newSignal, onAbort, AbortController };
 })

@@ -1,16 +1,20 @@
 // ReadableStream and its default reader (Streams Standard): the subset bodies need, and
-// streams a program builds itself from an underlying source { start, pull, cancel }.
+// streams a program builds itself from an underlying source { start, pull, cancel }. Built-in
+// methods through primordials.js's captures (primordials.js says why).
 (function (load) {
 'use strict';
 const {
   MathMax, PromiseCtor, PromiseReject, PromiseResolve, ReflectApply, SymbolAsyncIterator, SymbolToStringTag, TypeErrorCtor,
+  arrayPush, arrayShift, call, promiseThen, taLength,
 } = load('primordials.js');
 
 // Access to a stream's state for its reader and for bodies (exported to runtime files, never to
 // programs); assigned in the static block.
-let streamRead, streamLock, streamUnlock;
+let streamRead; // (stream): its next chunk, as its reader's read() gives it
+let streamLock, streamUnlock;
 let streamCancel; // (stream, reason): a promise, settled once the source has cancelled
 let streamOf; // (bytes): a closed stream holding `bytes` as its one chunk
+let streamLocked; // (stream): whether a reader holds it (its `locked`)
 
 class ReadableStream {
   #queue = [];
@@ -32,32 +36,44 @@ class ReadableStream {
     };
     const start = this.#source.start;
     if (typeof start === 'function') {
-      PromiseResolve(ReflectApply(start, this.#source, [this.#controller])).then(() => this.#pull(), (e) => this.#fail(e));
+      call(promiseThen, PromiseResolve(ReflectApply(start, this.#source, [this.#controller])), () => this.#pull(), (e) => this.#fail(e));
     }
   }
   #enqueue(chunk) {
     if (this.#state !== 'readable') throw new TypeErrorCtor('The stream is closed or errored.');
-    const w = this.#waiting.shift();
+    const w = call(arrayShift, this.#waiting);
     if (w) w.resolve({ value: chunk, done: false });
-    else this.#queue.push(chunk);
+    else call(arrayPush, this.#queue, chunk);
+  }
+  // The pending read() resolvers, taken: none waits any longer.
+  #takeWaiting() {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    return waiting;
   }
   #close() {
     if (this.#state !== 'readable') return;
     this.#state = 'closed';
-    if (this.#queue.length === 0) for (const w of this.#waiting.splice(0)) w.resolve({ value: undefined, done: true });
+    if (this.#queue.length === 0) {
+      const waiting = this.#takeWaiting();
+      for (let i = 0; i < waiting.length; i++) waiting[i].resolve({ value: undefined, done: true });
+    }
   }
   #fail(e) {
     if (this.#state !== 'readable') return;
     this.#state = 'errored';
     this.#error = e;
     this.#queue = [];
-    for (const w of this.#waiting.splice(0)) w.reject(e);
+    const waiting = this.#takeWaiting();
+    for (let i = 0; i < waiting.length; i++) waiting[i].reject(e);
   }
   #pull() {
     const pull = this.#source.pull;
     if (typeof pull !== 'function' || this.#pulling || this.#state !== 'readable') return;
     this.#pulling = true;
-    PromiseResolve(ReflectApply(pull, this.#source, [this.#controller])).then(
+    call(
+      promiseThen,
+      PromiseResolve(ReflectApply(pull, this.#source, [this.#controller])),
       () => {
         this.#pulling = false;
         if (this.#waiting.length > 0) this.#pull();
@@ -68,19 +84,19 @@ class ReadableStream {
   static {
     streamOf = (bytes) => {
       const s = new ReadableStream();
-      if (bytes.length > 0) s.#queue.push(bytes);
+      if (call(taLength, bytes) > 0) call(arrayPush, s.#queue, bytes);
       s.#state = 'closed';
       return s;
     };
     streamRead = (s) => {
       if (s.#queue.length > 0) {
-        const value = s.#queue.shift();
+        const value = call(arrayShift, s.#queue);
         if (s.#queue.length === 0 && s.#state === 'readable') s.#pull();
         return PromiseResolve({ value, done: false });
       }
       if (s.#state === 'closed') return PromiseResolve({ value: undefined, done: true });
       if (s.#state === 'errored') return PromiseReject(s.#error);
-      const p = new PromiseCtor((resolve, reject) => s.#waiting.push({ resolve, reject }));
+      const p = new PromiseCtor((resolve, reject) => call(arrayPush, s.#waiting, { resolve, reject }));
       s.#pull();
       return p;
     };
@@ -91,13 +107,15 @@ class ReadableStream {
     streamUnlock = (s) => {
       s.#reader = null;
     };
+    streamLocked = (s) => s.#reader !== null;
     streamCancel = (s, reason) => {
       s.#queue = [];
       if (s.#state === 'readable') {
         s.#state = 'closed';
-        for (const w of s.#waiting.splice(0)) w.resolve({ value: undefined, done: true });
+        const waiting = s.#takeWaiting();
+        for (let i = 0; i < waiting.length; i++) waiting[i].resolve({ value: undefined, done: true });
         const cancel = s.#source.cancel;
-        if (typeof cancel === 'function') return PromiseResolve(ReflectApply(cancel, s.#source, [reason])).then(() => undefined);
+        if (typeof cancel === 'function') return call(promiseThen, PromiseResolve(ReflectApply(cancel, s.#source, [reason])), () => undefined);
       }
       return PromiseResolve(undefined);
     };
@@ -111,25 +129,34 @@ class ReadableStream {
     if (options?.mode === 'byob') throw new TypeErrorCtor('BYOB readers are not supported in this sandbox; use a default reader.');
     return new ReadableStreamDefaultReader(this);
   }
-  async *values(options = undefined) {
-    const reader = this.getReader();
+  values(options = undefined) { return this.#values(options); }
+  // Reads through a reader of its own, with the stream's own read and cancel, not the public
+  // methods. An async generator: it awaits (primordials.js says what that reads).
+  async *#values(options) {
+    const reader = new ReadableStreamDefaultReader(this);
     try {
       for (;;) {
-        const { value, done } = await reader.read();
+        const { value, done } = await streamRead(this);
         if (done) return;
         yield value;
       }
     } finally {
-      if (!options?.preventCancel) await reader.cancel();
-      reader.releaseLock();
+      if (!options?.preventCancel) await streamCancel(this);
+      releaseReader(reader);
     }
   }
-  [SymbolAsyncIterator](options) { return this.values(options); }
+  [SymbolAsyncIterator](options = undefined) { return this.#values(options); }
   get [SymbolToStringTag]() { return 'ReadableStream'; }
 }
 
+// A reader's releaseLock, not through the public method; assigned in the reader's static block.
+let releaseReader;
+
 class ReadableStreamDefaultReader {
   #stream;
+  static {
+    releaseReader = (reader) => reader.#release();
+  }
   constructor(stream) {
     if (!(stream instanceof ReadableStream)) throw new TypeErrorCtor('ReadableStreamDefaultReader needs a ReadableStream.');
     streamLock(stream, this);
@@ -140,6 +167,9 @@ class ReadableStreamDefaultReader {
     return streamRead(this.#stream);
   }
   releaseLock() {
+    this.#release();
+  }
+  #release() {
     if (this.#stream !== null) streamUnlock(this.#stream);
     this.#stream = null;
   }
@@ -150,5 +180,5 @@ class ReadableStreamDefaultReader {
   get closed() { return PromiseResolve(undefined); }
 }
 
-return { streamCancel, streamOf, ReadableStream, ReadableStreamDefaultReader };
+return { releaseReader, streamCancel, streamLocked, streamOf, streamRead, ReadableStream, ReadableStreamDefaultReader };
 })

@@ -1,11 +1,15 @@
 // Timers and microtasks (HTML), `performance`, and the logical clock of a replayable run. The
 // worker's event loop calls runTimers() between tool answers; a run ends when its promise
-// settles, so pending timers never keep it alive.
+// settles, so pending timers never keep it alive. Built-in methods through primordials.js's
+// captures (primordials.js says why).
 (function (load) {
 'use strict';
 const { natives } = load('natives.js');
 const { reportUncaught } = load('errors.js');
-const { DateNow, MapCtor, MathFloor, NumberCtor, PromiseResolve, ReflectApply, TypeErrorCtor, call, promiseThen } = load('primordials.js');
+const {
+  DateNow, MapCtor, MathFloor, NumberCtor, PromiseResolve, ReflectApply, TypeErrorCtor, arrayPush, arrayShift, call, mapDelete,
+  mapGet, mapSet, promiseThen,
+} = load('primordials.js');
 
 const nowMs = natives.now;
 
@@ -41,7 +45,10 @@ function insertTimer(t) {
     if (m.order < t.order || (m.order === t.order && m.seq < t.seq)) lo = mid + 1;
     else hi = mid;
   }
-  timerQueue.splice(lo, 0, t);
+  // timerQueue.splice(lo, 0, t), in place.
+  call(arrayPush, timerQueue, t);
+  for (let i = timerQueue.length - 1; i > lo; i--) timerQueue[i] = timerQueue[i - 1];
+  timerQueue[lo] = t;
 }
 
 function schedule(name, callback, delay, args, repeat) {
@@ -57,28 +64,28 @@ function schedule(name, callback, delay, args, repeat) {
   const t = {
     id: nextTimerId++, callback, args, delay: ms, repeat, deadline, at, order: logicalUs < 0 ? deadline : at, seq: timerSeq++, cancelled: false,
   };
-  timerById.set(t.id, t);
+  call(mapSet, timerById, t.id, t);
   insertTimer(t);
   return t.id;
 }
 
 function clearTimer(id) {
-  const t = timerById.get(NumberCtor(id));
+  const t = call(mapGet, timerById, NumberCtor(id));
   if (t !== undefined) {
     t.cancelled = true;
-    timerById.delete(t.id);
+    call(mapDelete, timerById, t.id);
   }
 }
 
 // Fires at most one due timer: returns -2 after firing (the loop then runs microtasks and
 // calls again), else the next deadline (ms on the `now` clock), or -1 when none is pending.
 function runTimers() {
-  while (timerQueue.length > 0 && timerQueue[0].cancelled) timerQueue.shift();
+  while (timerQueue.length > 0 && timerQueue[0].cancelled) call(arrayShift, timerQueue);
   if (timerQueue.length === 0) return -1;
   const t = timerQueue[0];
   const now = nowMs();
   if (t.deadline > now) return t.deadline;
-  timerQueue.shift();
+  call(arrayShift, timerQueue);
   if (logicalUs >= 0 && logicalUs < t.at) logicalUs = t.at;
   if (t.repeat) {
     t.deadline = now + t.delay;
@@ -87,7 +94,7 @@ function runTimers() {
     t.seq = timerSeq++;
     insertTimer(t);
   } else {
-    timerById.delete(t.id);
+    call(mapDelete, timerById, t.id);
   }
   try {
     ReflectApply(t.callback, globalThis, t.args);

@@ -1,45 +1,71 @@
 // URL, URLSearchParams (URL Standard). Parsing and the setters are the `url` crate's WHATWG
 // implementation in Rust (natives/web.rs); this file keeps the components and the live search params.
+// Built-in methods through primordials.js's captures, lists walked by index (primordials.js says why).
 (function (load) {
 'use strict';
 const { natives } = load('natives.js');
 const {
   ReflectApply, ReflectGetOwnPropertyDescriptor, ReflectOwnKeys, StringCtor, SymbolIterator, SymbolToStringTag,
-  TypeErrorCtor, WeakMapCtor,
+  TypeErrorCtor, WeakMapCtor, arrayPush, arraySort, call, stringSlice, stringToWellFormed, weakMapGet, weakMapSet,
 } = load('primordials.js');
 
 // Component order in the arrays natives.urlParse/urlSet return:
-const [HREF, ORIGIN, PROTOCOL, USERNAME, PASSWORD, HOST, HOSTNAME, PORT, PATHNAME, SEARCH, HASH] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+const HREF = 0, ORIGIN = 1, PROTOCOL = 2, USERNAME = 3, PASSWORD = 4, HOST = 5, HOSTNAME = 6, PORT = 7, PATHNAME = 8,
+  SEARCH = 9, HASH = 10;
 const urlParams = new WeakMapCtor(); // URL -> its URLSearchParams
 const paramsUrl = new WeakMapCtor(); // URLSearchParams -> its URL
 
 // File-private access to the two classes' state; assigned in their static blocks.
 let resetParams; // (params, query): the list parsed from `query`, as the URL's query changed
 let setURLSearch; // (url, value): sets the query without re-parsing the URL's params
+// For Request and Response (exported to runtime files, never to programs): a URL's parts read
+// from its private state, not through URL.prototype, which a program may change.
+let urlHref; // (url): its href
+let urlHasCredentials; // (url): whether it has a username or a password
+let paramsString; // (params): its toString(), for a body
+
+// The pairs of `list` that `keep(pair, index)` keeps, in order.
+function kept(list, keep) {
+  const out = [];
+  for (let i = 0; i < list.length; i++) {
+    if (keep(list[i], i)) call(arrayPush, out, list[i]);
+  }
+  return out;
+}
+// The index of the first pair of `list` named `name`, or -1.
+function indexOf(list, name) {
+  for (let i = 0; i < list.length; i++) {
+    if (list[i][0] === name) return i;
+  }
+  return -1;
+}
 
 class URLSearchParams {
   #list = [];
   constructor(init = '') {
     if (init instanceof URLSearchParams) {
-      this.#list = init.#list.map(([k, v]) => [k, v]);
+      for (let i = 0; i < init.#list.length; i++) call(arrayPush, this.#list, [init.#list[i][0], init.#list[i][1]]);
     } else if (init !== null && typeof init === 'object' || typeof init === 'function') {
       if (typeof init[SymbolIterator] === 'function') {
+        // A sequence of pairs, read through its own iterator, as WebIDL says.
         for (const pair of init) {
           const p = [...pair];
           if (p.length !== 2) {
             throw new TypeErrorCtor("Failed to construct 'URLSearchParams': The provided value cannot be converted to a sequence of pairs.");
           }
-          this.#list.push([toUSV(p[0]), toUSV(p[1])]);
+          call(arrayPush, this.#list, [toUSV(p[0]), toUSV(p[1])]);
         }
       } else {
-        for (const key of ReflectOwnKeys(init)) {
+        const keys = ReflectOwnKeys(init);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
           const desc = ReflectGetOwnPropertyDescriptor(init, key);
-          if (typeof key === 'string' && desc?.enumerable) this.#list.push([toUSV(key), toUSV(init[key])]);
+          if (typeof key === 'string' && desc?.enumerable) call(arrayPush, this.#list, [toUSV(key), toUSV(init[key])]);
         }
       }
     } else {
       let s = toUSV(init);
-      if (s.startsWith('?')) s = s.slice(1);
+      if (s[0] === '?') s = call(stringSlice, s, 1);
       this.#list = natives.formParse(s);
     }
   }
@@ -47,59 +73,70 @@ class URLSearchParams {
     resetParams = (params, query) => {
       params.#list = natives.formParse(query);
     };
+    paramsString = (params) => natives.formSerialize(params.#list);
   }
   #update() {
-    const url = paramsUrl.get(this);
+    const url = call(weakMapGet, paramsUrl, this);
     if (url) setURLSearch(url, this.#list.length === 0 ? '' : natives.formSerialize(this.#list));
   }
   get size() { return this.#list.length; }
   append(name, value) {
-    this.#list.push([toUSV(name), toUSV(value)]);
+    call(arrayPush, this.#list, [toUSV(name), toUSV(value)]);
     this.#update();
   }
   delete(name, value) {
     name = toUSV(name);
     const v = value === undefined ? undefined : toUSV(value);
-    this.#list = this.#list.filter(([k, val]) => !(k === name && (v === undefined || val === v)));
+    this.#list = kept(this.#list, (p) => !(p[0] === name && (v === undefined || p[1] === v)));
     this.#update();
   }
   get(name) {
     name = toUSV(name);
-    const hit = this.#list.find(([k]) => k === name);
-    return hit ? hit[1] : null;
+    const i = indexOf(this.#list, name);
+    return i < 0 ? null : this.#list[i][1];
   }
   getAll(name) {
     name = toUSV(name);
-    return this.#list.filter(([k]) => k === name).map(([, v]) => v);
+    const out = [];
+    for (let i = 0; i < this.#list.length; i++) {
+      if (this.#list[i][0] === name) call(arrayPush, out, this.#list[i][1]);
+    }
+    return out;
   }
   has(name, value) {
     name = toUSV(name);
     const v = value === undefined ? undefined : toUSV(value);
-    return this.#list.some(([k, val]) => k === name && (v === undefined || val === v));
+    for (let i = 0; i < this.#list.length; i++) {
+      const p = this.#list[i];
+      if (p[0] === name && (v === undefined || p[1] === v)) return true;
+    }
+    return false;
   }
   set(name, value) {
     name = toUSV(name);
     value = toUSV(value);
-    const i = this.#list.findIndex(([k]) => k === name);
-    if (i < 0) this.#list.push([name, value]);
+    const i = indexOf(this.#list, name);
+    if (i < 0) call(arrayPush, this.#list, [name, value]);
     else {
       this.#list[i][1] = value;
-      this.#list = this.#list.filter(([k], j) => j <= i || k !== name);
+      this.#list = kept(this.#list, (p, j) => j <= i || p[0] !== name);
     }
     this.#update();
   }
   sort() {
     // Stable, by UTF-16 code units of the names.
-    this.#list = this.#list
-      .map((p, i) => [p, i])
-      .sort((a, b) => (a[0][0] < b[0][0] ? -1 : a[0][0] > b[0][0] ? 1 : a[1] - b[1]))
-      .map(([p]) => p);
+    const indexed = [];
+    for (let i = 0; i < this.#list.length; i++) call(arrayPush, indexed, [this.#list[i], i]);
+    call(arraySort, indexed, (a, b) => (a[0][0] < b[0][0] ? -1 : a[0][0] > b[0][0] ? 1 : a[1] - b[1]));
+    const sorted = [];
+    for (let i = 0; i < indexed.length; i++) call(arrayPush, sorted, indexed[i][0]);
+    this.#list = sorted;
     this.#update();
   }
   forEach(callback, thisArg = undefined) {
     for (let i = 0; i < this.#list.length; i++) {
-      const [k, v] = this.#list[i];
-      ReflectApply(callback, thisArg, [v, k, this]);
+      const p = this.#list[i];
+      ReflectApply(callback, thisArg, [p[1], p[0], this]);
     }
   }
   toString() {
@@ -107,8 +144,8 @@ class URLSearchParams {
   }
   *#iterate(kind) {
     for (let i = 0; i < this.#list.length; i++) {
-      const [k, v] = this.#list[i];
-      yield kind === 'keys' ? k : kind === 'values' ? v : [k, v];
+      const p = this.#list[i];
+      yield kind === 'keys' ? p[0] : kind === 'values' ? p[1] : [p[0], p[1]];
     }
   }
   entries() { return this.#iterate('entries'); }
@@ -118,7 +155,7 @@ class URLSearchParams {
   get [SymbolToStringTag]() { return 'URLSearchParams'; }
 }
 function toUSV(v) {
-  return StringCtor(v).toWellFormed();
+  return call(stringToWellFormed, StringCtor(v));
 }
 
 class URL {
@@ -143,6 +180,8 @@ class URL {
     setURLSearch = (url, value) => {
       url.#set('search', value, false);
     };
+    urlHref = (url) => url.#c[HREF];
+    urlHasCredentials = (url) => url.#c[USERNAME] !== '' || url.#c[PASSWORD] !== '';
   }
   #set(attr, value, syncParams = true) {
     const c = natives.urlSet(this.#c[HREF], attr, toUSV(value));
@@ -151,8 +190,8 @@ class URL {
       return;
     }
     this.#c = c;
-    const params = urlParams.get(this);
-    if (syncParams && params) resetParams(params, c[SEARCH].slice(1));
+    const params = call(weakMapGet, urlParams, this);
+    if (syncParams && params) resetParams(params, call(stringSlice, c[SEARCH], 1));
   }
   get href() { return this.#c[HREF]; }
   set href(v) { this.#set('href', v); }
@@ -176,13 +215,13 @@ class URL {
   get hash() { return this.#c[HASH]; }
   set hash(v) { this.#set('hash', v); }
   get searchParams() {
-    let params = urlParams.get(this);
+    let params = call(weakMapGet, urlParams, this);
     if (!params) {
       // Initialised from the query itself: a second leading "?" is data, not a prefix.
       params = new URLSearchParams();
-      resetParams(params, this.#c[SEARCH].slice(1));
-      urlParams.set(this, params);
-      paramsUrl.set(params, this);
+      resetParams(params, call(stringSlice, this.#c[SEARCH], 1));
+      call(weakMapSet, urlParams, this, params);
+      call(weakMapSet, paramsUrl, params, this);
     }
     return params;
   }
@@ -191,5 +230,5 @@ class URL {
   get [SymbolToStringTag]() { return 'URL'; }
 }
 
-return { URLSearchParams, URL };
+return { paramsString, urlHasCredentials, urlHref, URLSearchParams, URL };
 })
