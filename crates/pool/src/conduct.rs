@@ -1,8 +1,7 @@
-//! What a worker may say (one file over 500 lines: every rule a worker's frame is checked by,
-//! so that what a worker may send is read in one place). The host treats every worker as
-//! hostile (docs/threat-model.md): a worker whose isolate was taken over by a V8 exploit writes
-//! whatever bytes it likes to its stdout, so each frame it sends is checked here, against the
-//! execution the host gave that worker, before anything acts on it.
+//! What a worker may say. The host treats every worker as hostile (docs/threat-model.md): a
+//! worker whose isolate was taken over by a V8 exploit writes whatever bytes it likes to its
+//! stdout, so each frame it sends is checked here, against the execution the host gave that
+//! worker, before anything acts on it.
 //!
 //! A worker is bound to the last execution it was sent (its `Binding`, in its slot). Of the
 //! frames that name an execution, one that names another is a violation, and so is one out of
@@ -17,11 +16,12 @@
 //! execution id a canonical v4 UUID ([`execution_id`]) no other execution holds
 //! (`handles::unused`).
 //!
-//! One file over 500 lines (a fifth of it its tests): every rule a worker's frames are held
-//! to, in one place, so what a worker may say can be read (and audited) whole.
+//! One file over 500 lines (over a quarter of it its tests): every rule a worker's frames are
+//! held to, in one place, so what a worker may say can be read (and audited) whole.
 //!
-//! The pool answers a violation (lifecycle.rs) by killing the worker at once, failing the execution it
-//! held with `WORKER_VIOLATION`, naming the violation on stderr, and starting a replacement.
+//! The pool answers a violation (lifecycle.rs) by killing the worker at once, failing the
+//! execution it held with `WORKER_VIOLATION`, naming the violation on stderr, and starting a
+//! replacement.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

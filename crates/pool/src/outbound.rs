@@ -1,7 +1,6 @@
 //! Native outbound: the pool performs a run's `fetch` from its own machine (the worker has no
-//! sockets: its jail refuses them). One file over 500 lines: every step of a native fetch, from
-//! the address check through the concurrency bounds to the answer's checks, which a request
-//! passes in order.
+//! sockets: its jail refuses them), every step of it, from the address check through the
+//! concurrency bounds to the answer's checks, which a request passes in order.
 //!
 //! - **Where** (outbound `'public'`): one agent whose resolver resolves each hop's name once and
 //!   hands ureq only the addresses [`classify`] finds public, so the connection goes to a vetted
