@@ -6,8 +6,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, connected, raw, served, startDaemon } from './daemon-helpers.mjs';
+import { executor } from './helpers.mjs';
 
 const KEY = 'a-shared-approval-key-of-32-bytes!';
 const OTHER_KEY = 'another-approval-key-of-32-bytes!!';
@@ -167,6 +168,49 @@ describe('the protocol’s approve and decision', () => {
     expect(server.stats().running).toBe(1);
     client.socket.close();
     await expect.poll(() => server.stats().running, { timeout: 5000 }).toBe(0);
+  });
+});
+
+describe('one set of approval rules', () => {
+  // The addon (validate.request, through readApproval) and the daemon's wire ask the same rules
+  // (codemode_pool::read_approval): the same request is refused with the same text by both.
+  // (A fractional bound never reaches the daemon's rules: its wire reads integers, and refuses
+  // other numbers as a malformed message.)
+  const open = (approve) => [{ name: 'p', tools: null, approve }];
+  const cases = [
+    ['a tool outside the closed list', { providers: [{ name: 'p', tools: ['a'], approve: ['b'] }] }],
+    ['an approval with nothing marked', { providers: [{ name: 'p', tools: ['a'] }], approval: { mode: 'interrupt' } }],
+    ['an expiry of 0', { providers: open(true), approval: { mode: 'interrupt', expiresIn: 0 } }],
+    ['a timeout past its range', { providers: open(['t']), approval: { mode: 'callback', timeout: 3_600_001 } }],
+    ['approvals with retained handles', { providers: open(true), retainHandles: true }],
+    ['approve: false', { providers: open(false) }],
+  ];
+
+  /** One daemon and one executor for every case (refusals start no run). */
+  let both;
+  const shared = () => (both ??= (async () => ({ server: await served({ approvalKey: KEY, workers: 1 }), local: executor({ workers: 1, approvalKey: KEY }) }))());
+  afterAll(async () => (await both)?.local.close());
+
+  it.each(cases)('%s: the same refusal in process and at the daemon', async (_, request) => {
+    const { server, local } = await shared();
+    const client = await raw(server.url);
+    try {
+      client.send({ type: 'execute', id: 1, code: 'async () => 1', ...request });
+      const failed = await client.next((m) => m.id === 1);
+      const inProcess = {
+        ...request,
+        code: 'async () => 1',
+        providers: request.providers.map((p) => ({ ...p, tools: p.tools ?? '*' })),
+        dispatch: () => null,
+        approval: request.approval?.mode === 'callback' ? { ...request.approval, decide: () => ({ approved: true }) } : request.approval,
+      };
+      const refused = await local.execute(inProcess).then(() => null, (e) => e);
+      expect(failed.type).toBe('failed');
+      expect(refused?.code).toBe('INVALID_REQUEST');
+      expect([failed.code, failed.message]).toEqual([refused.code, refused.message]);
+    } finally {
+      client.socket.close();
+    }
   });
 });
 

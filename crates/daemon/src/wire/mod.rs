@@ -192,7 +192,7 @@ impl ExecuteMsg {
                 Some(Approve::All(false)) => {
                     return Err(invalid_request(
                         &format!("providers[{i}].approve"),
-                        "got false",
+                        "got boolean false",
                         "true, or an array of tool names",
                     ))
                 }
