@@ -8,21 +8,24 @@
 //! are written by the sender's own thread when the pipe takes them at once, and otherwise
 //! queued for the worker's writer thread (`input.rs`), so no caller (the JS thread answering a
 //! tool call, the watchdog, a dispatch under the state lock) ever blocks on a full pipe, and
-//! the common case adds no thread hop. One watchdog thread enforces deadlines (watchdog.rs,
-//! over the registry in deadlines.rs). Callers get results through a completion callback,
+//! the common case adds no thread hop. One watchdog thread enforces every run's and
+//! invocation's limits (watchdog.rs, each request's `Limit` in limit.rs, over the registry in
+//! deadlines.rs). Callers get results through a completion callback,
 //! which fits napi threadsafe functions and socket writers alike.
 //!
 //! A worker's life, module by module: spawn.rs starts it; reader.rs or readiness.rs reads its
 //! output; dispatch.rs acts on each frame after conduct.rs admitted it; schedule.rs hands it
 //! runs and writes the host's answers; lifecycle.rs settles its end. Retained executions are in
-//! handles.rs, native fetch in outbound.rs, metrics and live logs in observe.rs.
+//! handles.rs, native fetch in outbound.rs, every run's tool calls in calls.rs, approvals in
+//! approvals/, metrics and live logs in observe.rs.
 //!
 //! The modules stand in layers, and none reaches back into one above it (scripts/cycles.mjs
 //! holds that in CI): the leaves (api.rs, the types callers see; limit.rs, every bound of one
-//! request; process.rs, input.rs, conduct.rs, outbound.rs, observe.rs, approvals/), then
-//! state.rs (what the pool holds, made of the leaves), then the modules that act on the state,
-//! and this file on top: `Pool`, each method a short entry point into them. Nothing refers to
-//! this file.
+//! request; process.rs, input.rs, conduct.rs, outbound.rs, observe.rs, calls.rs, approvals/),
+//! then state.rs (what the pool holds, made of the leaves), then the modules that act on the
+//! state, and this file on top: `Pool`, each method a short entry point into them. Nothing
+//! refers to this file. It passes 500 lines only by its doc comments: the public API is
+//! documented here, where callers read it.
 
 mod api;
 mod approvals;

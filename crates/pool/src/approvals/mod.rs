@@ -1,9 +1,9 @@
-//! Approvals (docs/approvals.md): tool calls that wait for a person's yes, and the audit trail
-//! of every run's tool calls (`outcome.calls`).
+//! Approvals (docs/approvals.md): tool calls that wait for a person's yes. The rules a request's
+//! approvals are held to are rules.rs; every run's record of its calls is calls.rs, which the
+//! book tells how the calls it answered itself ended.
 //!
-//! Every run is tracked here from its submission to its completion ([`Book::track`]): each tool
-//! call is recorded as it arrives and when its answer goes back. A run with approvals
-//! ([`ApprovalSpec`]) also has a [`Gate`]: each request it makes (tool call or fetch) takes the
+//! Every run is tracked here from its submission to its completion ([`Book::track`]). A run
+//! with approvals ([`ApprovalSpec`]) has a [`Gate`]: each request it makes (tool call or fetch) takes the
 //! next slot of its ledger, in the order the program made them (the worker sends them in that
 //! order, and a replayable run makes them in the same order again). A call of a tool that needs
 //! approval is held (interrupt mode) or put to the host's `approve` (callback mode). In interrupt
@@ -17,6 +17,11 @@
 //! Locking: one lock here, taken after the pool's state lock where both are held (`track`, at
 //! submission) and never the other way round; each entry point returns what to do, and the
 //! caller (dispatch.rs, schedule.rs, lib.rs) does it with this lock released.
+//!
+//! One file over 500 lines: the book's entry points and the gate they drive share one private
+//! state (`Track`, `Gate`, the ledger's slots) under one lock, and each entry point reads as one
+//! step of the ledger's story (a call, an answer, an idle, a decision, a pause); about a fifth
+//! is its tests.
 
 pub(crate) mod rules;
 mod token;
