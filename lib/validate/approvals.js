@@ -8,7 +8,7 @@
 // defaults) are the addon's `readApproval`, the same the daemon holds a client's request to.
 
 const { limits, loadNative } = require('../native');
-const { fault, describe, reading, snapshot, integerIn, objectArgument, checkSignal, checkOutbound, outboundMode } = require('./fields');
+const { fault, describe, reading, snapshot, objectArgument, checkSignal, checkOutbound, outboundMode } = require('./fields');
 
 /**
  * @typedef {import('../../native').NativeApproval} NativeApproval
