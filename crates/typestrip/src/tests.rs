@@ -15,11 +15,13 @@ fn ok(code: &str) -> String {
     }
 }
 
-/// Each output line has the same UTF-16 length as its input line.
-fn same_layout(code: &str, js: &str) {
+/// `code` stripped: JavaScript, each output line the same UTF-16 length as its input line.
+fn stripped(code: &str) -> String {
+    let js = ok(code);
     let a: Vec<usize> = code.split('\n').map(|l| l.encode_utf16().count()).collect();
     let b: Vec<usize> = js.split('\n').map(|l| l.encode_utf16().count()).collect();
     assert_eq!(a, b, "layout changed:\n{code}\n---\n{js}");
+    js
 }
 
 #[test]
@@ -30,9 +32,7 @@ fn plain_javascript_is_unchanged() {
 
 #[test]
 fn blanks_annotations_generics_and_assertions() {
-    let code = "async (n: number): Promise<number> => {\n  const xs: Array<number> = [n]\n  const m = new Map<string, number>()\n  const y = (xs[0] as number) satisfies number\n  return first<number>(xs)! + m.size\n}";
-    let js = ok(code);
-    same_layout(code, &js);
+    let js = stripped("async (n: number): Promise<number> => {\n  const xs: Array<number> = [n]\n  const m = new Map<string, number>()\n  const y = (xs[0] as number) satisfies number\n  return first<number>(xs)! + m.size\n}");
     assert!(!js.contains("number"), "{js}");
     assert!(!js.contains("satisfies"), "{js}");
     assert!(js.contains("(xs[0]          )"), "{js}");
@@ -41,9 +41,7 @@ fn blanks_annotations_generics_and_assertions() {
 
 #[test]
 fn removes_type_declarations_with_a_semicolon() {
-    let code = "interface A { x: number }\ntype B = A | null\nasync () => 1";
-    let js = ok(code);
-    same_layout(code, &js);
+    let js = stripped("interface A { x: number }\ntype B = A | null\nasync () => 1");
     assert!(js.starts_with(";  "), "{js}");
     assert!(js.contains("\n;"), "{js}");
     assert!(js.ends_with("async () => 1"), "{js}");
@@ -51,34 +49,28 @@ fn removes_type_declarations_with_a_semicolon() {
 
 #[test]
 fn type_only_imports_and_specifiers() {
-    let code = "import type { T } from './t.js'\nimport { type U, v } from './u.js'\nasync () => v";
-    let js = ok(code);
-    same_layout(code, &js);
+    let js = stripped(
+        "import type { T } from './t.js'\nimport { type U, v } from './u.js'\nasync () => v",
+    );
     assert!(!js.contains("T }"), "{js}");
     assert!(js.contains("import {         v } from './u.js'"), "{js}");
 }
 
 #[test]
 fn as_before_a_line_starting_with_a_parenthesis() {
-    let code = "async () => {\n  let x = 1\n  x as number\n  (globalThis as any).y = 2\n}";
-    let js = ok(code);
-    same_layout(code, &js);
+    let js = stripped("async () => {\n  let x = 1\n  x as number\n  (globalThis as any).y = 2\n}");
     assert!(js.contains("  x ;        \n  (globalThis"), "{js}");
 }
 
 #[test]
 fn multiline_arrow_return_type_moves_the_parenthesis() {
-    let code = "async () => {\n  const f = (a):\n    number => a\n  return f(1)\n}";
-    let js = ok(code);
-    same_layout(code, &js);
+    let js = stripped("async () => {\n  const f = (a):\n    number => a\n  return f(1)\n}");
     assert!(js.contains("(a  \n         ) => a"), "{js}");
 }
 
 #[test]
 fn class_modifiers_and_marks() {
-    let code = "async () => {\n  abstract class A implements B, C {\n    private readonly x: number = 1\n    y?: string\n    z!: number\n    declare w: number\n    abstract m(): void\n    static s(this: A, a?: number): number { return 1 }\n    constructor() {}\n  }\n  return 1\n}";
-    let js = ok(code);
-    same_layout(code, &js);
+    let js = stripped("async () => {\n  abstract class A implements B, C {\n    private readonly x: number = 1\n    y?: string\n    z!: number\n    declare w: number\n    abstract m(): void\n    static s(this: A, a?: number): number { return 1 }\n    constructor() {}\n  }\n  return 1\n}");
     for gone in [
         "private",
         "readonly",
@@ -96,9 +88,7 @@ fn class_modifiers_and_marks() {
 
 #[test]
 fn overloads_and_declare_are_removed() {
-    let code = "async () => {\n  function f(a: string): string\n  function f(a: any) { return a }\n  declare const g: number\n  return f('x')\n}";
-    let js = ok(code);
-    same_layout(code, &js);
+    let js = stripped("async () => {\n  function f(a: string): string\n  function f(a: any) { return a }\n  declare const g: number\n  return f('x')\n}");
     assert_eq!(js.matches("function").count(), 1, "{js}");
 }
 
@@ -139,9 +129,7 @@ fn refuses_what_cannot_be_stripped() {
 
 #[test]
 fn astral_characters_keep_their_utf16_width() {
-    let code = "async () => { const s: '😀' = '😀'; return s }";
-    let js = ok(code);
-    same_layout(code, &js);
+    stripped("async () => { const s: '😀' = '😀'; return s }");
 }
 
 #[test]

@@ -26,8 +26,50 @@ fn refused(code: &str) -> TooDeep {
     }
 }
 
+/// Asserts `code` counts fewer than `bound` levels.
+fn shallow(code: &str, bound: u32) {
+    assert!(depth(code) < bound, "{}", depth(code));
+}
+
+/// Asserts each of `cases` is refused, past the limit.
+fn all_refused(cases: &[String]) {
+    for (i, code) in cases.iter().enumerate() {
+        let e = refused(code);
+        assert!(e.depth > LIMIT, "case {i}");
+    }
+}
+
 fn r(s: &str, n: usize) -> String {
     s.repeat(n)
+}
+
+/// `head`, then `line(i)` for each `i` below `n`, then the closing `}`.
+fn statements(head: &str, n: usize, line: impl Fn(usize) -> String) -> String {
+    let mut code = String::from(head);
+    for i in 0..n {
+        code.push_str(&line(i));
+    }
+    code.push('}');
+    code
+}
+
+/// A nesting shape at depth `n`: `before`, `open` and `close` each `n * times` times around
+/// `middle`, then `after`.
+fn nest(
+    before: &'static str,
+    open: &'static str,
+    middle: &'static str,
+    close: &'static str,
+    after: &'static str,
+    times: usize,
+) -> Box<dyn Fn(usize) -> String> {
+    Box::new(move |n| {
+        format!(
+            "{before}{}{middle}{}{after}",
+            r(open, n * times),
+            r(close, n * times)
+        )
+    })
 }
 
 /// Each shape that makes a parser recurse, 20,000 deep: refused, and the same shape 50 deep is
@@ -35,52 +77,52 @@ fn r(s: &str, n: usize) -> String {
 #[test]
 fn every_deep_shape_is_refused() {
     let shapes: Vec<Box<dyn Fn(usize) -> String>> = vec![
-        Box::new(|n| format!("async () => {}1{}", r("(", n), r(")", n))),
-        Box::new(|n| format!("async () => {}{}", r("[", n), r("]", n))),
-        Box::new(|n| format!("async () => ({}1{})", r("{a:", n), r("}", n))),
-        Box::new(|n| format!("async () => {{ {}{} }}", r("{", n), r("}", n))),
-        Box::new(|n| format!("async () => {}1", r("a=>", n))),
-        Box::new(|n| format!("async () => {}1", r("- ", n))),
-        Box::new(|n| format!("async () => {}1", r("!", n))),
-        Box::new(|n| format!("async () => {}1", r("~", n))),
-        Box::new(|n| format!("async () => {}1", r("typeof ", n))),
-        Box::new(|n| format!("async () => {}1", r("await ", n))),
-        Box::new(|n| format!("async () => {}X", r("new ", n))),
-        Box::new(|n| format!("async () => {}c", r("a?b:", n))),
-        Box::new(|n| format!("async () => {}b{}", r("a?", n), r(":c", n))),
-        Box::new(|n| format!("async () => {{ {}1 }}", r("a=", n))),
-        Box::new(|n| format!("async () => {}2", r("2**", n))),
-        Box::new(|n| format!("async () => {}1{}", r("`${", n), r("}`", n))),
-        Box::new(|n| format!("async () => f{}", r("()", n * 8))),
-        Box::new(|n| format!("async () => x{}", r("[0]", n * 8))),
-        Box::new(|n| format!("async () => f{}", r("`x`", n * 8))),
-        Box::new(|n| format!("async () => 1{}", r("+1", n * 8))),
-        Box::new(|n| format!("async () => a{}", r("&&a", n * 8))),
-        Box::new(|n| format!("async () => x{}", r(".y", n * 8))),
-        Box::new(|n| format!("async () => {{ {}; }}", r("if(a)", n))),
-        Box::new(|n| format!("async () => {{ {}{{}} }}", r("if(a){}else ", n))),
-        Box::new(|n| format!("async () => {{ {}x; }}", r("if(a) x; else ", n))),
-        Box::new(|n| format!("async () => {{ {}; }}", r("while(a)", n))),
-        Box::new(|n| format!("async () => {{ {}; }}", r("for(;;)", n))),
-        Box::new(|n| format!("async () => {{ {}; }}", r("for await (x of y)", n))),
-        Box::new(|n| format!("async () => {{ {}x; }}", r("do ", n))),
+        nest("async () => ", "(", "1", ")", "", 1),
+        nest("async () => ", "[", "", "]", "", 1),
+        nest("async () => (", "{a:", "1", "}", ")", 1),
+        nest("async () => { ", "{", "", "}", " }", 1),
+        nest("async () => ", "a=>", "1", "", "", 1),
+        nest("async () => ", "- ", "1", "", "", 1),
+        nest("async () => ", "!", "1", "", "", 1),
+        nest("async () => ", "~", "1", "", "", 1),
+        nest("async () => ", "typeof ", "1", "", "", 1),
+        nest("async () => ", "await ", "1", "", "", 1),
+        nest("async () => ", "new ", "X", "", "", 1),
+        nest("async () => ", "a?b:", "c", "", "", 1),
+        nest("async () => ", "a?", "b", ":c", "", 1),
+        nest("async () => { ", "a=", "1", "", " }", 1),
+        nest("async () => ", "2**", "2", "", "", 1),
+        nest("async () => ", "`${", "1", "}`", "", 1),
+        nest("async () => f", "()", "", "", "", 8),
+        nest("async () => x", "[0]", "", "", "", 8),
+        nest("async () => f", "`x`", "", "", "", 8),
+        nest("async () => 1", "+1", "", "", "", 8),
+        nest("async () => a", "&&a", "", "", "", 8),
+        nest("async () => x", ".y", "", "", "", 8),
+        nest("async () => { ", "if(a)", ";", "", " }", 1),
+        nest("async () => { ", "if(a){}else ", "{}", "", " }", 1),
+        nest("async () => { ", "if(a) x; else ", "x;", "", " }", 1),
+        nest("async () => { ", "while(a)", ";", "", " }", 1),
+        nest("async () => { ", "for(;;)", ";", "", " }", 1),
+        nest("async () => { ", "for await (x of y)", ";", "", " }", 1),
+        nest("async () => { ", "do ", "x;", "", " }", 1),
         Box::new(|n| {
             let labels: String = (0..n).map(|i| format!("l{i}:")).collect();
             format!("async () => {{ {labels}; }}")
         }),
-        Box::new(|n| format!("async () => function*(){{{}1}}", r("yield ", n))),
-        Box::new(|n| format!("async () => [{}x{}]", r("...[", n), r("]", n))),
-        Box::new(|n| format!("async () => {{ {}class A{{}} }}", r("@d ", n))),
-        Box::new(|n| format!("let x: {}B{}", r("A<", n), r(">", n))),
-        Box::new(|n| format!("let x: {}B{}", r("A<B,", n), r(">", n))),
-        Box::new(|n| format!("async () => a{}", r("<a", n))),
-        Box::new(|n| format!("type T = {}D", r("A extends B ? C : ", n))),
-        Box::new(|n| format!("type T = {}A", r("keyof ", n))),
-        Box::new(|n| format!("type T = {}A", r("() => ", n))),
-        Box::new(|n| format!("async () => {}x", r("<T>", n))),
-        Box::new(|n| format!("async () => x{}", r("!", n * 8))),
-        Box::new(|n| format!("type T = A{}", r("[]", n * 8))),
-        Box::new(|n| format!("type T = A{}", r("|A", n * 8))),
+        nest("async () => function*(){", "yield ", "1", "", "}", 1),
+        nest("async () => [", "...[", "x", "]", "]", 1),
+        nest("async () => { ", "@d ", "class A{}", "", " }", 1),
+        nest("let x: ", "A<", "B", ">", "", 1),
+        nest("let x: ", "A<B,", "B", ">", "", 1),
+        nest("async () => a", "<a", "", "", "", 1),
+        nest("type T = ", "A extends B ? C : ", "D", "", "", 1),
+        nest("type T = ", "keyof ", "A", "", "", 1),
+        nest("type T = ", "() => ", "A", "", "", 1),
+        nest("async () => ", "<T>", "x", "", "", 1),
+        nest("async () => x", "!", "", "", "", 8),
+        nest("type T = A", "[]", "", "", "", 8),
+        nest("type T = A", "|A", "", "", "", 8),
     ];
     for (i, shape) in shapes.iter().enumerate() {
         let deep = shape(20_000);
@@ -103,7 +145,7 @@ fn brackets_in_strings_comments_templates_and_regexes_do_not_count() {
         p = r("(", 5000),
         e = r("\\(", 5000)
     );
-    assert!(depth(&code) < 10, "{}", depth(&code));
+    shallow(&code, 10);
 }
 
 #[test]
@@ -124,25 +166,17 @@ async () => {
   const re = /^(?:[a-z]+)\/(\d+)$/i
   return { total, groups: groups.length, ok: re.test(`a/${total}`) && total > 0 ? 'yes' : 'no' }
 }"#;
-    assert!(depth(program) < 20, "{}", depth(program));
+    shallow(program, 20);
     // A long program in the style that leaves semicolons out: each statement starts afresh.
-    let mut long = String::from("async () => {\n");
-    for i in 0..5000 {
-        long.push_str(&format!(
-            "  let v{i} = a{i} = -b{i} ? c{i} : d{i}.e(f{i})\n  if (v{i}) x = y\n  g{i}()\n"
-        ));
-    }
-    long.push('}');
-    assert!(depth(&long) < 20, "{}", depth(&long));
+    let long = statements("async () => {\n", 5000, |i| {
+        format!("  let v{i} = a{i} = -b{i} ? c{i} : d{i}.e(f{i})\n  if (v{i}) x = y\n  g{i}()\n")
+    });
+    shallow(&long, 20);
     // Statements that begin with a contextual word (`await`, `async`, `let`), no semicolons.
-    let mut awaits = String::from("async () => {\n  if (a) { b() }\n");
-    for i in 0..3000 {
-        awaits.push_str(&format!(
-            "  await t.call({i})\n  async function f{i}() {{}}\n  static{i}\n"
-        ));
-    }
-    awaits.push('}');
-    assert!(depth(&awaits) < 20, "{}", depth(&awaits));
+    let awaits = statements("async () => {\n  if (a) { b() }\n", 3000, |i| {
+        format!("  await t.call({i})\n  async function f{i}() {{}}\n  static{i}\n")
+    });
+    shallow(&awaits, 20);
     // Long data: 20,000 elements, a string concatenated from 300 pieces.
     let data = format!(
         "async () => ({{ xs: [{}], s: {} }})",
@@ -155,9 +189,9 @@ async () => {
             .collect::<Vec<_>>()
             .join(" + ")
     );
-    assert!(depth(&data) < 60, "{}", depth(&data));
+    shallow(&data, 60);
     let ts = "async (a: Array<Map<string, Set<number>>>): Promise<Record<string, number>> => {\n  const x = a as unknown as Foo<Bar<Baz>>\n  return x!.y!\n}";
-    assert!(depth(ts) < 20, "{}", depth(ts));
+    shallow(ts, 20);
 }
 
 /// Ways to hide brackets from a scanner that guesses what `/` is: each must still be counted.
@@ -197,10 +231,7 @@ fn hidden_nesting_is_counted() {
         // Line continuation in a string.
         format!("async () => '\\\n' + {bomb}"),
     ];
-    for (i, code) in cases.iter().enumerate() {
-        let e = refused(code);
-        assert!(e.depth > LIMIT, "case {i}");
-    }
+    all_refused(&cases);
 }
 
 /// Nesting without brackets that the resets must not forget.
@@ -240,10 +271,7 @@ fn resets_do_not_forget_nesting_that_goes_on() {
         ),
         format!("async () => {}x", r("- - - x\n as T - - - ", 3000)),
     ];
-    for (i, code) in cases.iter().enumerate() {
-        let e = refused(code);
-        assert!(e.depth > LIMIT, "case {i}");
-    }
+    all_refused(&cases);
 }
 
 #[test]
@@ -261,13 +289,11 @@ fn names_the_line() {
 #[test]
 fn many_ambiguous_slashes_stay_linear() {
     // Each `}` followed by `/` is read both ways; the readings rejoin after the literal.
-    let mut code = String::from("async () => {\n");
-    for _ in 0..2000 {
-        code.push_str("  if (a) { b() }\n  /x/.test(s) && c(1 / 2)\n");
-    }
-    code.push('}');
+    let code = statements("async () => {\n", 2000, |_| {
+        "  if (a) { b() }\n  /x/.test(s) && c(1 / 2)\n".into()
+    });
     let t = std::time::Instant::now();
-    assert!(depth(&code) < 20, "{}", depth(&code));
+    shallow(&code, 20);
     assert!(t.elapsed().as_secs() < 10);
 }
 
