@@ -444,17 +444,8 @@ fn malformed_bodies_are_refused() {
     // an out-of-range enum value (Outbound 3) and a bool that is neither 0 nor 1
     let exec = body(
         &HostMsg::Execute(ExecuteRequest {
-            exec_id: 1,
-            code: String::new(),
-            modules: vec![],
-            providers: vec![],
             memory_limit_mib: 1,
-            outbound: Outbound::Native,
-            retain_handles: false,
-            live_logs: false,
-            budgets: Default::default(),
-            replayable: None,
-            hops: false,
+            ..samples::execute()
         })
         .encode()
         .unwrap(),
@@ -498,25 +489,16 @@ fn frame_reader_rejects_bad_lengths_and_reports_clean_eof() {
 /// (one allocation each), and only the sizing pass reads them.
 #[test]
 fn the_encoder_refuses_a_body_over_the_frame_bound() {
-    use codemode_protocol::{
-        ExecuteRequest, FrameTooLarge, Outbound, ProviderDecl, MAX_FRAME_BYTES,
-    };
+    use codemode_protocol::{ExecuteRequest, FrameTooLarge, ProviderDecl, MAX_FRAME_BYTES};
     let over = MAX_FRAME_BYTES + 1;
     let big = || "x".repeat(over);
     let half = || "x".repeat(over / 2 + 1);
     let execute = |code: String, modules: Vec<(String, String)>, providers: Vec<ProviderDecl>| {
         HostMsg::Execute(ExecuteRequest {
-            exec_id: 1,
             code,
             modules,
             providers,
-            memory_limit_mib: 64,
-            outbound: Outbound::Native,
-            retain_handles: false,
-            live_logs: false,
-            budgets: Default::default(),
-            replayable: None,
-            hops: false,
+            ..samples::execute()
         })
     };
     let many_tools = || ProviderDecl {

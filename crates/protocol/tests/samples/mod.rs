@@ -7,6 +7,25 @@ use codemode_protocol::{
     WorkerMsg,
 };
 
+/// An execute of no code that asks for nothing: no modules or providers, 64 MiB, native fetch,
+/// no retained handles, live logs, budgets, replay or step times. A test sets what it is about
+/// and takes the rest from here (`..execute()`).
+pub fn execute() -> ExecuteRequest {
+    ExecuteRequest {
+        exec_id: 1,
+        code: String::new(),
+        modules: vec![],
+        providers: vec![],
+        memory_limit_mib: 64,
+        outbound: Outbound::Native,
+        retain_handles: false,
+        live_logs: false,
+        budgets: Default::default(),
+        replayable: None,
+        hops: false,
+    }
+}
+
 /// One `HostMsg` of each variant, in declaration order.
 pub fn host_messages() -> Vec<HostMsg> {
     fn index(m: &HostMsg) -> usize {
@@ -22,17 +41,11 @@ pub fn host_messages() -> Vec<HostMsg> {
     }
     let all = vec![
         HostMsg::Execute(ExecuteRequest {
-            exec_id: 1,
             code: "a \"quoted\" { code".into(),
             modules: vec![("m".into(), "export {}".into())],
-            providers: vec![],
             memory_limit_mib: 8,
             outbound: Outbound::Routed,
-            retain_handles: false,
-            live_logs: false,
-            budgets: Default::default(),
-            replayable: None,
-            hops: false,
+            ..execute()
         }),
         HostMsg::ToolResult {
             exec_id: 1,
