@@ -136,6 +136,14 @@ fn result_text(out: &RunOutcome) -> String {
     String::from_utf8(out.result.clone().unwrap_or_default()).unwrap()
 }
 
+/// Asserts `pool` still runs a program to its result.
+fn still_runs(pool: &Pool, host: &Arc<Answering>) {
+    assert_eq!(
+        result_text(&run(pool, host, script("return ok")).unwrap()),
+        "ok"
+    );
+}
+
 /// Waits until the pool's worker pids differ from `old` (a replacement started) and returns them.
 fn replaced(pool: &Pool, old: &[u32]) -> Vec<u32> {
     let until = Instant::now() + BOUND;
@@ -154,10 +162,17 @@ fn alive(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
 
+/// Waits until the one worker `old` is replaced; asserts it was killed and reaped, and that the
+/// pool still runs.
+fn replaced_and_reaped(pool: &Pool, host: &Arc<Answering>, old: &[u32]) {
+    replaced(pool, old);
+    assert!(!alive(old[0]), "the old worker was killed and reaped");
+    still_runs(pool, host);
+}
+
 #[test]
 fn results_logs_and_tool_calls_are_routed() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
+    let (pool, host) = one_worker();
     let out = run(
         &pool,
         &host,
@@ -175,8 +190,7 @@ fn results_logs_and_tool_calls_are_routed() {
 
 #[test]
 fn a_routed_fetch_reaches_the_host_and_its_answer_the_run() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
+    let (pool, host) = one_worker();
     let spec = ExecSpec {
         outbound: Outbound::Routed,
         ..script("fetch https://example.test/a; return-answer")
@@ -223,17 +237,24 @@ fn the_queue_bound_refuses_at_once() {
     pool.shutdown(Duration::from_secs(2));
 }
 
-/// A one-worker pool that has answered a first run, its host, and its worker's pid.
-fn warm_pool() -> (TestPool, Arc<Answering>, Vec<u32>) {
+/// A one-worker pool and its host.
+fn one_worker() -> (TestPool, Arc<Answering>) {
     let pool = pool(1, 4);
     let host = Answering::new(&pool);
+    (pool, host)
+}
+
+/// A one-worker pool that has answered a first run, its host, and its worker's pid.
+fn warm_pool() -> (TestPool, Arc<Answering>, Vec<u32>) {
+    let (pool, host) = one_worker();
     run(&pool, &host, script("return ready")).unwrap();
     let pids = pool.worker_pids();
     (pool, host, pids)
 }
 
-/// Runs `code` under a time bound of `timeout_ms`; returns the outcome and how long it took.
-fn run_timed(
+/// Runs `code` under a time bound of `timeout_ms`, which it must time out at; returns the
+/// outcome and how long it took.
+fn timed_out(
     pool: &Pool,
     host: &Arc<Answering>,
     timeout_ms: u64,
@@ -245,15 +266,23 @@ fn run_timed(
         ..script(code)
     };
     let out = run(pool, host, spec).unwrap();
-    (out, started.elapsed())
+    let took = started.elapsed();
+    let error = out.error.as_ref().expect("the run timed out");
+    assert_eq!(error.code, "TIMEOUT");
+    (out, took)
+}
+
+/// Asserts `failure` has `code` and says `text`.
+fn failed_with(failure: &Failure, code: FailureCode, text: &str) {
+    assert_eq!(failure.code, code, "{failure}");
+    assert!(failure.message.contains(text), "{}", failure.message);
 }
 
 #[test]
 fn a_run_past_its_bound_is_cancelled_and_times_out_on_the_same_worker() {
     let (pool, host, pids) = warm_pool();
-    let (out, took) = run_timed(&pool, &host, 150, "log before; sleep 20000; return never");
+    let (out, took) = timed_out(&pool, &host, 150, "log before; sleep 20000; return never");
     let error = out.error.unwrap();
-    assert_eq!(error.code, "TIMEOUT");
     assert!(error.message.contains("150 ms"), "{}", error.message);
     assert_eq!(
         out.logs.len(),
@@ -266,10 +295,7 @@ fn a_run_past_its_bound_is_cancelled_and_times_out_on_the_same_worker() {
     );
     // The worker obeyed Cancel, so it was kept.
     assert_eq!(pool.worker_pids(), pids);
-    assert_eq!(
-        result_text(&run(&pool, &host, script("return ok")).unwrap()),
-        "ok"
-    );
+    still_runs(&pool, &host);
     // A run waiting for a tool answer is woken by the Cancel on stdin.
     struct Silent;
     impl Host for Silent {
@@ -296,24 +322,18 @@ fn a_run_past_its_bound_is_cancelled_and_times_out_on_the_same_worker() {
 #[test]
 fn a_worker_that_ignores_cancel_is_killed_after_the_grace_and_replaced() {
     let (pool, host, pids) = warm_pool();
-    let (out, took) = run_timed(
+    let (_, took) = timed_out(
         &pool,
         &host,
         100,
         "ignore-cancel; sleep 20000; return never",
     );
-    assert_eq!(out.error.unwrap().code, "TIMEOUT");
     assert!(
         took >= CANCEL_GRACE,
         "killed after the grace, not before: {took:?}"
     );
     assert!(took < CANCEL_GRACE + Duration::from_secs(2), "{took:?}");
-    replaced(&pool, &pids);
-    assert!(!alive(pids[0]), "the stuck worker was killed and reaped");
-    assert_eq!(
-        result_text(&run(&pool, &host, script("return ok")).unwrap()),
-        "ok"
-    );
+    replaced_and_reaped(&pool, &host, &pids);
     pool.shutdown(Duration::from_secs(2));
 }
 
@@ -323,13 +343,8 @@ fn a_worker_that_exits_mid_run_fails_only_that_run_and_is_replaced() {
     let lost = submit(&pool, &host, script("log x; exit 3")).unwrap();
     let queued = submit(&pool, &host, script("return after")).unwrap();
     let failure = lost.recv_timeout(BOUND).unwrap().unwrap_err();
-    assert_eq!(failure.code, FailureCode::WorkerLost);
+    failed_with(&failure, FailureCode::WorkerLost, "exited with code 3");
     assert!(failure.code.retryable());
-    assert!(
-        failure.message.contains("exited with code 3"),
-        "{}",
-        failure.message
-    );
     // The run queued behind it goes to the replacement.
     let after = queued.recv_timeout(BOUND).unwrap().unwrap();
     assert_eq!(result_text(&after), "after");
@@ -341,18 +356,8 @@ fn a_worker_that_exits_mid_run_fails_only_that_run_and_is_replaced() {
 fn a_garbage_frame_from_a_worker_fails_its_run_and_replaces_it() {
     let (pool, host, pids) = warm_pool();
     let failure = run(&pool, &host, script("garbage; sleep 5000")).unwrap_err();
-    assert_eq!(failure.code, FailureCode::WorkerViolation);
-    assert!(
-        failure.message.contains("malformed frame"),
-        "{}",
-        failure.message
-    );
-    replaced(&pool, &pids);
-    assert!(!alive(pids[0]));
-    assert_eq!(
-        result_text(&run(&pool, &host, script("return ok")).unwrap()),
-        "ok"
-    );
+    failed_with(&failure, FailureCode::WorkerViolation, "malformed frame");
+    replaced_and_reaped(&pool, &host, &pids);
     pool.shutdown(Duration::from_secs(2));
 }
 
@@ -363,8 +368,7 @@ fn refused_at_handshake(name: &str, args: &str, expect: &str) {
     let host = Answering::new(&pool);
     for _ in 0..2 {
         let failure = run(&pool, &host, script("return 1")).unwrap_err();
-        assert_eq!(failure.code, FailureCode::WorkerStartFailed, "{failure}");
-        assert!(failure.message.contains(expect), "{}", failure.message);
+        failed_with(&failure, FailureCode::WorkerStartFailed, expect);
         std::thread::sleep(Duration::from_millis(100));
         assert!(
             pool.worker_pids().is_empty(),
@@ -461,8 +465,7 @@ fn shutdown_reaps_every_worker_and_settles_every_run() {
 
 #[test]
 fn a_large_answer_to_a_worker_that_is_not_reading_does_not_block_the_sender() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
+    let (pool, host) = one_worker();
     let (tx, rx) = mpsc::channel();
     let exec_id = pool
         .execute(
@@ -510,12 +513,7 @@ fn marker(name: &str) -> String {
 
 #[test]
 fn a_run_its_worker_never_acknowledged_is_queued_again_and_runs_on_the_replacement() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
-    let before = {
-        run(&pool, &host, script("return warm")).unwrap();
-        pool.worker_pids()
-    };
+    let (pool, host, before) = warm_pool();
     let path = marker("once");
     let out = run(
         &pool,
@@ -534,28 +532,18 @@ fn a_run_its_worker_never_acknowledged_is_queued_again_and_runs_on_the_replaceme
 
 #[test]
 fn a_run_no_worker_ever_acknowledges_fails_with_worker_lost_after_the_requeue_bound() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
+    let (pool, host) = one_worker();
     let failure = run(&pool, &host, script("unstarted-exit")).unwrap_err();
-    assert_eq!(failure.code, FailureCode::WorkerLost, "{failure}");
-    assert!(
-        failure
-            .message
-            .contains(&format!("{} times", codemode_pool::REQUEUE_BOUND + 1)),
-        "{failure}"
-    );
+    let times = format!("{} times", codemode_pool::REQUEUE_BOUND + 1);
+    failed_with(&failure, FailureCode::WorkerLost, &times);
     // The pool still works.
-    assert_eq!(
-        result_text(&run(&pool, &host, script("return ok")).unwrap()),
-        "ok"
-    );
+    still_runs(&pool, &host);
     pool.shutdown(Duration::from_secs(2));
 }
 
 #[test]
 fn a_run_that_started_is_lost_not_run_twice() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
+    let (pool, host) = one_worker();
     let failure = run(&pool, &host, script("call p t once; exit 3")).unwrap_err();
     assert_eq!(failure.code, FailureCode::WorkerLost, "{failure}");
     assert_eq!(*host.calls.lock().unwrap(), vec!["p.t(once)".to_string()]);
@@ -594,12 +582,7 @@ const OVER: usize = codemode_pool::protocol::MAX_FRAME_BYTES + 1;
 
 #[test]
 fn an_oversize_execute_is_refused_before_it_leaves_the_host() {
-    let pool = pool(1, 4);
-    let host = Answering::new(&pool);
-    let pids = {
-        run(&pool, &host, script("return warm")).unwrap();
-        pool.worker_pids()
-    };
+    let (pool, host, pids) = warm_pool();
     let refused = pool
         .execute(
             ExecSpec {
@@ -616,10 +599,7 @@ fn an_oversize_execute_is_refused_before_it_leaves_the_host() {
     assert!(refused.message.contains(&limit), "{refused}");
     // The worker never saw it.
     assert_eq!(pool.worker_pids(), pids);
-    assert_eq!(
-        result_text(&run(&pool, &host, script("return ok")).unwrap()),
-        "ok"
-    );
+    still_runs(&pool, &host);
     pool.shutdown(Duration::from_secs(2));
 }
 
@@ -688,28 +668,26 @@ fn an_oversize_host_answer_rejects_the_call_inside_the_sandbox() {
 fn an_abandoned_run_stops_as_at_its_deadline_and_a_queued_one_leaves_the_queue() {
     let (pool, host, pids) = warm_pool();
     let started = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    let running = pool
-        .execute(
-            script("log before; sleep 20000; return never"),
-            host.clone(),
-            Box::new(move |id, r| tx.send((id, r)).unwrap()),
-        )
-        .unwrap();
+    // Each completion says which execution it completes.
+    let execute = |code: &str| {
+        let (tx, rx) = mpsc::channel();
+        let id = pool
+            .execute(
+                script(code),
+                host.clone(),
+                Box::new(move |id, r| tx.send((id, r)).unwrap()),
+            )
+            .unwrap();
+        (id, rx)
+    };
+    let (running, rx) = execute("log before; sleep 20000; return never");
     // The worker takes it once it has said Ready after the warm-up run.
     let until = Instant::now() + BOUND;
     while pool.stats().running == 0 {
         assert!(Instant::now() < until, "the run starts");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let (qtx, qrx) = mpsc::channel();
-    let queued = pool
-        .execute(
-            script("return never"),
-            host.clone(),
-            Box::new(move |id, r| qtx.send((id, r)).unwrap()),
-        )
-        .unwrap();
+    let (queued, qrx) = execute("return never");
     assert_eq!(pool.stats().queued, 1);
     pool.abandon(queued);
     let (id, r) = qrx.recv_timeout(BOUND).unwrap();
@@ -730,10 +708,7 @@ fn an_abandoned_run_stops_as_at_its_deadline_and_a_queued_one_leaves_the_queue()
         pids,
         "the worker obeyed the cancel and stays"
     );
-    assert_eq!(
-        result_text(&run(&pool, &host, script("return ok")).unwrap()),
-        "ok"
-    );
+    still_runs(&pool, &host);
     pool.shutdown(Duration::from_secs(2));
 }
 
@@ -785,10 +760,7 @@ fn a_run_handed_over_while_its_worker_prepares_gets_its_whole_bound_from_its_sta
         out.stats.wall_us
     );
     assert_eq!(pool.worker_pids(), pids);
-    assert_eq!(
-        result_text(&run(&pool, &host, script("return ok")).unwrap()),
-        "ok"
-    );
+    still_runs(&pool, &host);
     pool.shutdown(Duration::from_secs(2));
 }
 
@@ -799,13 +771,8 @@ fn a_run_cancelled_before_its_worker_started_it_is_cancelled_when_it_starts() {
     // worker stops the run and is kept. Sent earlier, the Cancel would be lost and the worker
     // killed after CANCEL_GRACE.
     let (pool, host, pids) = warm_pool();
-    let (out, took) = run_timed(
-        &pool,
-        &host,
-        50,
-        "start-after 300; sleep 20000; return never",
-    );
-    assert_eq!(out.error.unwrap().code, "TIMEOUT");
+    let starts_late = "start-after 300; sleep 20000; return never";
+    let (_, took) = timed_out(&pool, &host, 50, starts_late);
     assert!(
         took < CANCEL_GRACE,
         "cancelled at its start, not killed: {took:?}"
@@ -814,12 +781,7 @@ fn a_run_cancelled_before_its_worker_started_it_is_cancelled_when_it_starts() {
 
     // Handed over at the first run's Done, aborted before its worker starts it.
     let a = submit(&pool, &host, script("sleep 100; return a")).unwrap();
-    let (id, rx) = submit_id(
-        &pool,
-        &host,
-        script("start-after 300; sleep 20000; return never"),
-    )
-    .unwrap();
+    let (id, rx) = submit_id(&pool, &host, script(starts_late)).unwrap();
     assert_eq!(result_text(&a.recv_timeout(BOUND).unwrap().unwrap()), "a");
     std::thread::sleep(Duration::from_millis(100));
     let aborted_at = Instant::now();
