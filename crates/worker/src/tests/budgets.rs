@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use codemode_protocol::{FailureCode, Outbound, ProviderDecl, WorkerMsg};
+use codemode_protocol::{FailureCode, Outbound, WorkerMsg};
 
-use super::{echo, execute, execute_in_turn, invoke, no_host, request, Ran};
+use super::{echo, execute, execute_in_turn, invoke, no_host, provider, request, succeeded, Ran};
 
 const BUDGET_MS: u32 = 50;
 /// How far past its budget a stopped run's CPU may be counted: V8 checks for interrupts at
@@ -81,10 +81,7 @@ fn a_timer_loop_is_counted() {
 fn awaiting_a_slow_tool_costs_no_budget() {
     let mut req = request("async () => { const [a] = await t.slow(1); return a + 1 }");
     req.budgets.cpu_limit_ms = Some(BUDGET_MS);
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: None,
-    }];
+    req.providers = vec![provider("t", None)];
     // The host takes ten budgets' worth of wall time to answer.
     let ran = execute(req, |msg| {
         if matches!(msg, WorkerMsg::ToolCall { .. }) {
@@ -100,11 +97,7 @@ fn awaiting_a_slow_tool_costs_no_budget() {
 
 #[test]
 fn without_a_budget_nothing_is_counted_against_one() {
-    let ran = execute(
-        request("async () => { for (let i = 0; i < 1e6; i++); return 1 }"),
-        no_host,
-    );
-    assert_eq!(ran.outcome.error, None);
+    let ran = succeeded("async () => { for (let i = 0; i < 1e6; i++); return 1 }");
     assert_eq!(ran.outcome.stats.cpu_budget_us, 0);
     assert!(ran.outcome.stats.cpu_us > 0);
 }
@@ -125,10 +118,7 @@ fn the_tool_call_past_the_limit_rejects_and_is_caught() {
     let code = "async () => { const out = []; for (let i = 0; i < 7; i++) { try { out.push((await t.echo(i))[0]) } catch (e) { out.push(e.message) } } return out }";
     let mut req = request(code);
     req.budgets.tool_call_limit = Some(5);
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: None,
-    }];
+    req.providers = vec![provider("t", None)];
     let ran = execute(req, echo);
     assert_eq!(ran.outcome.error, None);
     let text =
@@ -148,10 +138,7 @@ fn the_tool_call_past_the_limit_rejects_and_is_caught() {
 fn a_tool_call_limit_of_zero_refuses_every_call() {
     let mut req = request("async () => { try { await t.echo() } catch (e) { return e.message } }");
     req.budgets.tool_call_limit = Some(0);
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: None,
-    }];
+    req.providers = vec![provider("t", None)];
     let ran = execute(req, echo);
     let text =
         FailureCode::ToolCallLimit.render(&[("provider", "t"), ("tool", "echo"), ("limit", "0")]);

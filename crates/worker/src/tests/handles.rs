@@ -3,7 +3,7 @@
 
 use codemode_protocol::{FailureCode, HostMsg, WorkerMsg};
 
-use super::{execute, invoke, request, EXEC_ID};
+use super::{execute, invoke, provider, request, EXEC_ID};
 
 /// An invocation's answer: its body as text, or its failure code and text.
 type Answer = Result<String, (String, String)>;
@@ -51,10 +51,7 @@ fn a_tool_call_after_the_run_rejects_inside_the_isolate() {
     let code = "async () => async () => { try { await store.list() } catch (e) { return new Response(e.message) } }";
     let mut req = request(code);
     req.retain_handles = true;
-    req.providers = vec![codemode_protocol::ProviderDecl {
-        name: "store".into(),
-        tools: None,
-    }];
+    req.providers = vec![provider("store", None)];
     let ran = execute(req, |msg| match msg {
         WorkerMsg::Done { outcome, .. } if outcome.grant.is_some() => vec![invoke(1, "https://x/")],
         WorkerMsg::Invoked { .. } => vec![HostMsg::CloseHandles { exec_id: EXEC_ID }],

@@ -4,9 +4,9 @@
 //! inside the sandbox and charges them to the same budget, and what the worker itself creates
 //! for the program (a tool's answer) when the budget cannot take it.
 
-use codemode_protocol::{HostMsg, ProviderDecl, WorkerMsg};
+use codemode_protocol::{HostMsg, WorkerMsg};
 
-use super::{execute, no_host, request, Ran};
+use super::{execute, no_host, provider, request, Ran};
 
 const LIMIT_MIB: u32 = 32;
 
@@ -110,10 +110,7 @@ fn a_tool_answer_past_the_budget_is_refused_not_fatal() {
 fn answered_with(code: &str, len: usize) -> Ran {
     let mut req = request(code);
     req.memory_limit_mib = LIMIT_MIB;
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: Some(vec!["big".into()]),
-    }];
+    req.providers = vec![provider("t", Some(&["big"]))];
     execute(req, move |msg| match msg {
         WorkerMsg::ToolCall {
             exec_id, call_id, ..

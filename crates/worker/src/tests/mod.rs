@@ -12,7 +12,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use codemode_protocol::{
-    ExecuteRequest, HostMsg, Outbound, RunOutcome, WireRequest, WireResponse, WorkerMsg,
+    ExecuteRequest, HostMsg, Outbound, ProviderDecl, RunOutcome, WireRequest, WireResponse,
+    WorkerMsg,
 };
 
 use crate::engine::isolate::Prepared;
@@ -119,6 +120,14 @@ pub fn request(code: &str) -> ExecuteRequest {
         budgets: Default::default(),
         replayable: None,
         hops: false,
+    }
+}
+
+/// A provider for a request: `name`, offering `tools` (`None`: any tool).
+pub fn provider(name: &str, tools: Option<&[&str]>) -> ProviderDecl {
+    ProviderDecl {
+        name: name.into(),
+        tools: tools.map(|tools| tools.iter().map(|&t| t.into()).collect()),
     }
 }
 
@@ -234,6 +243,13 @@ fn execute_here(
         json,
         sent: host.sent,
     }
+}
+
+/// Runs `code` with no host to answer it; asserts it did not fail.
+pub fn succeeded(code: &str) -> Ran {
+    let ran = execute(request(code), no_host);
+    assert_eq!(ran.outcome.error, None);
+    ran
 }
 
 /// Runs `code` with no host to answer it; its failure's code and text.

@@ -1,9 +1,9 @@
 //! Replayable runs (docs/runtime.md, "Replayable runs (approvals)"): the seeded randomness, the
 //! logical clock, and the Idle frames the host pauses at.
 
-use codemode_protocol::{ExecuteRequest, ProviderDecl, Replayable, WorkerMsg};
+use codemode_protocol::{ExecuteRequest, Replayable, WorkerMsg};
 
-use super::{echo, execute, execute_in_turn, request, Ran};
+use super::{echo, execute, execute_in_turn, provider, request, Ran};
 
 /// 2001-09-09T01:46:40Z: far from the host's clock, so reading the real one shows.
 const EPOCH_MS: u64 = 1_000_000_000_000;
@@ -14,10 +14,7 @@ fn replayable(code: &str, seed: u64) -> ExecuteRequest {
         seed,
         epoch_ms: EPOCH_MS,
     });
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: Some(vec!["echo".into()]),
-    }];
+    req.providers = vec![provider("t", Some(&["echo"]))];
     req
 }
 
@@ -214,13 +211,21 @@ fn a_plain_run_after_a_replayable_one_reads_the_real_clock_and_unseeded_randomne
     assert_ne!(reads[1][2], reads[3][2], "randomUUID is not seeded");
 }
 
-fn idles(ran: &Ran) -> Vec<usize> {
+/// Where in the frames the run sent are those `which` picks.
+fn positions(ran: &Ran, which: impl Fn(&WorkerMsg) -> bool) -> Vec<usize> {
     ran.sent
         .iter()
         .enumerate()
-        .filter(|(_, m)| matches!(m, WorkerMsg::Idle { exec_id } if *exec_id == super::EXEC_ID))
+        .filter(|(_, m)| which(m))
         .map(|(i, _)| i)
         .collect()
+}
+
+fn idles(ran: &Ran) -> Vec<usize> {
+    positions(
+        ran,
+        |m| matches!(m, WorkerMsg::Idle { exec_id } if *exec_id == super::EXEC_ID),
+    )
 }
 
 #[test]
@@ -232,26 +237,14 @@ fn a_replayable_run_says_once_it_waits_for_the_calls_of_a_turn_and_once_after_th
     }";
     let ran = execute(replayable(code, 1), echo);
     assert_eq!(ran.json.as_deref(), Some("3"));
-    let calls: Vec<usize> = ran
-        .sent
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| matches!(m, WorkerMsg::ToolCall { .. }))
-        .map(|(i, _)| i)
-        .collect();
+    let calls = positions(&ran, |m| matches!(m, WorkerMsg::ToolCall { .. }));
     // Both calls, then Idle (the answers come after it: the double answers what it read); each
     // wake from that wait says Awake before the program runs on (an answer, then the other,
     // then the timer), and the wait after it says Idle again, so a host that rested the run's
     // bound at an Idle has it running whenever the program computes.
     assert_eq!(calls, [0, 1]);
     assert_eq!(idles(&ran), [2, 4, 6], "{:?}", ran.sent);
-    let awakes: Vec<usize> = ran
-        .sent
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| matches!(m, WorkerMsg::Awake { .. }))
-        .map(|(i, _)| i)
-        .collect();
+    let awakes = positions(&ran, |m| matches!(m, WorkerMsg::Awake { .. }));
     assert_eq!(awakes, [3, 5, 7], "{:?}", ran.sent);
     // A run that makes no call and waits for a timer only says nothing.
     let ran = execute(

@@ -2,15 +2,14 @@
 //! timers, cancellation.
 
 use codemode_protocol::{
-    limits, FailureCode, HostMsg, LogLevel, Outbound, ProviderDecl, WireResponse, WorkerMsg,
+    limits, FailureCode, HostMsg, LogLevel, Outbound, WireResponse, WorkerMsg,
 };
 
-use super::{echo, execute, failed, no_host, request, EXEC_ID};
+use super::{echo, execute, failed, no_host, provider, request, succeeded, EXEC_ID};
 
 #[test]
 fn returns_the_value_of_an_async_arrow() {
-    let ran = execute(request("async () => 1"), no_host);
-    assert_eq!(ran.outcome.error, None);
+    let ran = succeeded("async () => 1");
     assert_eq!(ran.json.as_deref(), Some("1"));
     assert!(ran.outcome.logs.is_empty());
     assert!(ran.sent.is_empty());
@@ -36,14 +35,14 @@ fn collects_console_output() {
     );
 }
 
+/// A program that writes `0` to `n - 1` with `console[method]`, an entry each.
+fn counting(method: &str, n: usize) -> String {
+    format!("async () => {{ for (let i = 0; i < {n}; i++) console.{method}(i) }}")
+}
+
 #[test]
 fn bounds_the_log_and_says_how_much_was_dropped() {
-    let code = format!(
-        "async () => {{ for (let i = 0; i < {}; i++) console.log(i) }}",
-        limits::LOG_ENTRIES + 10
-    );
-    let ran = execute(request(&code), no_host);
-    assert_eq!(ran.outcome.error, None);
+    let ran = succeeded(&counting("log", limits::LOG_ENTRIES + 10));
     let logs = &ran.outcome.logs;
     assert_eq!(logs.len(), limits::LOG_ENTRIES + 1);
     assert_eq!(logs[limits::LOG_ENTRIES - 1].message, "999");
@@ -57,10 +56,7 @@ fn bounds_the_log_and_says_how_much_was_dropped() {
 
 #[test]
 fn live_logs_send_each_kept_entry_as_it_is_written_and_only_when_asked() {
-    let code = format!(
-        "async () => {{ for (let i = 0; i < {}; i++) console.info(i) }}",
-        limits::LOG_ENTRIES + 3
-    );
+    let code = counting("info", limits::LOG_ENTRIES + 3);
     let quiet = execute(request(&code), no_host);
     assert!(quiet.sent.is_empty(), "no Log frame without live_logs");
     let mut req = request(&code);
@@ -137,10 +133,7 @@ fn awaits_tool_calls_answered_by_the_host() {
     let mut req = request(
         "async () => { const a = await t.echo(1, 'x'); const b = await t.echo(a.length); return [a, b] }",
     );
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: Some(vec!["echo".into()]),
-    }];
+    req.providers = vec![provider("t", Some(&["echo"]))];
     // The double answers a call with its own arguments, V8-serialized as they came.
     let ran = execute(req, echo);
     assert_eq!(ran.outcome.error, None);
@@ -169,10 +162,7 @@ fn awaits_tool_calls_answered_by_the_host() {
 #[test]
 fn a_failed_tool_call_rejects_and_stale_answers_are_ignored() {
     let mut req = request("async () => { try { await t.go() } catch (e) { return e.message } }");
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: None,
-    }];
+    req.providers = vec![provider("t", None)];
     let ran = execute(req, |msg| match msg {
         WorkerMsg::ToolCall { call_id, .. } => vec![
             // An answer for an earlier run, then one for a call that does not exist.
@@ -204,10 +194,7 @@ fn a_failed_tool_call_rejects_and_stale_answers_are_ignored() {
 #[test]
 fn a_run_ends_when_the_host_cancels_it_or_goes_away() {
     let mut req = request("async () => { await t.wait(); return 'never' }");
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: None,
-    }];
+    req.providers = vec![provider("t", None)];
     let cancelled = execute(req.clone(), |_| vec![HostMsg::Cancel { exec_id: EXEC_ID }]);
     assert_eq!(cancelled.error().0, "INTERNAL");
     let gone = execute(req, no_host);
@@ -223,11 +210,8 @@ fn a_promise_nothing_can_settle_ends_the_run() {
 
 #[test]
 fn timers_fire_while_the_run_waits() {
-    let ran = execute(
-        request("async () => { await new Promise((r) => setTimeout(r, 5)); return 'later' }"),
-        no_host,
-    );
-    assert_eq!(ran.outcome.error, None);
+    let ran =
+        succeeded("async () => { await new Promise((r) => setTimeout(r, 5)); return 'later' }");
     assert_eq!(ran.json.as_deref(), Some("\"later\""));
 }
 

@@ -3,9 +3,9 @@
 //! V8 itself writes [`V8_WRITES`]: the worker relabels it (natives/clone.rs says why that is
 //! sound); a V8 that writes any other format fails here before it reaches a host.
 
-use codemode_protocol::{HostMsg, ProviderDecl, WorkerMsg, VALUE_FORMAT_VERSION};
+use codemode_protocol::{HostMsg, WorkerMsg, VALUE_FORMAT_VERSION};
 
-use super::{execute, request};
+use super::{execute, provider, request};
 use crate::natives::clone::V8_WRITES;
 use v8::ValueSerializerHelper;
 
@@ -50,10 +50,7 @@ fn the_worker_writes_and_reads_the_declared_format_and_refuses_a_newer_one() {
          try { newer = await t.newer(2) } catch (e) { newer = 'rejected: ' + e.message } \
          return [same, newer] }",
     );
-    req.providers = vec![ProviderDecl {
-        name: "t".into(),
-        tools: Some(vec!["echo".into(), "newer".into()]),
-    }];
+    req.providers = vec![provider("t", Some(&["echo", "newer"]))];
     let ran = execute(req, |msg| match msg {
         WorkerMsg::ToolCall {
             exec_id,
