@@ -76,6 +76,11 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
     Daemon { server, events }
 }
 
+/// What `pick` takes from each event recorded so far.
+fn recorded<T>(events: &Mutex<Vec<Event>>, pick: impl FnMut(&Event) -> Option<T>) -> Vec<T> {
+    events.lock().unwrap().iter().filter_map(pick).collect()
+}
+
 async fn connect_with(port: u16, headers: &[(&'static str, String)]) -> Ws {
     let mut req = format!("ws://127.0.0.1:{port}/")
         .into_client_request()
@@ -313,16 +318,10 @@ async fn a_client_runs_programs_whose_tool_calls_it_answers() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(d.server.worker_pids().is_empty());
-    let log: Vec<String> = d
-        .events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            Event::Log(l) => Some(l.clone()),
-            _ => None,
-        })
-        .collect();
+    let log = recorded(&d.events, |e| match e {
+        Event::Log(l) => Some(l.clone()),
+        _ => None,
+    });
     assert!(
         log[0].starts_with("listening on ws://127.0.0.1:"),
         "{log:?}"
@@ -425,17 +424,11 @@ async fn the_hook_names_or_refuses_each_connection() {
         tokio::spawn(async move {
             let mut answered = 0;
             while answered < 2 {
-                let pending: Vec<_> = events
-                    .lock()
-                    .unwrap()
-                    .iter()
-                    .filter_map(|e| match e {
-                        Event::Connection(c) => Some(c.clone()),
-                        _ => None,
-                    })
-                    .skip(answered)
-                    .collect();
-                for c in pending {
+                let connections = recorded(&events, |e| match e {
+                    Event::Connection(c) => Some(c.clone()),
+                    _ => None,
+                });
+                for c in connections.into_iter().skip(answered) {
                     assert_eq!(c.path, "/");
                     assert_eq!(c.remote_address, "127.0.0.1");
                     if answered == 0 {
