@@ -48,6 +48,12 @@ pub struct NativeApprovalRead {
     pub refused: Option<NativeApprovalRefusal>,
 }
 
+// The bounds travel as u32 milliseconds (NativeApproval): every value the rules allow fits.
+const _: () = assert!(
+    *codemode_protocol::limits::options::APPROVAL_EXPIRES_IN_MS.end() <= u32::MAX as u64
+        && *codemode_protocol::limits::options::APPROVAL_TIMEOUT_MS.end() <= u32::MAX as u64
+);
+
 /// Holds a request's approvals to the rules (`codemode_pool::read_approval`).
 #[napi]
 pub fn read_approval(ask: NativeApprovalAsk) -> NativeApprovalRead {
@@ -74,7 +80,7 @@ pub fn read_approval(ask: NativeApprovalAsk) -> NativeApprovalRead {
     match read(&providers, asked, ask.retain_handles) {
         Ok(spec) => NativeApprovalRead {
             approval: spec.map(|s| {
-                // The ranges (limits::options) fit a u32: at most 30 days of milliseconds.
+                // Within the ranges, which fit a u32 (asserted above).
                 let ms = |v: u64| Some(u32::try_from(v).unwrap_or(u32::MAX));
                 let (mode, expires_in, timeout) = match s.mode {
                     ApprovalMode::Interrupt { expires_in_ms } => {

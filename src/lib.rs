@@ -23,6 +23,10 @@ use napi::threadsafe_function::{
 use napi::{Env, Status};
 use napi_derive::napi;
 
+pub use approval::{
+    read_approval, NativeApprovalAsk, NativeApprovalProvider, NativeApprovalRead,
+    NativeApprovalRefusal,
+};
 pub use failures::{failure_catalog, render_failure, FailureEntry, FailureKind};
 use failures::{thrown, Fault};
 pub use limits::{dispatch_limits, limits, NativeDispatchLimits, NativeLimits, NativeOptionLimits};

@@ -113,6 +113,12 @@ impl Calls {
         self.close(exec_id, call_id, status, true)
     }
 
+    /// The host's dispatch denied call `call_id` of `exec_id` itself: `denied`, and no time (the
+    /// call never ran); how long the host took, for the metrics.
+    pub(crate) fn denied(&self, exec_id: u64, call_id: u32) -> Option<Duration> {
+        self.close(exec_id, call_id, CallStatus::Denied, false)
+    }
+
     /// Call `call_id` of `exec_id` is no longer in flight: its status, and (`timed`) how long
     /// it took.
     fn close(

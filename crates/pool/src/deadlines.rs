@@ -159,7 +159,6 @@ pub(crate) fn stop_in(inner: &Inner, st: &mut State, exec_id: u64) -> bool {
     };
     let now = Instant::now();
     run.limit.stop(now);
-    run.rebase = false;
     // Wakes the watchdog, which cancels the run.
     due_by(inner, st, now);
     true

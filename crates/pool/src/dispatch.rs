@@ -128,12 +128,11 @@ fn started(inner: &Inner, exec_id: u64) {
     };
     run.unstarted = None;
     let now = Instant::now();
-    let mut look_by = None;
-    if std::mem::take(&mut run.rebase) {
-        look_by = run.limit.restart(now);
-        if look_by.is_some() {
-            run.started = now;
-        }
+    let mut look_by: Option<Instant> = None;
+    // A run handed to a worker still preparing: its wall time and time bound count from here.
+    if let Some(deadline) = run.limit.restart(now) {
+        run.started = now;
+        look_by = Some(deadline);
     }
     // The CPU backstop counts from here: what the worker spent before the run is not the run's.
     if let Some(w) = workers.get(&run.worker) {

@@ -375,10 +375,7 @@ impl Pool {
     /// sandbox with `text` as a denial (`APPROVAL_DENIED`'s code; uncaught, `DENIAL_UNCAUGHT`),
     /// and the audit trail says `denied`.
     pub fn deny_tool_call(&self, exec_id: u64, call_id: u32, text: String) {
-        let took = self
-            .inner
-            .calls
-            .answered(exec_id, call_id, CallStatus::Denied);
+        let took = self.inner.calls.denied(exec_id, call_id);
         self.inner.observe.tool_answered(took);
         let pause = self.inner.approvals.host_denied(exec_id, call_id, &text);
         schedule::deny_call(&self.inner, exec_id, call_id, text);

@@ -53,11 +53,14 @@ pub(crate) struct Limit {
     /// How long its time bound may still rest (the approval's `timeout`, spent as it rests);
     /// `None` until it first does.
     rest_left: Option<Duration>,
+    /// Handed to a worker still preparing: the time bound counts again from when the worker
+    /// starts the request ([`Limit::restart`]). Cleared by a stop, whose deadline stands.
+    rebase: bool,
 }
 
 impl Limit {
     /// A time bound of `timeout_ms` from `now`, and `extra` more (a run handed to a worker
-    /// still preparing: `PREPARE_GRACE`, until [`Limit::restart`]).
+    /// still preparing: `PREPARE_GRACE`, until [`Limit::restart`] counts it afresh).
     pub(crate) fn new(timeout_ms: u64, now: Instant, extra: Duration) -> Limit {
         Limit {
             timeout_ms,
@@ -67,6 +70,7 @@ impl Limit {
             stopped_by: Stop::Time,
             suspended: None,
             rest_left: None,
+            rebase: !extra.is_zero(),
         }
     }
 
@@ -83,10 +87,11 @@ impl Limit {
         self.cancelled_at.is_some()
     }
 
-    /// The time bound counts again from `now` (a run its worker started after preparing);
-    /// the deadline, or `None` when the request is already cancelled.
+    /// The worker started the request: a time bound that waited on a worker still preparing
+    /// counts again from `now`. The new deadline, or `None` when it stands (it did not wait, it
+    /// was stopped, or it is cancelled).
     pub(crate) fn restart(&mut self, now: Instant) -> Option<Instant> {
-        if self.cancelled() {
+        if !std::mem::take(&mut self.rebase) || self.cancelled() {
             return None;
         }
         self.deadline = now + Duration::from_millis(self.timeout_ms);
@@ -118,6 +123,7 @@ impl Limit {
     pub(crate) fn stop(&mut self, now: Instant) {
         self.deadline = self.deadline.min(now);
         self.suspended = None;
+        self.rebase = false;
     }
 
     /// The one state machine: past its CPU allowance or its deadline, the request is to be

@@ -66,7 +66,6 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 budgets: job.budgets,
                 started: now,
                 limit,
-                rebase: early,
                 hops,
             },
         );

@@ -54,9 +54,6 @@ pub(crate) struct Running {
     /// worker started it is cancelled when it starts: a worker still preparing would not know
     /// the run.
     pub(crate) limit: Limit,
-    /// Handed to a worker still preparing: `started` and the time bound count again from
-    /// `Started`. Cleared by an abort, whose deadline stands.
-    pub(crate) rebase: bool,
     /// The steps recorded so far, when the pool records them ([`PoolOptions::hops`]).
     pub(crate) hops: Option<Hops>,
 }

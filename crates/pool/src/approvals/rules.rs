@@ -81,7 +81,10 @@ pub fn read_approval(
                 return Err(Refusal::new(
                     &format!("providers[{i}].approve"),
                     &format!("\"{t}\" is not one of the provider's tools"),
-                    &format!("true, or some of the provider's tools ({})", closed.join(", ")),
+                    &format!(
+                        "true, or some of the provider's tools ({})",
+                        closed.join(", ")
+                    ),
                 ));
             }
         }
@@ -135,16 +138,41 @@ fn within(
     }
     Err(Refusal::new(
         field,
-        &format!("got {v}"),
+        &format!("got {}", described(v)),
         &format!("an integer from {min} to {max} (ms)"),
     ))
+}
+
+/// A refused number as JS describes one (`lib/validate/fields.js`, `describe`): `number 1.5`,
+/// `number 1e+21`, `Infinity`, `NaN`, so a refusal reads the same at every boundary.
+fn described(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let a = v.abs();
+    if a != 0.0 && !(1e-6..1e21).contains(&a) {
+        // JS's exponent form: 1e+21, 5e-324 (Rust writes 1e21, 5e-324).
+        let e = format!("{v:e}");
+        return format!(
+            "number {}",
+            e.replacen("e", if e.contains("e-") { "e" } else { "e+" }, 1)
+        );
+    }
+    format!("number {v}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn provider(name: &str, tools: Option<&[&str]>, approve: Option<Option<&[&str]>>) -> ProviderApproval {
+    fn provider(
+        name: &str,
+        tools: Option<&[&str]>,
+        approve: Option<Option<&[&str]>>,
+    ) -> ProviderApproval {
         let owned = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         ProviderApproval {
             name: name.into(),
@@ -158,15 +186,27 @@ mod tests {
         let closed = provider("billing", Some(&["list", "refund"]), Some(Some(&["refnd"])));
         let refusal = read_approval(&[closed], None, false).unwrap_err();
         assert_eq!(refusal.field, "providers[0].approve");
-        assert_eq!(refusal.allowed, "true, or some of the provider's tools (list, refund)");
+        assert_eq!(
+            refusal.allowed,
+            "true, or some of the provider's tools (list, refund)"
+        );
         let none = provider("billing", None, None);
         let asked = Some(AskedMode::Callback { timeout: None });
-        assert_eq!(read_approval(&[none], asked, false).unwrap_err().field, "approval");
+        assert_eq!(
+            read_approval(&[none], asked, false).unwrap_err().field,
+            "approval"
+        );
         let all = || provider("billing", None, Some(None));
-        assert_eq!(read_approval(&[all()], None, true).unwrap_err().field, "retainHandles");
+        assert_eq!(
+            read_approval(&[all()], None, true).unwrap_err().field,
+            "retainHandles"
+        );
         for bad in [0.0, 1.5, 3_600_001.0, f64::NAN] {
             let asked = Some(AskedMode::Callback { timeout: Some(bad) });
-            assert_eq!(read_approval(&[all()], asked, false).unwrap_err().field, "approval.timeout");
+            assert_eq!(
+                read_approval(&[all()], asked, false).unwrap_err().field,
+                "approval.timeout"
+            );
         }
     }
 
