@@ -386,7 +386,10 @@ const ERRORS = ['Error', 'EvalError', 'RangeError', 'ReferenceError', 'SyntaxErr
 const CAUSE_BEFORE_STACK = (() => {
   const e = new Error('m', { cause: 0 });
   Object.defineProperty(e, 'stack', { value: 's' });
-  return serialize(e).toString('latin1').includes('m"\x01mcI\x00s');
+  const s = new Serializer();
+  s.writeHeader();
+  s.writeValue(e);
+  return s.releaseBuffer().toString('latin1').includes('m"\x01mcI\x00s');
 })();
 
 /** Deterministic bytes (xorshift32) for a buffer of any size, from one generated seed. */
@@ -778,5 +781,73 @@ describe('every value kind crosses in format 15 both ways (V8 15.2 writes 16 und
     // This Node's V8 cannot read a cause that refers back to its Error (nor clone one itself).
     const own = await ex.execute({ code: 'async () => { const e = new Error("self"); e.cause = e; return e }' });
     expect(own.error?.code).toBe('RESULT_NOT_CLONEABLE');
+  });
+});
+
+// The JavaScript codec (lib/value-codec.js) writes and reads the format where the host has no
+// v8.Serializer (Bun). Held to this Node's V8 both ways on every value kind: what it writes, V8
+// reads as the value; what V8 writes, it reads as the value. (Its bytes may differ from V8's
+// where V8's own choice rests on engine internals: a dense or a sparse array, a small integer or
+// a double; both read the same.) scripts/test.sh also runs this whole file with
+// CODEMODE_VALUE_CODEC=js, which puts the executor itself on the codec.
+describe('the JavaScript codec matches V8 on every value kind', () => {
+  const codec = require('../lib/value-codec.js');
+  const nodeWrite = (v) => {
+    const s = new Serializer();
+    s.writeHeader();
+    s.writeValue(v);
+    return s.releaseBuffer();
+  };
+  const nodeRead = (bytes) => {
+    const d = new Deserializer(bytes);
+    d.readHeader();
+    return d.readValue();
+  };
+
+  it('property: V8 reads what the codec writes, and the codec reads what V8 writes, as the value', () => {
+    fc.assert(
+      fc.property(value, (r) => {
+        const v = r.make();
+        expect(graphDiff(v, nodeRead(codec.encode(v))), 'codec -> V8').toBeNull();
+        expect(graphDiff(v, codec.decode(nodeWrite(v))), 'V8 -> codec').toBeNull();
+        expect(graphDiff(v, codec.decode(codec.encode(v))), 'codec -> codec').toBeNull();
+      }),
+      { seed: SEED, numRuns: RUNS * 5, examples: EXAMPLES.map((make) => [recipe(make)]) },
+    );
+  });
+
+  it("refuses what V8 refuses, with V8's text", () => {
+    // biome-ignore lint/complexity/noArguments: an arguments object is one of the kinds V8 refuses
+    const argumentsOf = function () { return arguments; };
+    const fn = function named() {};
+    const kinds = [fn, () => 1, Symbol('s'), Promise.resolve(1), new WeakMap(), new WeakSet(), { nested: [() => 1] }, new SharedArrayBuffer(4), Object(Symbol('o')),
+      new Proxy({}, {}), new Proxy([], {}), new WeakRef({}), new FinalizationRegistry(() => {}), argumentsOf(1), [][Symbol.iterator](), new Map().entries(), ''[Symbol.iterator](),
+      (function* () {})(), (async function* () {})(), globalThis, new Intl.Collator()];
+    for (const v of kinds) {
+      let ours;
+      let v8s;
+      try {
+        codec.encode(v);
+      } catch (e) {
+        ours = e.message;
+      }
+      try {
+        nodeWrite(v);
+      } catch (e) {
+        v8s = e.message;
+      }
+      expect(v8s, `V8 refuses ${String(v?.constructor?.name ?? typeof v)}`).toMatch(/could not be cloned/);
+      // V8 11 (Node 20) named an iterator #<Object>; 12 and later, as the codec does, by its tag.
+      if (v8s === '#<Object> could not be cloned.' && /Iterator\]$/.test(Object.prototype.toString.call(v))) expect(ours).toBe(`${Object.prototype.toString.call(v)} could not be cloned.`);
+      else expect(ours).toBe(v8s);
+    }
+  });
+
+  it('refuses bytes it cannot read with a typed reason, never a wrong value', () => {
+    const good = nodeWrite({ a: [1, 'x', new Map([[1, 2]])] });
+    for (let cut = 2; cut < good.length; cut++) expect(() => codec.decode(good.subarray(0, cut))).toThrow(/Unable to deserialize cloned data/);
+    expect(() => codec.decode(Buffer.from([0xff, 16, 0x5f]))).toThrow(/format 16 is newer than 15/);
+    expect(() => codec.decode(Buffer.from([0xff, 15, 0x5e, 0x05]))).toThrow(/reference to object 5/);
+    expect(() => codec.decode(Buffer.from([0xff, 15, 0x5c]))).toThrow(/tag 0x5c/);
   });
 });

@@ -1,19 +1,35 @@
 // @ts-check
 'use strict';
-// Values cross to and from the sandbox with V8's own serializer, the one structuredClone uses.
-// The plain Serializer (not v8.serialize's DefaultSerializer) writes typed arrays natively
-// instead of as Node host objects, so the worker's V8 reads them without Node.
+// Values cross to and from the sandbox in V8's value-serializer format, the one structuredClone
+// uses. Where the host's runtime has V8's own serializer (Node, Deno) it writes and reads them:
+// the plain Serializer (not v8.serialize's DefaultSerializer) writes typed arrays natively instead
+// of as Node host objects, so the worker's V8 reads them without Node. Where it has none (Bun),
+// lib/value-codec.js writes and reads the same format in JavaScript; CODEMODE_VALUE_CODEC=js
+// makes any host use it (the suite runs it on Node beside V8's).
 
-const { Serializer, Deserializer } = require('node:v8');
+const v8 = require('node:v8');
+const codec = require('./value-codec');
 const { loadNative } = require('./native');
 const { fault } = require('./errors');
+
+/** Whether V8's own serializer is there to use (Bun's `node:v8` has none). */
+const NATIVE = (() => {
+  if (process.env.CODEMODE_VALUE_CODEC === 'js') return false;
+  try {
+    new v8.Serializer().writeHeader();
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /**
  * @param {unknown} value
  * @returns {Buffer}
  */
 function serialize(value) {
-  const s = new Serializer();
+  if (!NATIVE) return codec.encode(value);
+  const s = new v8.Serializer();
   s.writeHeader();
   s.writeValue(value);
   return s.releaseBuffer();
@@ -24,9 +40,10 @@ function serialize(value) {
  * @returns {unknown}
  */
 function deserialize(buffer) {
-  const d = new Deserializer(buffer);
-  d.readHeader();
   try {
+    if (!NATIVE) return codec.decode(buffer);
+    const d = new v8.Deserializer(buffer);
+    d.readHeader();
     return d.readValue();
   } catch (e) {
     throw unreadable(e);
@@ -41,7 +58,7 @@ function deserialize(buffer) {
  */
 function unreadable(e) {
   const why = (e instanceof Error ? e.message : String(e)).replace(/\.+$/, '');
-  return new Error(`the host's Node (${process.version}) cannot read this value (${why}): the worker's V8 writes kinds of value an older V8 does not know, such as a Float16Array before Node 24`);
+  return new Error(`the host's ${NATIVE ? 'Node' : 'runtime'} (${process.version}) cannot read this value (${why}): the worker's V8 writes kinds of value an older V8 does not know, such as a Float16Array before Node 24`);
 }
 
 /**
@@ -49,7 +66,8 @@ function unreadable(e) {
  * @returns {number}
  */
 function nodeValueFormat() {
-  const s = new Serializer();
+  if (!NATIVE) return codec.VERSION;
+  const s = new v8.Serializer();
   s.writeHeader();
   const bytes = s.releaseBuffer();
   let version = 0;

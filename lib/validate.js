@@ -13,6 +13,7 @@ const os = require('node:os');
 const { limits } = require('./native');
 const { fault, describe, reading, snapshot, integerIn, optionalBoolean, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
 const approvals = require('./validate/approvals');
+const { hostLoop } = require('./host');
 
 /**
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
@@ -147,6 +148,7 @@ function options(given, defaultWorkerPath) {
     workerPath: process.env.CODEMODE_WORKER_PATH || defaultWorkerPath,
     budgets: {},
     hops: false,
+    hostLoop: hostLoop(),
   };
   for (const key of /** @type {const} */ (['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout'])) {
     if (input[key] !== undefined) o[key] = integerIn(kind, key, input[key], range(key), key === 'memoryLimit' ? ' (MiB)' : key === 'timeout' || key === 'handlesIdleTimeout' ? ' (ms)' : '');

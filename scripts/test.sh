@@ -31,6 +31,12 @@ for major in 22 24; do
   echo "vitest value-format.test.mjs under $("$node_major" --version)"
   time PATH="$(dirname "$node_major"):$PATH" "$node_major" node_modules/vitest/vitest.mjs run __test__/value-format.test.mjs
 done
+# The JavaScript value codec (lib/value-codec.js, what a host without v8.Serializer uses: Bun)
+# carrying every value kind through the worker, under Node 22 (whose V8 reads an Error's cause,
+# which the generated values hold there): the executor on the codec, held to the same property.
+node22="$(node scripts/node-build.mjs 22)"
+echo "vitest value-format.test.mjs (the property, on the JavaScript codec) under $("$node22" --version)"
+time CODEMODE_VALUE_CODEC=js PATH="$(dirname "$node22"):$PATH" "$node22" node_modules/vitest/vitest.mjs run __test__/value-format.test.mjs -t "property"
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
 node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24
 # The packed packages installed into an empty project, under Node 20, 22, 24 and 26 (fetched from

@@ -81,8 +81,9 @@ impl Host for Bridge {
 pub struct NativePool {
     pool: Pool,
     bridge: Arc<Bridge>,
-    /// Node's loop reads the workers' output (uv.rs).
-    reactor: uv::Reactor,
+    /// Node's loop reads the workers' output (uv.rs); `None` on a host whose loop is not
+    /// libuv's, where reader threads do.
+    reactor: Option<uv::Reactor>,
 }
 
 #[napi]
@@ -118,17 +119,22 @@ impl NativePool {
             true,
         >,
     ) -> Result<Self, Fault> {
-        let (reactor, watcher) = uv::Reactor::new(&env).map_err(|detail| {
-            thrown(FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]))
-        })?;
-        let pool = match Pool::start_watched(options.into(), Arc::new(watcher)) {
-            Ok(pool) => pool,
-            Err(failure) => {
-                reactor.close();
-                return Err(thrown(failure));
-            }
+        let start_failed =
+            |detail: String| thrown(FailureCode::WorkerStartFailed.failure(&[("detail", &detail)]));
+        let (pool, reactor) = if options.host_loop.unwrap_or(true) {
+            let (reactor, watcher) = uv::Reactor::new(&env).map_err(start_failed)?;
+            let pool = match Pool::start_watched(options.into(), Arc::new(watcher)) {
+                Ok(pool) => pool,
+                Err(failure) => {
+                    reactor.close();
+                    return Err(thrown(failure));
+                }
+            };
+            reactor.attach(pool.clone());
+            (pool, Some(reactor))
+        } else {
+            (Pool::start(options.into()).map_err(thrown)?, None)
         };
-        reactor.attach(pool.clone());
         Ok(NativePool {
             pool,
             bridge: Arc::new(Bridge {
@@ -308,7 +314,9 @@ impl NativePool {
     pub fn shutdown(&self, grace_ms: u32) {
         self.pool
             .shutdown(Duration::from_millis(u64::from(grace_ms)));
-        self.reactor.close();
+        if let Some(reactor) = &self.reactor {
+            reactor.close();
+        }
     }
 
     #[napi]

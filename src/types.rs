@@ -40,6 +40,10 @@ pub struct NativeOptions {
     pub approval_key: Option<Buffer>,
     /// Record when each step of every execution happens (the outcome's `hops`).
     pub hops: bool,
+    /// Whether the host's event loop is libuv's (Node's): then it reads the workers' output
+    /// (uv.rs); `false` (Bun, Deno, `lib/host.js`), each worker's output is read on a thread of
+    /// its own and reaches JS through the threadsafe functions alone. Absent: `true`.
+    pub host_loop: Option<bool>,
 }
 
 impl From<NativeOptions> for PoolOptions {
