@@ -354,6 +354,12 @@ async function main() {
   if (remote.error) console.log(`tool call over connect(): not measured: ${remote.error}`);
   else console.log(`tool call over connect(): p50 ${fmt(remote.overConnect.toolCall.p50, 0)} µs, in process ${fmt(remote.inProcess.toolCall.p50, 0)} µs (${fmt(remote.overConnect.toolCall.p50 / remote.inProcess.toolCall.p50, 2)}x)`);
 
+  // The same execute and tool call under Bun and Deno beside this Node (bench/hosts.mjs).
+  const hostsBench = await import('./hosts.mjs');
+  const hosts = await hostsBench.run().catch((e) => [{ host: 'hosts', error: e instanceof Error ? e.message : String(e) }]);
+  const hostsTable = hostsBench.table(hosts);
+  console.log(hostsTable);
+
   const c = results.codemode;
   const figures = {
     executeIdleMs: guard.figure('execute p50, idle', c.lat.p50, c.lat.halves, 'ms'),
@@ -380,6 +386,7 @@ async function main() {
     approvals: appr,
     hops,
     remote,
+    hostsTable,
     figures,
     moved,
   });

@@ -231,6 +231,18 @@ process) with the reader threads and the daemon asleep between messages, 63-71 Â
 with both changes. What is left is the client's own wake-up and its JavaScript (the message's
 JSON and its checks, the WebSocket frame), and the daemon's JSON.
 
+## Hosts
+
+\`bench/hosts.mjs\` (also \`npm run bench:hosts\`): the same measurement run by this Node, by Bun and by
+Deno (each from the npm registry, at the version the README's host table names), loading this
+build: an idle executor of 2 workers, executes 5 ms apart, and a tool call's round trip (one
+run's wall time over 100 sequential calls, the median of 7 runs). Under Bun the values cross
+through the JavaScript codec (\`lib/value-codec.js\`; Bun has no \`v8.Serializer\`); under Bun and
+Deno each worker's output is read on a thread of its own and reaches JavaScript through N-API's
+threadsafe functions (their loops are not libuv's), one wake-up more per frame than Node's path.
+
+${r.hostsTable}
+
 ## Regression guard
 
 This run's headline figures against those the committed docs/benchmarks.md held (\`bench/guard.js\`).

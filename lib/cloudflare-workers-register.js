@@ -4,7 +4,9 @@
 // stand-ins in cloudflare-workers.mjs. Where Node has `module.registerHooks()` (22.15+, 23.5+),
 // the hook runs in-thread through it; on older Nodes through `module.register()`, which loads
 // cloudflare-workers-hooks.mjs (this `resolve`) on the loader thread. Node 26 deprecates
-// `module.register()` (DEP0205), so it is used only where `registerHooks` is missing.
+// `module.register()` (DEP0205), so it is used only where `registerHooks` is missing. Deno runs
+// Node's hooks as they are; Bun has none, and a runtime plugin (`Bun.plugin`) serves the same
+// stand-ins as a virtual module there (`bun --preload @supolka/codemode-executor/register`).
 
 const nodeModule = require('node:module');
 const path = require('node:path');
@@ -38,6 +40,13 @@ function registerCloudflareWorkers() {
   warnIfUnsupportedNode();
   if (registered) return;
   registered = true;
+  // Bun has no module hooks; its runtime plugins serve a virtual module instead.
+  const bun = /** @type {{ Bun?: { plugin: (p: { name: string, setup: (b: { module: (name: string, load: () => { exports: unknown, loader: string }) => void }) => void }) => void } }} */ (/** @type {unknown} */ (globalThis)).Bun;
+  if (bun) {
+    const standIns = path.join(__dirname, 'cloudflare-workers.mjs');
+    bun.plugin({ name: 'cloudflare:workers', setup: (b) => b.module('cloudflare:workers', () => ({ exports: require(standIns), loader: 'object' })) });
+    return;
+  }
   // `registerHooks` is newer than the @types/node the package is checked against (20).
   const { registerHooks } = /** @type {{ registerHooks?: (hooks: { resolve: typeof resolve }) => unknown }} */ (/** @type {unknown} */ (nodeModule));
   if (typeof registerHooks === 'function') registerHooks({ resolve });

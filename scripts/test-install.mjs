@@ -9,26 +9,32 @@
 // in ~/.cache/codemode-executor/node-<major>, or $CODEMODE_NODE_CACHE). The addon is N-API, so one
 // install serves every Node. Under 22 and newer the checks print nothing on stderr (no warning:
 // the register hook uses module.registerHooks); under 20, only the CODEMODE_NODE_EOL warning.
-// First it checks that the installed worker carries its runtime snapshot. Talks to nothing but
-// 127.0.0.1 and the npm registry.
+// First it checks that the installed worker carries its runtime snapshot. Then the same project
+// under the other hosts the package runs on, Bun and Deno (from the npm registry too,
+// scripts/node-build.mjs `runtimeBinary`): check-host.mjs (the README's example, a tool call, a
+// thrown error with its line, a timeout and a memory bomb, a retained handle invoked twice, an
+// abort), register() through the host's preload (check-register.mjs), and connect() to
+// `codemode-executor serve` started by that host; check-host.mjs runs under every Node too.
+// Talks to nothing but 127.0.0.1 and the npm registry.
 //
-//   node scripts/test-install.mjs [--node 20,22,24,26] [--keep]
+//   node scripts/test-install.mjs [--node 20,22,24,26] [--hosts bun,deno] [--keep]
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { nodeBinary } from './node-build.mjs';
+import { nodeBinary, runtimeBinary } from './node-build.mjs';
 
 const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const checksDir = path.join(checkout, 'scripts', 'install-checks');
 const root = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8'));
 
 const { values: args } = parseArgs({
-  options: { node: { type: 'string', default: '20,22,24,26' }, keep: { type: 'boolean', default: false } },
+  options: { node: { type: 'string', default: '20,22,24,26' }, hosts: { type: 'string', default: 'bun,deno' }, keep: { type: 'boolean', default: false } },
 });
 const majors = args.node.split(',').map((m) => m.trim()).filter(Boolean);
+const hosts = args.hosts.split(',').map((h) => h.trim()).filter(Boolean);
 const started = Date.now();
 
 class Failure extends Error {}
@@ -165,8 +171,38 @@ async function checkNode(project, node) {
   if (printed !== root.version) fail(`codemode-executor --version printed ${JSON.stringify(printed)}, not ${root.version}`);
   const help = quiet('codemode-executor --help', [bin, '--help']);
   if (!help.includes('Usage: codemode-executor')) fail(`codemode-executor --help printed no usage:\n${help}`);
-  say(`${version}: codemode-executor serve + connect`);
-  await serveAndConnect(project, bin, node, env);
+  say(`${version}: check-host.mjs (bombs, handles, abort); codemode-executor serve + connect`);
+  quiet('host checks', ['check-host.mjs']);
+  await serveAndConnect(project, [bin], [node, 'check-connect.mjs'], env);
+}
+
+/**
+ * The checks of another host (`bun`, `deno`) from the same installed project: check-host.mjs,
+ * then `codemode-executor serve` started by that host, and check-host.mjs connecting to it with
+ * the host's own WebSocket.
+ * @param {string} project
+ * @param {string} name
+ */
+async function checkHost(project, name) {
+  const bin = runtimeBinary(name, say);
+  const env = { ...process.env };
+  delete env.NODE_PATH;
+  delete env.NODE_OPTIONS;
+  delete env.CODEMODE_WORKER_PATH;
+  const opts = { cwd: project, env, timeout: 90_000 };
+  const printed0 = run(`${name} --version`, bin, ['--version'], opts).trim().split('\n')[0] ?? '';
+  const version = name === 'bun' ? `Bun ${printed0}` : printed0.replace(/^deno (\S+).*/, 'Deno $1');
+  // How the host runs a file of the project, and the package's CLI.
+  const script = name === 'deno' ? [bin, 'run', '-A'] : [bin];
+  const cli = name === 'deno' ? [bin, 'run', '-A', `npm:${root.name}`] : [bin, path.join(project, 'node_modules', '.bin', 'codemode-executor')];
+  say(`${version}: check-host.mjs (README example, tool call, thrown error, bombs, handles, abort)`);
+  const printed = run(`${version} check-host.mjs`, /** @type {string} */ (script[0]), [...script.slice(1), 'check-host.mjs'], opts);
+  if (!printed.includes('host checks passed under')) fail(`${version}: check-host.mjs did not finish:\n${printed}`);
+  say(`${version}: register (${name === 'bun' ? 'bun --preload @supolka/codemode-executor/register' : 'deno run --preload ./preload-register.mjs'}), @cloudflare/codemode/ai`);
+  const preload = name === 'bun' ? ['--preload', '@supolka/codemode-executor/register'] : ['--preload', './preload-register.mjs'];
+  run(`${version} register`, /** @type {string} */ (script[0]), [...script.slice(1), ...preload, 'check-register.mjs'], opts);
+  say(`${version}: codemode-executor serve started by ${name}, connect() from ${name}`);
+  await serveAndConnect(project, cli, [...script, 'check-host.mjs'], env);
 }
 
 /**
@@ -210,15 +246,17 @@ async function replayCorpus(project) {
 }
 
 /**
- * Starts the installed CLI's daemon on a random 127.0.0.1 port, runs check-connect.mjs against it,
- * then stops it with SIGTERM and expects exit 0; everything bounded, the daemon killed on failure.
+ * Starts the installed CLI's daemon (`cli`: the command that runs it) on a random 127.0.0.1 port,
+ * runs `check` (a command, given the daemon's URL) against it, then stops it with SIGTERM and
+ * expects exit 0; everything bounded, the daemon killed on failure.
  * @param {string} project
- * @param {string} bin
- * @param {string} node
+ * @param {string[]} cli
+ * @param {string[]} check
  * @param {NodeJS.ProcessEnv} env
  */
-async function serveAndConnect(project, bin, node, env) {
-  const daemon = spawn(bin, ['serve', '--host', '127.0.0.1', '--port', '0', '--workers', '1'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+async function serveAndConnect(project, cli, check, env) {
+  const [command, ...prefix] = /** @type {[string, ...string[]]} */ (cli);
+  const daemon = spawn(command, [...prefix, 'serve', '--host', '127.0.0.1', '--port', '0', '--workers', '1'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   daemon.stdout.on('data', (d) => (stdout += d));
@@ -240,7 +278,8 @@ async function serveAndConnect(project, bin, node, env) {
         reject(new Failure(`codemode-executor serve exited (${code ?? signal}) before listening\n${stdout}\n${stderr}`));
       });
     });
-    run('connect() to the installed daemon', node, ['check-connect.mjs', url], { cwd: project, env, timeout: 30_000 });
+    const [checker, ...checkArgs] = /** @type {[string, ...string[]]} */ (check);
+    run('connect() to the installed daemon', checker, [...checkArgs, url], { cwd: project, env, timeout: 60_000 });
     daemon.kill('SIGTERM');
     const timer = setTimeout(() => daemon.kill('SIGKILL'), 15_000);
     const { code, signal } = /** @type {{ code: number | null, signal: string | null }} */ (await exited);
@@ -284,6 +323,7 @@ async function main() {
     run('the type check of types.mts', process.execPath, [path.join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', '--strict'], { cwd: project });
     checkWorkerSnapshot(project);
     for (const { bin } of nodes) await checkNode(project, bin);
+    for (const name of hosts) await checkHost(project, name);
     await replayCorpus(project);
     const sizes = packageSizes(project);
     say(`installed: ${sizes}`);
@@ -291,7 +331,7 @@ async function main() {
     if (args.keep) say(`kept ${tmp}`);
     else fs.rmSync(tmp, { recursive: true, force: true });
   }
-  say(`passed under Node ${majors.join(', ')}`);
+  say(`passed under Node ${majors.join(', ')}${hosts.length ? ` and ${hosts.join(', ')}` : ''}`);
 }
 
 /** The installed size of each of our packages, and of the worker binary. */
