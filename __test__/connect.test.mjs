@@ -2,10 +2,13 @@
 // answers from a script, no socket opened. What a daemon sends is checked before it is read: a
 // message that breaks the protocol is a typed PROTOCOL_ERROR for every request that waited on
 // that connection, and the next request opens a new one.
-import { serialize } from 'node:v8';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { connect, ExecutorError } from './daemon-helpers.mjs';
 import { fakeDaemon, framed } from './fake-daemon.mjs';
+
+// The arguments as the package writes values (V8's format on any host: lib/clone.js).
+const { serialize } = createRequire(import.meta.url)('../lib/clone.js');
 
 const stats = { wallMs: 1, cpuMs: 1, heapPeakBytes: 1, buffersPeakBytes: 0, toolCalls: 0, workerPid: 1, cpuBudgetMs: 0, fetches: 0 };
 const welcome = { type: 'welcome', protocol: 2, daemon: 'd-1', name: 'test', limits: { timeout: 30_000, memoryLimit: 128, outbound: 'public', cpuLimit: null, toolCallLimit: 7, fetchLimit: null, toolPayloadBytes: 16 << 20, maxMessageBytes: 20 << 20 } };

@@ -2,9 +2,10 @@
 # Every test: the type check of the JS host library against the addon's declarations (tsc, with
 # native.d.ts from the build), the Rust unit tests (protocol, pool, worker), the vitest suites,
 # which drive real worker processes through the built addon (under this Node, then once more under
-# Node 26, and the value-format test under Node 22 and 24), a short soak, the install test
-# (scripts/test-install.mjs), and the differential testbed against the real DynamicWorkerExecutor
-# in workerd. Run after scripts/build.sh (npm test does).
+# Node 26, the value-format test under Node 22 and 24, the core of it under Bun and Deno), a short
+# soak, the install test (scripts/test-install.mjs, under Node 20-26, Bun and Deno), and the
+# differential testbed against the real DynamicWorkerExecutor in workerd. Run after
+# scripts/build.sh (npm test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -37,6 +38,22 @@ done
 node22="$(node scripts/node-build.mjs 22)"
 echo "vitest value-format.test.mjs (the property, on the JavaScript codec) under $("$node22" --version)"
 time CODEMODE_VALUE_CODEC=js PATH="$(dirname "$node22"):$PATH" "$node22" node_modules/vitest/vitest.mjs run __test__/value-format.test.mjs -t "property"
+# The core of the suite under Bun and Deno, each fetched from the npm registry like the Node
+# majors (scripts/node-build.mjs): executions, tools, bounds, failures, handles, abort, values,
+# time, fetch, console, connect() and a daemon's round trip (served in process; under Bun the
+# CLI daemon too: Deno's vitest reports a child it spawned by process.execPath killed by SIGTERM
+# before its handler ran, where `deno run -A npm:... serve` drains and exits 0, which the install
+# test checks). value-format.test.mjs is about Node's own V8 serializer and stays on Node.
+core=(__test__/executors.test.mjs __test__/providers.test.mjs __test__/bounds.test.mjs __test__/failures.test.mjs
+  __test__/handles.test.mjs __test__/abort.test.mjs __test__/values.test.mjs __test__/time.test.mjs
+  __test__/fetch.test.mjs __test__/console.test.mjs __test__/connect.test.mjs __test__/budgets-remote.test.mjs
+  __test__/approvals-daemon.test.mjs)
+bun="$(node scripts/node-build.mjs bun)"
+echo "vitest (the core) under Bun $("$bun" --version)"
+time "$bun" node_modules/vitest/vitest.mjs run "${core[@]}" __test__/daemon.test.mjs
+deno="$(node scripts/node-build.mjs deno)"
+echo "vitest (the core) under $("$deno" --version | head -1)"
+time "$deno" run -A node_modules/vitest/vitest.mjs run "${core[@]}"
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
 node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24
 # The packed packages installed into an empty project, under Node 20, 22, 24 and 26 (fetched from
