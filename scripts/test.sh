@@ -43,17 +43,20 @@ time CODEMODE_VALUE_CODEC=js PATH="$(dirname "$node22"):$PATH" "$node22" node_mo
 # time, fetch, console, connect() and a daemon's round trip (served in process; under Bun the
 # CLI daemon too: Deno's vitest reports a child it spawned by process.execPath killed by SIGTERM
 # before its handler ran, where `deno run -A npm:... serve` drains and exits 0, which the install
-# test checks). value-format.test.mjs is about Node's own V8 serializer and stays on Node.
+# test checks), the MCP gateway and the dialect; under Deno codeModeTool too. Not there:
+# value-format.test.mjs (Node's own V8 serializer), the TanStack side-by-side (isolated-vm needs
+# V8 in the host), and under Bun the files that import zod (vitest's module runner under Bun
+# hands them an empty namespace; the install test runs zod under Bun as users import it).
 core=(__test__/executors.test.mjs __test__/providers.test.mjs __test__/bounds.test.mjs __test__/failures.test.mjs
   __test__/handles.test.mjs __test__/abort.test.mjs __test__/values.test.mjs __test__/time.test.mjs
   __test__/fetch.test.mjs __test__/console.test.mjs __test__/connect.test.mjs __test__/budgets-remote.test.mjs
   __test__/approvals-daemon.test.mjs)
 bun="$(node scripts/node-build.mjs bun)"
 echo "vitest (the core) under Bun $("$bun" --version)"
-time "$bun" node_modules/vitest/vitest.mjs run "${core[@]}" __test__/daemon.test.mjs
+time "$bun" node_modules/vitest/vitest.mjs run "${core[@]}" __test__/daemon.test.mjs __test__/mcp-gateway.test.mjs __test__/codemode-executor.test.mjs
 deno="$(node scripts/node-build.mjs deno)"
 echo "vitest (the core) under $("$deno" --version | head -1)"
-time "$deno" run -A node_modules/vitest/vitest.mjs run "${core[@]}"
+time "$deno" run -A node_modules/vitest/vitest.mjs run "${core[@]}" __test__/mcp-gateway.test.mjs __test__/codemode-executor.test.mjs __test__/ai-sdk.test.mjs __test__/ai-sdk-code-mode.test.mjs
 # The short soak: 1,000 mixed runs with kills; fails on growth or a leaked process or descriptor.
 node --expose-gc scripts/soak.mjs --runs 1000 --floor-mib 24
 # The packed packages installed into an empty project, under Node 20, 22, 24 and 26 (fetched from
