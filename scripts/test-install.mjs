@@ -195,7 +195,7 @@ async function checkHost(project, name) {
   // How the host runs a file of the project, and the package's CLI.
   const script = name === 'deno' ? [bin, 'run', '-A'] : [bin];
   const cli = name === 'deno' ? [bin, 'run', '-A', `npm:${root.name}`] : [bin, path.join(project, 'node_modules', '.bin', 'codemode-executor')];
-  say(`${version}: check-host.mjs (README example, tool call, thrown error, bombs, handles, abort)`);
+  say(`${version}: check-host.mjs (README example, tool call, thrown error, bombs, handles, abort, codeModeTool)`);
   const printed = run(`${version} check-host.mjs`, /** @type {string} */ (script[0]), [...script.slice(1), 'check-host.mjs'], opts);
   if (!printed.includes('host checks passed under')) fail(`${version}: check-host.mjs did not finish:\n${printed}`);
   say(`${version}: register (${name === 'bun' ? 'bun --preload @supolka/codemode-executor/register' : 'deno run --preload ./preload-register.mjs'}), @cloudflare/codemode/ai`);

@@ -1,10 +1,13 @@
 // Install check under every host the package runs on (Node, Bun, Deno: the same file, run by
 // each): the README's example, a tool call, a thrown error with its line, a timeout bomb and a
-// memory bomb ending in their texts, a retained handle invoked twice, an abort, and, given a
-// daemon's URL (argv), connect() to it with the host's own WebSocket. Prints one line per step
+// memory bomb ending in their texts, a retained handle invoked twice, an abort, codeModeTool with
+// the AI SDK's tool() and a zod schema, and, given a daemon's URL (argv), connect() to it with
+// the host's own WebSocket. Prints one line per step
 // and `host checks passed under <host>`; any difference throws.
 import assert from 'node:assert/strict';
-import { IsolateExecutor, connect } from '@supolka/codemode-executor';
+import { IsolateExecutor, codeModeTool, connect } from '@supolka/codemode-executor';
+import { tool } from 'ai';
+import { z } from 'zod';
 
 const host = typeof process.versions.bun === 'string' ? `Bun ${process.versions.bun}` : typeof globalThis.Deno !== 'undefined' ? `Deno ${globalThis.Deno.version.deno}` : `Node ${process.version}`;
 const url = process.argv[2];
@@ -65,6 +68,13 @@ try {
   assert.equal(aborted?.code, 'ABORTED', String(aborted));
   const after = await ex.execute({ code: 'async () => 42' });
   assert.equal(after.result, 42);
+
+  step("codeModeTool: the AI SDK's tool() with a zod schema, called from a program");
+  const add = tool({ description: 'Adds', inputSchema: z.object({ a: z.number(), b: z.number() }), execute: async ({ a, b }) => ({ sum: a + b }) });
+  const codemode = codeModeTool({ add }, { executor: ex });
+  const answered = await codemode.execute({ code: 'async () => { const r = await tools.add({ a: 2, b: 3 }); console.log("sum", r.sum); return r.sum }' }, { toolCallId: 'c1', messages: [] });
+  assert.equal(answered.result, 5, JSON.stringify(answered));
+  assert.deepEqual(answered.logs, [{ level: 'log', message: 'sum 5' }]);
 } finally {
   await ex.close();
 }
