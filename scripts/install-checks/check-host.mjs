@@ -1,11 +1,12 @@
 // Install check under every host the package runs on (Node, Bun, Deno: the same file, run by
 // each): the README's example, a tool call, a thrown error with its line, a timeout bomb and a
 // memory bomb ending in their texts, a retained handle invoked twice, an abort, codeModeTool with
-// the AI SDK's tool() and a zod schema, and, given a daemon's URL (argv), connect() to it with
+// the AI SDK's tool() and a zod schema, the TanStack driver's context, and, given a daemon's URL (argv), connect() to it with
 // the host's own WebSocket. Prints one line per step
 // and `host checks passed under <host>`; any difference throws.
 import assert from 'node:assert/strict';
 import { IsolateExecutor, codeModeTool, connect } from '@supolka/codemode-executor';
+import { createIsolateDriver } from '@supolka/codemode-executor/tanstack';
 import { tool } from 'ai';
 import { z } from 'zod';
 
@@ -75,6 +76,13 @@ try {
   const answered = await codemode.execute({ code: 'async () => { const r = await tools.add({ a: 2, b: 3 }); console.log("sum", r.sum); return r.sum }' }, { toolCallId: 'c1', messages: [] });
   assert.equal(answered.result, 5, JSON.stringify(answered));
   assert.deepEqual(answered.logs, [{ level: 'log', message: 'sum 5' }]);
+
+  step("the TanStack driver: a context with a binding, as @tanstack/ai-code-mode drives it");
+  const driver = createIsolateDriver({ executor: ex });
+  const ctx = await driver.createContext({ bindings: { external_echo: { name: 'external_echo', description: 'echo', inputSchema: {}, execute: async (args) => args } } });
+  const echoed = await ctx.execute('console.log("x"); return await external_echo({ v: 1 })');
+  assert.deepEqual(echoed, { success: true, value: { v: 1 }, logs: ['x'] });
+  await ctx.dispose();
 } finally {
   await ex.close();
 }
