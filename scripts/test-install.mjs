@@ -173,6 +173,7 @@ async function checkNode(project, node) {
   if (!help.includes('Usage: codemode-executor')) fail(`codemode-executor --help printed no usage:\n${help}`);
   say(`${version}: check-host.mjs (bombs, handles, abort); codemode-executor serve + connect`);
   quiet('host checks', ['check-host.mjs']);
+  quiet('an idle executor keeps no Node alive', ['check-idle.mjs']);
   await serveAndConnect(project, [bin], [node, 'check-connect.mjs'], env);
 }
 
@@ -198,6 +199,8 @@ async function checkHost(project, name) {
   say(`${version}: check-host.mjs (README example, tool call, thrown error, bombs, handles, abort, codeModeTool)`);
   const printed = run(`${version} check-host.mjs`, /** @type {string} */ (script[0]), [...script.slice(1), 'check-host.mjs'], opts);
   if (!printed.includes('host checks passed under')) fail(`${version}: check-host.mjs did not finish:\n${printed}`);
+  say(`${version}: an executor left open must not keep ${name} alive (check-idle.mjs, 20 s at most)`);
+  run(`${version} check-idle.mjs (an idle executor must not keep the host alive)`, /** @type {string} */ (script[0]), [...script.slice(1), 'check-idle.mjs'], { ...opts, timeout: 20_000 });
   say(`${version}: register (${name === 'bun' ? 'bun --preload @supolka/codemode-executor/register' : 'deno run --preload ./preload-register.mjs'}), @cloudflare/codemode/ai`);
   const preload = name === 'bun' ? ['--preload', '@supolka/codemode-executor/register'] : ['--preload', './preload-register.mjs'];
   run(`${version} register`, /** @type {string} */ (script[0]), [...script.slice(1), ...preload, 'check-register.mjs'], opts);
