@@ -849,5 +849,7 @@ describe('the JavaScript codec matches V8 on every value kind', () => {
     expect(() => codec.decode(Buffer.from([0xff, 16, 0x5f]))).toThrow(/format 16 is newer than 15/);
     expect(() => codec.decode(Buffer.from([0xff, 15, 0x5e, 0x05]))).toThrow(/reference to object 5/);
     expect(() => codec.decode(Buffer.from([0xff, 15, 0x5c]))).toThrow(/tag 0x5c/);
+    // A length past the data allocates nothing before it is refused (a buffer of 2^40 bytes).
+    expect(() => codec.decode(Buffer.from([0xff, 15, 0x42, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]))).toThrow(/the data ends/);
   });
 });

@@ -703,15 +703,17 @@ class Reader {
         return s;
       }
       case T.arrayBuffer: {
-        const length = this.varint();
-        const b = new ArrayBuffer(length);
-        new Uint8Array(b).set(this.take(length));
+        // The bytes first: a length past the data allocates nothing.
+        const bytes = this.take(this.varint());
+        const b = new ArrayBuffer(bytes.length);
+        new Uint8Array(b).set(bytes);
         return this.keep(b);
       }
       case T.resizableArrayBuffer: {
         const length = this.varint();
         const max = this.varint();
         if (length > max) throw this.fail('a resizable buffer longer than its maximum');
+        if (length > this.bytes.length - this.at) throw this.fail('the data ends');
         // Resizable buffers (ES2024), where the host has them.
         const Resizable = /** @type {new (length: number, options: { maxByteLength: number }) => ArrayBuffer} */ (ArrayBuffer);
         const b = new Resizable(length, { maxByteLength: max });
