@@ -179,8 +179,8 @@ async function checkNode(project, node) {
 
 /**
  * The checks of another host (`bun`, `deno`) from the same installed project: check-host.mjs,
- * then `codemode-executor serve` started by that host, and check-host.mjs connecting to it with
- * the host's own WebSocket.
+ * then `codemode-executor serve` started by that host, and check-connect.mjs connecting to it
+ * with the host's own WebSocket.
  * @param {string} project
  * @param {string} name
  */
@@ -205,7 +205,7 @@ async function checkHost(project, name) {
   const preload = name === 'bun' ? ['--preload', '@supolka/codemode-executor/register'] : ['--preload', './preload-register.mjs'];
   run(`${version} register`, /** @type {string} */ (script[0]), [...script.slice(1), ...preload, 'check-register.mjs'], opts);
   say(`${version}: codemode-executor serve started by ${name}, connect() from ${name}`);
-  await serveAndConnect(project, cli, [...script, 'check-host.mjs'], env);
+  await serveAndConnect(project, cli, [...script, 'check-connect.mjs'], env);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Install check: connect() to the installed CLI's daemon (`codemode-executor serve`, its URL in
-// argv), natively and through the dialect. Node 20 has no global WebSocket: it passes `ws`'s.
+// argv), natively and through the dialect, from every host: Bun's and Deno's own WebSocket, and
+// Node's (22 and newer); Node 20 has no global WebSocket: it passes `ws`'s.
 import assert from 'node:assert/strict';
 import { CodemodeExecutor, connect } from '@supolka/cloudflare-codemode-executor';
 

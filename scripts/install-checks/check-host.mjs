@@ -1,17 +1,16 @@
 // Install check under every host the package runs on (Node, Bun, Deno: the same file, run by
 // each): the README's example, a tool call, a thrown error with its line, a timeout bomb and a
 // memory bomb ending in their texts, a retained handle invoked twice, an abort, codeModeTool with
-// the AI SDK's tool() and a zod schema, the TanStack driver's context, and, given a daemon's URL (argv), connect() to it with
-// the host's own WebSocket. Prints one line per step
-// and `host checks passed under <host>`; any difference throws.
+// the AI SDK's tool() and a zod schema, and the TanStack driver's context (check-connect.mjs is
+// the connect() half). Prints one line per step and `host checks passed under <host>`; any
+// difference throws.
 import assert from 'node:assert/strict';
-import { IsolateExecutor, codeModeTool, connect } from '@supolka/codemode-executor';
+import { IsolateExecutor, codeModeTool } from '@supolka/codemode-executor';
 import { createIsolateDriver } from '@supolka/codemode-executor/tanstack';
 import { tool } from 'ai';
 import { z } from 'zod';
 
 const host = typeof process.versions.bun === 'string' ? `Bun ${process.versions.bun}` : typeof globalThis.Deno !== 'undefined' ? `Deno ${globalThis.Deno.version.deno}` : `Node ${process.version}`;
-const url = process.argv[2];
 const step = (what) => console.log(`${host}: ${what}`);
 
 const ex = new IsolateExecutor({ workers: 1, outbound: null });
@@ -87,18 +86,4 @@ try {
   await ex.close();
 }
 
-if (url) {
-  step(`connect() to the daemon at ${url}`);
-  const remote = await connect(url, { outbound: null });
-  try {
-    const out = await remote.execute({
-      code: 'async () => (await kv.get("k")) + 1',
-      providers: [{ name: 'kv', tools: ['get'] }],
-      dispatch: ({ args }) => (args[0] === 'k' ? 41 : 0),
-    });
-    assert.equal(out.result, 42, JSON.stringify(out));
-  } finally {
-    await remote.close();
-  }
-}
 console.log(`host checks passed under ${host}`);
