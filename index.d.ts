@@ -136,6 +136,34 @@ export interface IsolateExecutorOptions extends Budgets {
    * for finding where a slow execute waited; it costs a few clock reads per step. Default false.
    */
   hops?: boolean
+  /**
+   * The tenants this executor knows by name, with the bounds of each (docs/tenants.md). A run
+   * names its tenant (`ExecuteRequest.tenant`); a tenant not listed here gets `defaultTenant`'s
+   * bounds. Names: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+   */
+  tenants?: Record<string, TenantLimits>
+  /** The bounds of a tenant not listed in `tenants`, and of runs that name none. Default: none. */
+  defaultTenant?: TenantLimits
+}
+
+/**
+ * One tenant's bounds (docs/tenants.md); each omitted: no bound of that kind beyond the
+ * executor's own.
+ */
+export interface TenantLimits {
+  /** Runs of the tenant running at once (1-256). Omitted: as many as there are workers. */
+  maxRunning?: number
+  /**
+   * Runs of the tenant waiting for a worker (0-1,000,000); past it `execute` rejects with
+   * `QUEUE_FULL` naming this bound. Omitted: only the executor's `queueBound` holds.
+   */
+  maxQueued?: number
+  /**
+   * CPU milliseconds the tenant's programs may spend in any minute (1-15,360,000). A run
+   * submitted past it rejects with `TENANT_CPU_LIMIT` (retryable; its text says in how many
+   * milliseconds), and runs already waiting wait until the minute has room. Omitted: none.
+   */
+  cpuPerMinute?: number
 }
 
 /**
@@ -253,6 +281,12 @@ export interface ResumeRequest {
   outbound?: Outbound
   signal?: AbortSignal
   onLog?: (entry: LogEntry) => void
+  /**
+   * Whom the resume acts for: the tenant the paused run was for. A token of another tenant's
+   * run is refused as one of another key (`TOKEN_FOREIGN_KEY`). Over `connect()` to a daemon
+   * with `--tenants`, the connection's token says it.
+   */
+  tenant?: string
 }
 
 /** A tool call as dispatch receives it. `args` are structured-clone copies of the sandbox's. */
@@ -325,6 +359,14 @@ export interface ExecuteRequest extends Budgets {
    * A throw from it is reported as uncaught; it does not affect the run.
    */
   onLog?: (entry: LogEntry) => void
+  /**
+   * Whom the run is for (docs/tenants.md): 1 to 64 of `A-Z a-z 0-9 . _ -`. Its worker runs no
+   * other tenant's code, before or after; the tenant's bounds (`IsolateExecutorOptions.tenants`)
+   * hold it; what it retains or pauses belongs to the tenant. Omitted: the executor's one
+   * unnamed domain (a tenant of its own). Over `connect()` to a daemon with `--tenants`, the
+   * connection's token names the tenant, and naming another is `TENANT_MISMATCH`.
+   */
+  tenant?: string
 }
 
 /** `invokeHandle`'s options. */
@@ -335,6 +377,17 @@ export interface InvokeOptions {
    * with `ExecutorError` `ABORTED`, the signal's `reason` as its `cause`.
    */
   signal?: AbortSignal
+  /**
+   * Whom the caller acts for: the tenant of the run that granted the handles. Another tenant's
+   * execution rejects with `HANDLES_CLOSED`, as an id never granted. Omitted: the unnamed domain.
+   */
+  tenant?: string
+}
+
+/** `closeHandles`' options. */
+export interface CloseHandlesOptions {
+  /** Whom the caller acts for, as {@link InvokeOptions.tenant}. */
+  tenant?: string
 }
 
 /** One sample of a metric: its series name (a histogram's `_bucket`, `_sum`, `_count`), labels, value. */
@@ -532,9 +585,10 @@ export declare class IsolateExecutor {
   invokeHandle(executionId: string, name: string, request: WireRequest, options?: InvokeOptions): Promise<WireResponse>
   /**
    * Ends a retained execution: its isolate is disposed and its worker returns to rotation.
-   * Rejects with `HANDLES_CLOSED` when it holds no handles. Call it in a `finally`.
+   * Rejects with `HANDLES_CLOSED` when it holds no handles (or another tenant owns it). Call it
+   * in a `finally`.
    */
-  closeHandles(executionId: string): Promise<void>
+  closeHandles(executionId: string, options?: CloseHandlesOptions): Promise<void>
   /** Counts of workers and executions, retained ones included. */
   stats(): ExecutorStats
   /**
@@ -670,7 +724,7 @@ export declare class RemoteExecutor {
    */
   invokeHandle(executionId: string, name: string, request: WireRequest, options?: InvokeOptions): Promise<WireResponse>
   /** Ends a retained execution on the daemon, as `IsolateExecutor.closeHandles`. */
-  closeHandles(executionId: string): Promise<void>
+  closeHandles(executionId: string, options?: CloseHandlesOptions): Promise<void>
   /** The daemon's counts. */
   stats(): Promise<RemoteStats>
   /** Lets the requests in flight finish, then closes the connection; later calls reject `CLOSED`. */
@@ -716,9 +770,18 @@ export interface ServeOptions extends Budgets {
   /**
    * A shared secret every client must present (`connect(url, { token })`); a connection without
    * it is refused before any message is read. At least 16 characters (`INVALID_OPTION`
-   * otherwise), e.g. `openssl rand -hex 32`. Required off loopback.
+   * otherwise), e.g. `openssl rand -hex 32`. Required off loopback (or `tenants`).
    */
   token?: string
+  /**
+   * One token per tenant (docs/tenants.md; `--tenants FILE` on the command line): a client
+   * presents its tenant's token, and every request of its connection acts for that tenant
+   * (a request naming another is `TENANT_MISMATCH`). Each token at least 16 characters and
+   * distinct; not with `token` (`INVALID_OPTION` naming the entry otherwise).
+   */
+  tenants?: Record<string, TenantLimits & { token: string }>
+  /** The bounds of runs that name no tenant here (none can, with `tenants`). */
+  defaultTenant?: TenantLimits
   /**
    * Origins (`https://app.example`) whose web pages may open a connection. Browsers send
    * `Origin` on every WebSocket upgrade and apply no same-origin rule to it, so an upgrade that
@@ -864,6 +927,14 @@ export interface ExtendedExecuteOptions extends Budgets {
   outbound?: Outbound
   /** Forwarded to the native executor (`ExecuteRequest.signal`): `execute` rejects with `ABORTED`. */
   signal?: AbortSignal
+  /**
+   * Whom this call runs for, forwarded to the native executor (`ExecuteRequest.tenant`,
+   * docs/tenants.md): its worker process runs only this tenant's code, and the tenant's bounds
+   * hold it (a tenant past its `cpuPerMinute` makes `execute` reject with `TENANT_CPU_LIMIT`).
+   * 1 to 64 characters of `A-Z a-z 0-9 . _ -`; anything else rejects with `INVALID_REQUEST`
+   * before anything runs. Omitted (or `undefined`): the native executor's unnamed domain.
+   */
+  tenant?: string
 }
 
 /** A Workers `Fetcher` as `globalOutbound` uses it: every sandbox `fetch` becomes a call of `fetch`. */
@@ -1022,6 +1093,14 @@ export interface McpGatewayOptions {
   maxResultChars?: number
   /** Whether the executor lets programs fetch (only changes what the description tells the model). Default false. */
   network?: boolean
+  /**
+   * Whom every program the gateway runs is for ({@link ExecuteRequest.tenant},
+   * docs/tenants.md; the command's `--tenant`): each run names it, so its worker process runs
+   * only this tenant's code and the tenant's bounds hold it (past its `cpuPerMinute` the `code`
+   * call answers `The program could not be run (TENANT_CPU_LIMIT): ...`). 1 to 64 characters of
+   * `A-Z a-z 0-9 . _ -`. Omitted: the executor's unnamed domain.
+   */
+  tenant?: string
   /** The gateway's diagnostic lines (upstream restarts, their stderr). Default: stderr. */
   log?: (line: string) => void
 }
@@ -1161,6 +1240,15 @@ export interface CodeModeToolOptions extends Budgets {
   modules?: Record<string, string>
   /** Characters of the result the model is shown (default 24,000); a longer one is cut structurally and says so. The tool's output keeps it whole. */
   maxResultChars?: number
+  /**
+   * Whom every run of this tool is for ({@link ExecuteRequest.tenant}, docs/tenants.md): each
+   * execute and each {@link CodeModeTool.resume} names it, so a run's worker process runs only
+   * this tenant's code, the tenant's bounds hold it (past its `cpuPerMinute` the tool's
+   * `execute` rejects with `TENANT_CPU_LIMIT`), and a paused output resumes only through a tool
+   * of the same tenant (another's gets `TOKEN_FOREIGN_KEY`). 1 to 64 characters of
+   * `A-Z a-z 0-9 . _ -`. Omitted: the executor's unnamed domain.
+   */
+  tenant?: string
 }
 
 /** {@link CodeModeTool.resume}'s options. */

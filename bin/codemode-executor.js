@@ -33,6 +33,11 @@ Options:
   --port N                     port to listen on; 0 picks a free one (default ${serve.port})
   --token-file PATH            file holding a shared secret (16+ characters, e.g.
                                openssl rand -hex 32) every client must present
+  --tenants PATH               file holding the tenants (docs/tenants.md), a JSON object
+                               { "acme": { "token": "...", "maxRunning": 2, "maxQueued": 100,
+                               "cpuPerMinute": 60000 }, ... }: a client presents its tenant's
+                               token (16+ characters, one per tenant), and its runs use only
+                               that tenant's workers, within its bounds. Not with --token-file
   --approval-key-file PATH     file holding the key approval tokens are signed with (its
                                bytes, ${limits().approval.keyMinBytes}+; one trailing newline is dropped, e.g.
                                openssl rand -hex 32 > PATH); give every daemon behind one
@@ -102,7 +107,7 @@ const INTEGER_FLAGS = {
 };
 
 /** Flag -> the serve() option it sets, for every flag that sets one. */
-const OPTION_FLAGS = { ...INTEGER_FLAGS, host: 'host', 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token', 'approval-key-file': 'approvalKey', outbound: 'outbound' };
+const OPTION_FLAGS = { ...INTEGER_FLAGS, host: 'host', 'allow-origin': 'allowOrigins', 'allow-host': 'allowHosts', 'token-file': 'token', tenants: 'tenants', 'approval-key-file': 'approvalKey', outbound: 'outbound' };
 
 /** @param {string} message */
 function usageError(message) {
@@ -134,6 +139,7 @@ async function main() {
       options: {
         host: { type: 'string' },
         'token-file': { type: 'string' },
+        tenants: { type: 'string' },
         'approval-key-file': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'allow-host': { type: 'string', multiple: true },
@@ -176,6 +182,20 @@ async function main() {
     if (token === '') return usageError(`--token-file ${file} is empty; put the shared secret in it`);
     options.token = token;
   }
+  if (values.tenants !== undefined) {
+    const file = values.tenants;
+    let text;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (e) {
+      return usageError(`--tenants ${file} cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    try {
+      options.tenants = JSON.parse(text);
+    } catch (e) {
+      return usageError(`--tenants ${file} is not JSON (${e instanceof Error ? e.message : String(e)}); write an object { "name": { "token": "...", "maxRunning"?, "maxQueued"?, "cpuPerMinute"? } }`);
+    }
+  }
   if (values['approval-key-file'] !== undefined) {
     const file = values['approval-key-file'];
     let key;
@@ -203,7 +223,9 @@ async function main() {
   } catch (e) {
     if (e instanceof ExecutorError && e.code === 'INVALID_OPTION') {
       const field = fieldOf(e);
-      const flag = Object.entries(OPTION_FLAGS).find(([, key]) => key === field)?.[0];
+      // A tenant's entry is a field of --tenants: tenants["acme"].token.
+      const option = typeof field === 'string' && field.startsWith('tenants') ? 'tenants' : field;
+      const flag = Object.entries(OPTION_FLAGS).find(([, key]) => key === option)?.[0];
       return usageError(flag ? `--${flag}: ${e.message}` : e.message);
     }
     if (e instanceof ExecutorError && e.code === 'TOKEN_REQUIRED') return usageError(e.message);

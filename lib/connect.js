@@ -81,7 +81,7 @@ class RemoteExecutor {
         execute: (request) => {
           const primary = this.#usable(this.#primary);
           const id = primary.request({ kind: 'run' }, (n) => this.#core.holds(n));
-          const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs, cpuLimit, toolCallLimit, fetchLimit } = request;
+          const { code, modules, timeout, memoryLimit, outbound, outboundNamed, retainHandles, liveLogs, cpuLimit, toolCallLimit, fetchLimit, tenant } = request;
           // A callback run that named no decision bound gets the daemon's when it is lower
           // (`--approval-timeout`), here as there: this side's decide is held to the same.
           const ceiling = primary.limits.approvalTimeout;
@@ -92,7 +92,7 @@ class RemoteExecutor {
           // Named by neither the request nor connect(), outbound is left out: the daemon's
           // ceiling applies (public unless its operator chose otherwise). So is a budget: the
           // daemon's ceiling applies, or none.
-          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, cpuLimit, toolCallLimit, fetchLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined, approval });
+          primary.send({ type: 'execute', id, code, modules, providers, timeout, memoryLimit, cpuLimit, toolCallLimit, fetchLimit, outbound: outboundNamed ? outbound : undefined, retainHandles, liveLogs: liveLogs || undefined, approval, tenant });
           this.#runChannels.set(id, primary);
           return id;
         },
@@ -100,19 +100,19 @@ class RemoteExecutor {
           const channel = this.#runChannels.get(id);
           if (channel?.pending.get(id)?.kind === 'run') channel.send({ type: 'abort', id });
         },
-        invokeHandle: (executionId, handle, req, token) => {
+        invokeHandle: (executionId, handle, req, token, tenant) => {
           const channel = this.#usable(this.#route(executionId));
           const id = channel.request({ kind: 'invoke', token, executionId }, () => false);
-          channel.send({ type: 'invoke', id, executionId, handle, method: req.method, url: req.url, headers: req.headers, hasBody: Boolean(req.body) }, req.body);
+          channel.send({ type: 'invoke', id, executionId, handle, method: req.method, url: req.url, headers: req.headers, hasBody: Boolean(req.body), tenant }, req.body);
           return () => {
             if (channel.pending.get(id)?.kind === 'invoke') channel.send({ type: 'abort', id });
           };
         },
-        closeHandles: (executionId) =>
+        closeHandles: (executionId, tenant) =>
           new Promise((resolve, reject) => {
             const channel = this.#usable(this.#route(executionId));
             const id = channel.request({ kind: 'close', executionId, resolve, reject }, () => false);
-            channel.send({ type: 'closeHandles', id, executionId });
+            channel.send({ type: 'closeHandles', id, executionId, tenant });
           }),
         resolveToolCall: (call, value) => answer(call, { type: 'toolResult', id: call.id, callId: call.callId, ok: true }, value),
         rejectToolCall: (call, message) => answer(call, { type: 'toolResult', id: call.id, callId: call.callId, ok: false, message }),
@@ -128,7 +128,7 @@ class RemoteExecutor {
           // in-process resume's executor does; the daemon's ceilings hold after them.
           const { cpuLimit, toolCallLimit, fetchLimit } = this.#opts.budgets;
           const outbound = request.outboundNamed ? request.outbound : undefined;
-          primary.send({ type: 'resume', id, token: request.token, decisions, routes: request.route !== undefined || undefined, liveLogs: request.liveLogs || undefined, outbound, cpuLimit, toolCallLimit, fetchLimit });
+          primary.send({ type: 'resume', id, token: request.token, decisions, routes: request.route !== undefined || undefined, liveLogs: request.liveLogs || undefined, outbound, cpuLimit, toolCallLimit, fetchLimit, tenant: request.tenant });
           this.#runChannels.set(id, primary);
           return id;
         },
@@ -203,21 +203,23 @@ class RemoteExecutor {
     executionId = validate.executionId(executionId);
     name = validate.handleName(name);
     const wire = validate.wireRequest(request);
-    const { signal } = validate.invokeOptions(options);
+    const { signal, tenant } = validate.invokeOptions(options);
     if (this.#closed) throw fault('CLOSED');
     await this.#reach(executionId);
-    return this.#core.invokeHandle(executionId, name, wire, signal);
+    return this.#core.invokeHandle(executionId, name, wire, signal, tenant);
   }
 
   /**
    * @param {string} executionId
+   * @param {import('../index').CloseHandlesOptions} [options]
    * @returns {Promise<void>}
    */
-  async closeHandles(executionId) {
+  async closeHandles(executionId, options) {
     executionId = validate.executionId(executionId);
+    const { tenant } = validate.closeOptions(options);
     if (this.#closed) throw fault('CLOSED');
     await this.#reach(executionId);
-    return this.#core.closeHandles(executionId);
+    return this.#core.closeHandles(executionId, tenant);
   }
 
   /** @returns {Promise<RemoteStats>} */

@@ -39,9 +39,9 @@ const hops = require('./hops');
  * @property {(request: import('./validate').ValidRequest) => number} execute submits a run (the
  *   addon reads its NativeRequest fields); returns its id
  * @property {(id: number) => void} abort the caller aborted run `id` (it completes, with ABORTED)
- * @property {(executionId: string, name: string, request: NativeWireRequest, token: number) => (() => void)} invokeHandle
- *   submits an invocation; returns what aborts it
- * @property {(executionId: string) => void | Promise<void>} closeHandles
+ * @property {(executionId: string, name: string, request: NativeWireRequest, token: number, tenant: string | undefined) => (() => void)} invokeHandle
+ *   submits an invocation for `tenant`; returns what aborts it
+ * @property {(executionId: string, tenant: string | undefined) => void | Promise<void>} closeHandles
  * @property {(call: NativeToolCall, value: Buffer) => void} resolveToolCall answers the call as it came
  * @property {(call: NativeToolCall, message: string) => void} rejectToolCall
  * @property {(call: NativeToolCall, message: string) => void} denyToolCall rejects the call as a
@@ -234,16 +234,17 @@ class ExecutorCore {
    * @param {string} name
    * @param {NativeWireRequest} request validated
    * @param {AbortSignal} [signal] validated
+   * @param {string} [tenant] validated: whom the caller acts for
    * @returns {Promise<import('../index').WireResponse>}
    */
-  invokeHandle(executionId, name, request, signal) {
+  invokeHandle(executionId, name, request, signal, tenant) {
     const trace = tracing.startInvoke(executionId, name, this.#grantSpans.get(executionId));
     if (signal?.aborted) return tracing.rejected(trace, abortError('invocation', signal));
     const token = this.#nextInvocation++;
     if (this.#nextInvocation > 0xffff_fff0) this.#nextInvocation = 1;
     let abort;
     try {
-      abort = this.#transport.invokeHandle(executionId, name, request, token);
+      abort = this.#transport.invokeHandle(executionId, name, request, token, tenant);
     } catch (e) {
       return tracing.rejected(trace, e);
     }
@@ -261,10 +262,11 @@ class ExecutorCore {
 
   /**
    * @param {string} executionId validated
+   * @param {string} [tenant] validated: whom the caller acts for
    * @returns {Promise<void>}
    */
-  async closeHandles(executionId) {
-    await this.#transport.closeHandles(executionId);
+  async closeHandles(executionId, tenant) {
+    await this.#transport.closeHandles(executionId, tenant);
     this.ended(executionId, 'closed');
   }
 

@@ -64,18 +64,18 @@ class IsolateExecutor {
       {
         execute: (request) => native(() => pool.execute(request)),
         abort: (id) => pool.abort(id),
-        invokeHandle: (executionId, name, request, token) => {
-          const number = native(() => pool.invokeHandle(executionId, name, request, token));
+        invokeHandle: (executionId, name, request, token, tenant) => {
+          const number = native(() => pool.invokeHandle(executionId, name, request, token, tenant));
           return () => pool.abortInvocation(number);
         },
-        closeHandles: (executionId) => native(() => pool.closeHandles(executionId)),
+        closeHandles: (executionId, tenant) => native(() => pool.closeHandles(executionId, tenant)),
         resolveToolCall: (call, value) => pool.resolveToolCall(call.id, call.callId, value),
         rejectToolCall: (call, message) => pool.rejectToolCall(call.id, call.callId, message),
         denyToolCall: (call, message) => pool.denyToolCall(call.id, call.callId, message),
         resolveFetch: (call, response) => pool.resolveFetch(call.id, call.callId, response),
         rejectFetch: (call, message) => pool.rejectFetch(call.id, call.callId, message),
         // A resumed run gets the tighter of its token's bounds and this executor's.
-        resume: (request) => native(() => pool.resume(request.token, request.decisions, request.route !== undefined, request.liveLogs, { outbound: request.outbound, ...opts.budgets })),
+        resume: (request) => native(() => pool.resume(request.token, request.decisions, request.route !== undefined, request.liveLogs, { outbound: request.outbound, ...opts.budgets }, request.tenant)),
         decide: (id, callId, approved, reason) => pool.decide(id, callId, approved, reason),
       },
       pool.limits().toolPayloadBytes,
@@ -126,31 +126,35 @@ class IsolateExecutor {
   invokeHandle(executionId, name, request, options) {
     let wire;
     let signal;
+    let tenant;
     try {
       executionId = validate.executionId(executionId);
       name = validate.handleName(name);
       wire = validate.wireRequest(request);
-      ({ signal } = validate.invokeOptions(options));
+      ({ signal, tenant } = validate.invokeOptions(options));
     } catch (e) {
       return Promise.reject(e);
     }
     if (this.#closing === 'done') return Promise.reject(fault('HANDLES_CLOSED', { id: executionId }));
-    return this.#core.invokeHandle(executionId, name, wire, signal);
+    return this.#core.invokeHandle(executionId, name, wire, signal, tenant);
   }
 
   /**
    * Ends a retained execution: its isolate is disposed and its worker returns to rotation.
    * @param {string} executionId
+   * @param {import('../index').CloseHandlesOptions} [options]
    * @returns {Promise<void>}
    */
-  closeHandles(executionId) {
+  closeHandles(executionId, options) {
+    let tenant;
     try {
       executionId = validate.executionId(executionId);
+      ({ tenant } = validate.closeOptions(options));
     } catch (e) {
       return Promise.reject(e);
     }
     if (this.#closing === 'done') return Promise.reject(fault('HANDLES_CLOSED', { id: executionId }));
-    return this.#core.closeHandles(executionId);
+    return this.#core.closeHandles(executionId, tenant);
   }
 
   /** Counts of workers and executions, retained ones included. */

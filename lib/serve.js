@@ -74,6 +74,7 @@ async function serve(options) {
         host: opts.host,
         port: opts.port,
         token: opts.token,
+        tenantTokens: opts.tenantTokens,
         pool: opts.pool,
         maxInFlight: opts.maxInFlight,
         hook: Boolean(onConnection),

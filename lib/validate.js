@@ -13,6 +13,7 @@ const os = require('node:os');
 const { limits } = require('./native');
 const { fault, describe, reading, snapshot, integerIn, optionalBoolean, checkOutbound, outboundMode, checkSignal, objectArgument, isHeaderPairs, isResponseStatus } = require('./validate/fields');
 const approvals = require('./validate/approvals');
+const tenants = require('./validate/tenants');
 const { hostLoop } = require('./host');
 
 /**
@@ -124,7 +125,7 @@ function budgets(kind, input, inherited = {}) {
   return out;
 }
 
-const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath', 'approvalKey', 'hops', ...BUDGETS];
+const OPTION_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'outbound', 'handlesIdleTimeout', 'onHandlesClosed', 'workerPath', 'approvalKey', 'hops', 'tenants', 'defaultTenant', ...BUDGETS];
 
 /**
  * @param {unknown} given the constructor's argument
@@ -169,10 +170,12 @@ function options(given, defaultWorkerPath) {
   }
   if (input.approvalKey !== undefined) o.approvalKey = approvals.approvalKey(input.approvalKey);
   o.hops = optionalBoolean(kind, 'hops', input.hops) ?? false;
+  if (input.tenants !== undefined) o.tenants = tenants.tenantTable(input.tenants, false).tenants;
+  if (input.defaultTenant !== undefined) o.defaultTenant = tenants.tenantLimits('defaultTenant', input.defaultTenant).limits;
   return o;
 }
 
-const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog', 'approval', ...BUDGETS];
+const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog', 'approval', 'tenant', ...BUDGETS];
 
 /**
  * @param {unknown} given `execute`'s argument
@@ -263,18 +266,30 @@ function request(given, executorOutbound, executorBudgets) {
   }
   const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
   const liveLogs = onLog !== undefined;
-  return { code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog, approval, decide, approvalTimeoutNamed: approval?.mode === 'callback' && /** @type {{ timeout?: unknown }} */ (input.approval).timeout !== undefined };
+  const tenant = tenants.optionalTenant(kind, input.tenant);
+  return { tenant, code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog, approval, decide, approvalTimeoutNamed: approval?.mode === 'callback' && /** @type {{ timeout?: unknown }} */ (input.approval).timeout !== undefined };
 }
 
 /**
- * `invokeHandle`'s options: `{ signal? }`.
+ * `invokeHandle`'s options: `{ signal?, tenant? }`.
  * @param {unknown} given
- * @returns {{ signal: AbortSignal | undefined }}
+ * @returns {{ signal: AbortSignal | undefined, tenant: string | undefined }}
  */
 function invokeOptions(given) {
   const kind = 'INVALID_REQUEST';
-  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object { signal? } or omitted'), ['signal'], 'invokeHandle options');
-  return { signal: checkSignal(kind, 'options.signal', input.signal) };
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object { signal?, tenant? } or omitted'), ['signal', 'tenant'], 'invokeHandle options');
+  return { signal: checkSignal(kind, 'options.signal', input.signal), tenant: tenants.optionalTenant(kind, input.tenant, 'options.tenant') };
+}
+
+/**
+ * `closeHandles`' options: `{ tenant? }`.
+ * @param {unknown} given
+ * @returns {{ tenant: string | undefined }}
+ */
+function closeOptions(given) {
+  const kind = 'INVALID_REQUEST';
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', given, 'an object { tenant? } or omitted'), ['tenant'], 'closeHandles options');
+  return { tenant: tenants.optionalTenant(kind, input.tenant, 'options.tenant') };
 }
 
 /**
@@ -383,4 +398,4 @@ function bodyBytes(body) {
   return false;
 }
 
-module.exports = { options, request, reservedNames, LANGUAGE_GLOBALS, IDENTIFIER, range, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };
+module.exports = { options, request, reservedNames, LANGUAGE_GLOBALS, IDENTIFIER, range, resume: approvals.resumeRequest, decision: approvals.decision, budgets, BUDGETS, invokeOptions, closeOptions, executionId, handleName, metricsFormat, wireRequest, wireResponse };

@@ -166,7 +166,8 @@ impl NativePool {
     /// `code` names why the token or the decisions are refused (`TOKEN_TAMPERED`,
     /// `TOKEN_FOREIGN_KEY`, `TOKEN_EXPIRED`, `DECISIONS_INVALID`), or `CLOSED`, `QUEUE_FULL`.
     /// The run gets the tighter of the token's bounds and this executor's (`within`, and the
-    /// pool's time and memory bounds).
+    /// pool's time and memory bounds). `tenant`: whom the resume acts for (another tenant's
+    /// token is `TOKEN_FOREIGN_KEY`).
     #[napi]
     pub fn resume(
         &self,
@@ -175,6 +176,7 @@ impl NativePool {
         routes: bool,
         live_logs: bool,
         within: NativeResumeBounds,
+        tenant: Option<String>,
     ) -> Result<i64, Fault> {
         let bridge = self.bridge.clone();
         let done = Box::new(move |id: u64, result: Result<RunOutcome, Failure>| {
@@ -189,6 +191,7 @@ impl NativePool {
                 routes,
                 live_logs,
                 within.into(),
+                tenant.as_deref(),
                 host,
                 done,
             )
@@ -204,7 +207,8 @@ impl NativePool {
     }
 
     /// Invokes handle `name` of retained execution `execution_id`; the answer arrives through
-    /// `onDone` with `invocation` set to the token given. Throws an error whose `code` is
+    /// `onDone` with `invocation` set to the token given, for `tenant` (another tenant's
+    /// execution is `HANDLES_CLOSED`). Throws an error whose `code` is
     /// `HANDLES_CLOSED` or `HANDLE_NOT_FOUND` when it is refused at once. Returns the pool's
     /// number for the invocation (for `abortInvocation`).
     #[napi]
@@ -214,13 +218,20 @@ impl NativePool {
         name: String,
         request: NativeWireRequest,
         invocation: u32,
+        tenant: Option<String>,
     ) -> Result<i64, Fault> {
         let bridge = self.bridge.clone();
         let done = Box::new(move |result| {
             bridge.report(NativeCompletion::invoked(invocation, result));
         });
         self.pool
-            .invoke_handle(&execution_id, &name, request.into(), done)
+            .invoke_handle(
+                &execution_id,
+                &name,
+                request.into(),
+                tenant.as_deref(),
+                done,
+            )
             .map(|n| n as i64)
             .map_err(thrown)
     }
@@ -250,11 +261,13 @@ impl NativePool {
         codemode_pool::render_metrics(&self.pool.metrics())
     }
 
-    /// Ends retained execution `execution_id`. Throws an error whose `code` is `HANDLES_CLOSED`
-    /// when it holds no handles.
+    /// Ends retained execution `execution_id` for `tenant`. Throws an error whose `code` is
+    /// `HANDLES_CLOSED` when it holds no handles or another tenant owns it.
     #[napi]
-    pub fn close_handles(&self, execution_id: String) -> Result<(), Fault> {
-        self.pool.close_handles(&execution_id).map_err(thrown)
+    pub fn close_handles(&self, execution_id: String, tenant: Option<String>) -> Result<(), Fault> {
+        self.pool
+            .close_handles(&execution_id, tenant.as_deref())
+            .map_err(thrown)
     }
 
     /// Counts of workers and executions, retained ones included.

@@ -73,6 +73,9 @@ pub fn limits() -> NativeOptionLimits {
         ("cpuLimit", u(&options::CPU_LIMIT_MS)),
         ("toolCallLimit", u(&options::TOOL_CALL_LIMIT)),
         ("fetchLimit", u(&options::FETCH_LIMIT)),
+        ("maxRunning", u(&options::TENANT_MAX_RUNNING)),
+        ("maxQueued", u(&options::TENANT_MAX_QUEUED)),
+        ("cpuPerMinute", u(&options::TENANT_CPU_PER_MINUTE_MS)),
     ];
     let defaults = [
         ("queueBound", options::DEFAULT_QUEUE_BOUND),
@@ -146,5 +149,22 @@ impl NativeLimits {
             result_bytes: limits::RESULT_BYTES as u32,
             tool_payload_bytes: limits::TOOL_PAYLOAD_BYTES as u32,
         }
+    }
+}
+
+/// What is wrong with `name` as a tenant's name (`codemode_pool::tenants::check_name`: 1 to 64
+/// of `[A-Za-z0-9._-]`), or nothing: the one rule `lib/validate/tenants.js` applies.
+#[napi]
+pub fn tenant_problem(name: String) -> Option<String> {
+    codemode_pool::tenants::check_name(&name).err()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_tenant_name_is_held_to_the_pool_s_rule() {
+        assert_eq!(super::tenant_problem("acme.eu-1".into()), None);
+        let problem = super::tenant_problem("a b".into()).unwrap_or_default();
+        assert!(problem.contains("' '"), "{problem}");
     }
 }

@@ -25,6 +25,9 @@ pub struct NativeServeOptions {
     /// 0 picks a free port.
     pub port: u32,
     pub token: Option<String>,
+    /// One token per tenant (`serve --tenants`): the connection presenting it acts for that
+    /// tenant. The pool's `tenants` holds their bounds.
+    pub tenant_tokens: Option<Vec<NativeTenantToken>>,
     pub pool: NativeOptions,
     /// Requests in flight one connection may have.
     pub max_in_flight: u32,
@@ -55,6 +58,13 @@ pub struct NativeServeOptions {
     pub cpu_limit: Option<u32>,
     pub tool_call_limit: Option<u32>,
     pub fetch_limit: Option<u32>,
+}
+
+/// A tenant's token, as `serve()` takes it (validated by `lib/`; checked by the daemon).
+#[napi(object)]
+pub struct NativeTenantToken {
+    pub name: String,
+    pub token: String,
 }
 
 impl NativeServeOptions {
@@ -166,6 +176,12 @@ impl NativeServer {
                 host: options.host,
                 port,
                 token: options.token,
+                tenants: options
+                    .tenant_tokens
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| (t.name, t.token))
+                    .collect(),
                 pool: options.pool.into(),
                 max_in_flight: options.max_in_flight,
                 hook: options.hook,

@@ -16,6 +16,7 @@ use codemode_pool::protocol::{
     Budgets, CallRecord, Failure, Grant, LogEntry, LogLevel, Outbound, Paused, ProviderDecl,
     Redirect, RunOutcome, WireRequest, WireResponse,
 };
+use codemode_pool::tenants::{TenantLimits, TenantOptions};
 use codemode_pool::{
     ApprovalMode, ApprovalSpec, CloseReason, Decision, ExecSpec, FetchCall, PoolOptions, PoolStats,
     ResumeBounds, ToolCall,
@@ -44,6 +45,36 @@ pub struct NativeOptions {
     /// (uv.rs); `false` (Bun, Deno, `lib/host.js`), each worker's output is read on a thread of
     /// its own and reaches JS through the threadsafe functions alone. Absent: `true`.
     pub host_loop: Option<bool>,
+    /// The tenants known by name, with their bounds (docs/tenants.md); absent: none.
+    pub tenants: Option<Vec<NativeTenant>>,
+    /// The bounds of a tenant not named in `tenants` (and of runs that name none).
+    pub default_tenant: Option<NativeTenantLimits>,
+}
+
+/// A tenant the executor knows by name, validated by `lib/validate/tenants.js`.
+#[napi(object)]
+pub struct NativeTenant {
+    pub name: String,
+    pub limits: NativeTenantLimits,
+}
+
+/// A tenant's bounds; each absent: no bound of that kind beyond the executor's own.
+#[napi(object)]
+pub struct NativeTenantLimits {
+    pub max_running: Option<u32>,
+    pub max_queued: Option<u32>,
+    /// CPU milliseconds the tenant's runs may spend in any minute.
+    pub cpu_per_minute: Option<u32>,
+}
+
+impl From<NativeTenantLimits> for TenantLimits {
+    fn from(l: NativeTenantLimits) -> Self {
+        TenantLimits {
+            max_running: l.max_running.map(|n| n.max(1) as usize),
+            max_queued: l.max_queued.map(|n| n as usize),
+            cpu_per_minute_ms: l.cpu_per_minute.map(u64::from),
+        }
+    }
 }
 
 impl From<NativeOptions> for PoolOptions {
@@ -57,6 +88,15 @@ impl From<NativeOptions> for PoolOptions {
             handles_idle_timeout_ms: u64::from(o.handles_idle_timeout.max(1)),
             approval_key: o.approval_key.map(|k| k.to_vec()),
             hops: o.hops,
+            tenants: TenantOptions {
+                named: o
+                    .tenants
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|t| (t.name, t.limits.into()))
+                    .collect(),
+                default: o.default_tenant.map(Into::into).unwrap_or_default(),
+            },
         }
     }
 }
@@ -86,6 +126,8 @@ pub struct NativeRequest {
     pub fetch_limit: Option<u32>,
     /// Tool calls that wait for approval (docs/approvals.md); absent: none.
     pub approval: Option<NativeApproval>,
+    /// Whom the run is for (docs/tenants.md); absent: the executor's one unnamed domain.
+    pub tenant: Option<String>,
 }
 
 /// A run's approvals, validated by `lib/validate.js`.
@@ -218,6 +260,7 @@ impl From<NativeRequest> for ExecSpec {
                 tool_call_limit: r.tool_call_limit,
                 fetch_limit: r.fetch_limit,
             },
+            tenant: r.tenant,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 const { limits, loadNative } = require('../native');
 const { fault, describe, reading, snapshot, objectArgument, checkSignal, checkOutbound, outboundMode } = require('./fields');
+const { optionalTenant } = require('./tenants');
 
 /**
  * @typedef {import('../../native').NativeApproval} NativeApproval
@@ -121,7 +122,7 @@ function decision(kind, field, given) {
   return { approved: input.approved, reason: /** @type {string | undefined} */ (input.reason) };
 }
 
-const RESUME_KEYS = ['token', 'decisions', 'dispatch', 'outbound', 'signal', 'onLog'];
+const RESUME_KEYS = ['token', 'decisions', 'dispatch', 'outbound', 'signal', 'onLog', 'tenant'];
 
 /**
  * `resume`'s request.
@@ -131,7 +132,7 @@ const RESUME_KEYS = ['token', 'decisions', 'dispatch', 'outbound', 'signal', 'on
  */
 function resumeRequest(given, executorOutbound) {
   const kind = 'INVALID_REQUEST';
-  const input = snapshot(kind, 'request', objectArgument(kind, 'request', given, '{ token, decisions, dispatch, outbound?, signal?, onLog? }', false), RESUME_KEYS, 'a resume request');
+  const input = snapshot(kind, 'request', objectArgument(kind, 'request', given, '{ token, decisions, dispatch, outbound?, signal?, onLog?, tenant? }', false), RESUME_KEYS, 'a resume request');
   if (typeof input.token !== 'string' || input.token === '') {
     throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: "the token of a paused outcome (outcome.paused.token)" });
   }
@@ -160,6 +161,7 @@ function resumeRequest(given, executorOutbound) {
     signal: checkSignal(kind, 'signal', input.signal),
     onLog: /** @type {((entry: import('../../index').LogEntry) => void) | undefined} */ (input.onLog),
     liveLogs: input.onLog !== undefined,
+    tenant: optionalTenant(kind, input.tenant),
   };
 }
 

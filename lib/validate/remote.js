@@ -6,6 +6,7 @@
 const { fault, describe, snapshot, integerIn, checkOutbound, objectArgument } = require('./fields');
 const { options, budgets, BUDGETS } = require('../validate');
 const { limits } = require('../native');
+const { tenantTable } = require('./tenants');
 
 /**
  * @typedef {import('../../index').Outbound} Outbound
@@ -13,11 +14,11 @@ const { limits } = require('../native');
  * @typedef {import('../validate').Budgets} Budgets
  */
 
-const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath', 'approvalKey'];
+const POOL_KEYS = ['workers', 'queueBound', 'timeout', 'memoryLimit', 'handlesIdleTimeout', 'workerPath', 'approvalKey', 'defaultTenant'];
 // The server's integer bounds: on connections, and `approvalTimeout`, the most one decision of
 // a callback-mode run may take here (its worker stays held while it waits).
 const CONNECTION_BOUND_KEYS = /** @type {const} */ (['maxConnections', 'maxConnectionsPerAddress', 'helloTimeout', 'idleTimeout', 'maxMessageBytes', 'approvalTimeout']);
-const SERVE_KEYS = ['host', 'port', 'token', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS, ...BUDGETS];
+const SERVE_KEYS = ['host', 'port', 'token', 'tenants', 'onConnection', 'log', 'maxInFlight', 'allowOrigins', 'allowHosts', 'outbound', ...CONNECTION_BOUND_KEYS, ...POOL_KEYS, ...BUDGETS];
 /** The daemon's outbound ceilings, as serve() and `--outbound` spell them (null: blocked). */
 const SERVE_OUTBOUND = [null, 'routed', 'public', 'native'];
 /**
@@ -40,6 +41,7 @@ const BOUND_UNITS = { helloTimeout: ' (ms)', idleTimeout: ' (ms; 0: never)', max
  * @property {string} host
  * @property {number} port
  * @property {string | undefined} token
+ * @property {{ name: string, token: string }[] | undefined} tenantTokens one token per tenant
  * @property {import('../../index').ServeOptions['onConnection']} onConnection
  * @property {((line: string) => void) | undefined} log
  * @property {number} maxInFlight
@@ -75,6 +77,12 @@ function serveOptions(given, defaultWorkerPath) {
   if (input.token !== undefined && (typeof input.token !== 'string' || input.token === '')) {
     throw fault(kind, { field: 'token', problem: `got ${describe(input.token)}`, allowed: 'a non-empty string every client must present' });
   }
+  let tenantTokens;
+  if (input.tenants !== undefined) {
+    const table = tenantTable(input.tenants, true);
+    pool.tenants = table.tenants;
+    tenantTokens = table.tokens;
+  }
   /** @type {Record<string, string[]>} */
   const lists = { allowOrigins: [], allowHosts: [] };
   for (const key of /** @type {const} */ (['allowOrigins', 'allowHosts'])) {
@@ -107,6 +115,7 @@ function serveOptions(given, defaultWorkerPath) {
     host,
     port,
     token: /** @type {string | undefined} */ (input.token),
+    tenantTokens,
     onConnection: /** @type {ValidServeOptions['onConnection']} */ (input.onConnection),
     log: /** @type {ValidServeOptions['log']} */ (input.log),
     maxInFlight,

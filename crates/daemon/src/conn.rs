@@ -351,6 +351,8 @@ struct Conn<'a> {
     shared: &'a Shared,
     id: u32,
     name: &'a str,
+    /// The tenant its token belongs to (`serve --tenants`): every request of it acts for it.
+    tenant: Option<&'a str>,
     tx: Outbox,
     greeted: bool,
     in_flight: HashMap<u32, InFlight>,
@@ -398,6 +400,7 @@ pub(crate) async fn serve(
     mut ws: Ws,
     id: u32,
     name: &str,
+    tenant: Option<&str>,
     tx: Outbox,
     mut rx: mpsc::UnboundedReceiver<ConnEvent>,
 ) -> Option<u16> {
@@ -410,6 +413,7 @@ pub(crate) async fn serve(
         shared,
         id,
         name,
+        tenant,
         tx,
         greeted: false,
         in_flight: HashMap::new(),
@@ -613,6 +617,7 @@ impl Conn<'_> {
                 url,
                 headers,
                 has_body,
+                tenant,
             } => {
                 let request = WireRequest {
                     method,
@@ -625,19 +630,27 @@ impl Conn<'_> {
                 let done = Box::new(move |result| {
                     let _ = tx.send(ConnEvent::Invoked { id, result });
                 });
-                match self
-                    .shared
-                    .pool
-                    .invoke_handle(&execution_id, &handle, request, done)
-                {
+                let invoked = wire::tenant_for(self.tenant, tenant).and_then(|tenant| {
+                    let pool = &self.shared.pool;
+                    pool.invoke_handle(&execution_id, &handle, request, tenant.as_deref(), done)
+                });
+                match invoked {
                     Ok(invoke_id) => {
                         self.in_flight.insert(id, InFlight::Invoke(invoke_id));
                     }
                     Err(f) => self.send(ServerMsg::failed(id, f), None),
                 }
             }
-            ClientMsg::CloseHandles { id, execution_id } => {
-                match self.shared.pool.close_handles(&execution_id) {
+            ClientMsg::CloseHandles {
+                id,
+                execution_id,
+                tenant,
+            } => {
+                let closed = wire::tenant_for(self.tenant, tenant).and_then(|tenant| {
+                    let pool = &self.shared.pool;
+                    pool.close_handles(&execution_id, tenant.as_deref())
+                });
+                match closed {
                     Ok(()) => self.send(ServerMsg::Ack { id }, None),
                     Err(f) => self.send(ServerMsg::failed(id, f), None),
                 }
@@ -724,7 +737,11 @@ impl Conn<'_> {
                 return self.send(ServerMsg::failed(id, f), None);
             }
         }
-        let spec = e.into_spec(admitted.outbound, admitted.budgets, approval);
+        let tenant = match wire::tenant_for(self.tenant, e.tenant.clone()) {
+            Ok(t) => t,
+            Err(f) => return self.send(ServerMsg::failed(id, f), None),
+        };
+        let spec = e.into_spec(admitted.outbound, admitted.budgets, approval, tenant);
         self.submit(id, |pool, host, done| pool.execute(spec, host, done));
     }
 
@@ -738,10 +755,11 @@ impl Conn<'_> {
         // Two steps, the ceilings between: the token is opened, held to the client's own
         // bounds (its outbound and budgets narrow the token's, as an in-process resume's
         // executor does), then to this daemon's ceilings, and only then run.
-        let opened = self
-            .shared
-            .pool
-            .open_token(&r.token, r.decisions(), r.live_logs)
+        let opened = wire::tenant_for(self.tenant, r.tenant.clone())
+            .and_then(|tenant| {
+                let pool = &self.shared.pool;
+                pool.open_token(&r.token, r.decisions(), r.live_logs, tenant.as_deref())
+            })
             .and_then(|mut run| {
                 let (outbound, budgets) = r.within();
                 run.hold_to(outbound, budgets);

@@ -274,6 +274,43 @@ impl Token {
     }
 }
 
+/// The tokens a daemon takes: none (on loopback: anyone may connect), the one of `--token-file`,
+/// or one per tenant (`--tenants`), which then names the connection's tenant.
+#[derive(Debug, Clone, Default)]
+pub struct Keys(Vec<(Token, Option<String>)>);
+
+impl Keys {
+    pub fn new(shared: Option<&str>, tenants: &[(String, String)]) -> Keys {
+        let mut keys: Vec<(Token, Option<String>)> =
+            shared.map(|t| (Token::new(t), None)).into_iter().collect();
+        for (name, token) in tenants {
+            keys.push((Token::new(token), Some(name.clone())));
+        }
+        Keys(keys)
+    }
+
+    /// Whether any token is required.
+    pub fn required(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    /// Whom a request may connect as: `None` when a token is required and it presents none of
+    /// them; else the tenant of the token it presents (`Some(None)`: no tenant). Every token is
+    /// compared, so the time taken does not say which one matched.
+    pub fn admit(&self, head: &Head) -> Option<Option<&str>> {
+        if self.0.is_empty() {
+            return Some(None);
+        }
+        let mut found = None;
+        for (token, tenant) in &self.0 {
+            if token.presented_in(head) && found.is_none() {
+                found = Some(tenant.as_deref());
+            }
+        }
+        found
+    }
+}
+
 /// Constant-time equality: the loop runs over `expected`'s length whatever `given` holds.
 pub fn same(given: &[u8], expected: &[u8]) -> bool {
     let mut diff = u8::from(given.len() != expected.len());

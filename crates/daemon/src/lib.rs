@@ -56,6 +56,10 @@ pub struct ServerOptions {
     pub port: u16,
     /// Required from every client when set.
     pub token: Option<String>,
+    /// One token per tenant, `(name, token)` (`serve --tenants`, docs/tenants.md): a client
+    /// presents one, and its connection acts for that tenant. Not with `token`; each token at
+    /// least [`TOKEN_MIN_CHARS`] and distinct (the pool's `tenants` holds their bounds).
+    pub tenants: Vec<(String, String)>,
     pub pool: PoolOptions,
     /// Requests in flight one connection may have.
     pub max_in_flight: u32,
@@ -160,7 +164,7 @@ pub(crate) struct Shared {
     _watched: watch::PoolSlot,
     pub daemon_id: String,
     pub max_in_flight: u32,
-    token: Option<http::Token>,
+    keys: http::Keys,
     hook: bool,
     events: Events,
     pub draining: AtomicBool,
@@ -325,6 +329,64 @@ pub struct Server {
     runtime: tokio::runtime::Handle,
 }
 
+/// `token` and `tenants` are each a shared secret of at least [`TOKEN_MIN_CHARS`] characters
+/// without surrounding spaces; the tenants' are distinct, their names valid and each once, and
+/// the two are not given together. The text names the entry at fault (never its token).
+fn check_tokens(options: &ServerOptions) -> Result<(), Failure> {
+    let invalid = |field: &str, problem: &str, allowed: &str| {
+        FailureCode::InvalidOption.failure(&[
+            ("field", field),
+            ("problem", problem),
+            ("allowed", allowed),
+        ])
+    };
+    let secret = format!("a shared secret of at least {TOKEN_MIN_CHARS} characters without surrounding spaces, e.g. 32 random bytes as hex: openssl rand -hex 32");
+    let weak = |token: &str| token.chars().count() < TOKEN_MIN_CHARS || token.trim() != token;
+    if let Some(token) = &options.token {
+        if weak(token) {
+            let problem = format!("got {} characters", token.chars().count());
+            return Err(invalid("token", &problem, &secret));
+        }
+    }
+    if options.token.is_some() && !options.tenants.is_empty() {
+        return Err(invalid(
+            "tenants",
+            "given together with a token (--token-file)",
+            "one of them: a shared token, or a token per tenant",
+        ));
+    }
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for (name, token) in &options.tenants {
+        let field = format!("tenants[{name:?}]");
+        if let Err(problem) = codemode_pool::tenants::check_name(name) {
+            return Err(invalid(
+                &field,
+                &problem,
+                "a tenant name: 1 to 64 of A-Z a-z 0-9 . _ -",
+            ));
+        }
+        if weak(token) {
+            let problem = format!("its token has {} characters", token.chars().count());
+            return Err(invalid(&format!("{field}.token"), &problem, &secret));
+        }
+        if let Some(other) = seen.insert(token.as_str(), name.as_str()) {
+            let problem = format!("its token is also tenant {other:?}'s");
+            let allowed = "a distinct token per tenant: a token names its tenant";
+            return Err(invalid(&format!("{field}.token"), &problem, allowed));
+        }
+    }
+    let mut names = std::collections::HashSet::new();
+    if let Some((name, _)) = options.tenants.iter().find(|(n, _)| !names.insert(n)) {
+        let field = format!("tenants[{name:?}]");
+        return Err(invalid(
+            &field,
+            "the tenant is listed twice",
+            "each tenant once",
+        ));
+    }
+    Ok(())
+}
+
 impl Server {
     /// Binds the address, starts the pool and the daemon thread. `LISTEN_FAILED` when the
     /// address cannot be bound; the pool's faults (`WORKER_NOT_FOUND`, `WORKER_START_FAILED`).
@@ -337,25 +399,14 @@ impl Server {
         let listen_failed = |detail: String| {
             FailureCode::ListenFailed.failure(&[("address", &address), ("detail", &detail)])
         };
-        if let Some(token) = &options.token {
-            if token.chars().count() < TOKEN_MIN_CHARS || token.trim() != token {
-                return Err(FailureCode::InvalidOption.failure(&[
-                    ("field", "token"),
-                    ("problem", &format!("got {} characters", token.chars().count())),
-                    (
-                        "allowed",
-                        &format!("a shared secret of at least {TOKEN_MIN_CHARS} characters without surrounding spaces, e.g. 32 random bytes as hex: openssl rand -hex 32"),
-                    ),
-                ]));
-            }
-        }
+        check_tokens(&options)?;
         let listener = std::net::TcpListener::bind((options.host.as_str(), options.port))
             .map_err(|e| listen_failed(e.to_string()))?;
         let addr = listener
             .local_addr()
             .map_err(|e| listen_failed(e.to_string()))?;
         // Checked on the address actually bound, so a name that resolves off loopback counts.
-        if options.token.is_none() && !addr.ip().is_loopback() {
+        if options.token.is_none() && options.tenants.is_empty() && !addr.ip().is_loopback() {
             return Err(FailureCode::TokenRequired.failure(&[("address", &address)]));
         }
         listener
@@ -387,7 +438,7 @@ impl Server {
             _watched: slot,
             daemon_id: uuid::Uuid::new_v4().to_string(),
             max_in_flight: options.max_in_flight.max(1),
-            token: options.token.as_deref().map(http::Token::new),
+            keys: http::Keys::new(options.token.as_deref(), &options.tenants),
             hook: options.hook,
             events,
             draining: AtomicBool::new(false),
@@ -613,7 +664,7 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
         http::Route::Upgrade { key, offered } => {
             // Only a client that presents the token takes a connection slot: one without it is
             // refused right after the upgrade (4001) and must not crowd out those with it.
-            let authorized = shared.token.as_ref().is_none_or(|t| t.presented_in(&head));
+            let authorized = shared.keys.admit(&head).is_some();
             let slot = match authorized.then(|| shared.take_slot(peer.ip())) {
                 None => None,
                 Some(Ok(slot)) => Some(slot),
@@ -691,13 +742,11 @@ async fn upgraded(
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
     let mut ws = conn::websocket(stream, rest, shared.bounds.max_message_bytes).await;
     let remote = format!("{}:{}", peer.ip(), peer.port());
-    if let Some(token) = &shared.token {
-        if !token.presented_in(&head) {
-            let why = "the token is missing or wrong";
-            shared.log(format!("connection {id} from {remote} refused: {why}"));
-            return conn::refuse(&mut ws, 4001, why).await;
-        }
-    }
+    let Some(tenant) = shared.keys.admit(&head) else {
+        let why = "the token is missing or wrong";
+        shared.log(format!("connection {id} from {remote} refused: {why}"));
+        return conn::refuse(&mut ws, 4001, why).await;
+    };
     let name = if shared.hook {
         let (tx, rx) = oneshot::channel();
         lock(&shared.admits).insert(id, tx);
@@ -740,8 +789,13 @@ async fn upgraded(
     if closing {
         return conn::finish(&mut ws, 1001, "the daemon stopped").await;
     }
-    shared.log(format!("connection {id} opened from {remote} as {name:?}"));
-    let code = conn::serve(&shared, ws, id, &name, tx, rx).await;
+    let as_tenant = tenant
+        .map(|t| format!(" for tenant {t:?}"))
+        .unwrap_or_default();
+    shared.log(format!(
+        "connection {id} opened from {remote} as {name:?}{as_tenant}"
+    ));
+    let code = conn::serve(&shared, ws, id, &name, tenant, tx, rx).await;
     lock(&shared.registry).conns.remove(&id);
     let code = code.map_or_else(|| "no close code".to_string(), |c| format!("code {c}"));
     shared.log(format!("connection {id} ({name}) closed: {code}"));

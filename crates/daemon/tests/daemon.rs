@@ -51,6 +51,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
             host: "127.0.0.1".into(),
             port: 0,
             token: token.map(String::from),
+            tenants: Vec::new(),
             pool: PoolOptions {
                 workers: 1,
                 worker_path: worker_path(),
@@ -60,6 +61,7 @@ fn start(token: Option<&str>, hook: bool, max_in_flight: u32) -> Daemon {
                 handles_idle_timeout_ms: 300_000,
                 approval_key: None,
                 hops: false,
+                tenants: Default::default(),
             },
             max_in_flight,
             hook,

@@ -452,6 +452,7 @@ fn execute(id: u32, code: &str) -> ExecuteMsg {
         retain_handles: false,
         live_logs: false,
         approval: None,
+        tenant: None,
     }
 }
 
@@ -466,6 +467,7 @@ fn resume(id: u32) -> ResumeMsg {
         cpu_limit: None,
         tool_call_limit: None,
         fetch_limit: None,
+        tenant: None,
     }
 }
 
@@ -559,11 +561,12 @@ fn client_samples() -> Samples<(ClientMsg, Value)> {
                     ClientMsg::Execute(ExecuteMsg {
                         retain_handles: true,
                         outbound: Some(Outbound::Native),
+                        tenant: Some("acme".into()),
                         ..execute(3, "async () => ({ fetch: () => new Response('ok') })")
                     }),
                     json!({
                         "type": "execute", "id": 3, "code": "async () => ({ fetch: () => new Response('ok') })",
-                        "retainHandles": true, "outbound": "native",
+                        "retainHandles": true, "outbound": "native", "tenant": "acme",
                     }),
                 ),
                 // The least an execute says.
@@ -668,6 +671,7 @@ fn client_samples() -> Samples<(ClientMsg, Value)> {
                         cpu_limit: Some(1_000),
                         tool_call_limit: Some(10),
                         fetch_limit: Some(5),
+                        tenant: Some("acme".into()),
                         ..resume(5)
                     }),
                     json!({
@@ -677,7 +681,7 @@ fn client_samples() -> Samples<(ClientMsg, Value)> {
                             { "id": "2", "approved": true },
                         ],
                         "routes": true, "liveLogs": true, "outbound": "public",
-                        "cpuLimit": 1000, "toolCallLimit": 10, "fetchLimit": 5,
+                        "cpuLimit": 1000, "toolCallLimit": 10, "fetchLimit": 5, "tenant": "acme",
                     }),
                 ),
                 (
@@ -721,10 +725,12 @@ fn client_samples() -> Samples<(ClientMsg, Value)> {
                         url: "https://handler.internal/orders".into(),
                         headers: vec![("content-type".into(), "text/plain".into())],
                         has_body: true,
+                        tenant: Some("acme".into()),
                     },
                     json!({
                         "type": "invoke", "id": 11, "executionId": EXECUTION_ID, "handle": "fetch", "method": "POST",
                         "url": "https://handler.internal/orders", "headers": [["content-type", "text/plain"]], "hasBody": true,
+                        "tenant": "acme",
                     }),
                 ),
                 (
@@ -736,6 +742,7 @@ fn client_samples() -> Samples<(ClientMsg, Value)> {
                         url: "https://handler.internal/".into(),
                         headers: vec![],
                         has_body: false,
+                        tenant: None,
                     },
                     json!({ "type": "invoke", "id": 12, "executionId": EXECUTION_ID, "handle": "fetch", "method": "GET", "url": "https://handler.internal/" }),
                 ),
@@ -746,9 +753,10 @@ fn client_samples() -> Samples<(ClientMsg, Value)> {
             [(
                 ClientMsg::CloseHandles {
                     id: 13,
-                    execution_id: EXECUTION_ID.into()
+                    execution_id: EXECUTION_ID.into(),
+                    tenant: Some("acme".into()),
                 },
-                json!({ "type": "closeHandles", "id": 13, "executionId": EXECUTION_ID }),
+                json!({ "type": "closeHandles", "id": 13, "executionId": EXECUTION_ID, "tenant": "acme" }),
             )]
         ),
         (

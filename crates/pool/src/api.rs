@@ -11,6 +11,8 @@ use codemode_protocol::{
     Budgets, Failure, LogEntry, Outbound, ProviderDecl, RunOutcome, WireRequest, WireResponse,
 };
 
+use crate::tenants::TenantOptions;
+
 /// How many times a run is queued again because its worker was lost before acknowledging it
 /// (`Started`); once more, and it fails with `WORKER_LOST` after all.
 pub const REQUEUE_BOUND: u32 = 3;
@@ -37,6 +39,8 @@ pub struct PoolOptions {
     pub approval_key: Option<Vec<u8>>,
     /// Record when each step of every execution happens: its outcome's `hops`.
     pub hops: bool,
+    /// The tenants the pool knows by name and the bounds of each (docs/tenants.md).
+    pub tenants: TenantOptions,
 }
 
 /// One execution as the caller describes it; `None` fields take the pool's defaults.
@@ -58,6 +62,10 @@ pub struct ExecSpec {
     /// Tool calls that wait for a person's approval (docs/approvals.md); not with
     /// `retain_handles`.
     pub approval: Option<ApprovalSpec>,
+    /// Whom the run is for (docs/tenants.md): its worker runs only this tenant's code, its
+    /// tenant's bounds hold it, and what it retains or pauses stays the tenant's. `None`: the
+    /// pool's one unnamed domain. Checked by the caller (`tenants::check_name`).
+    pub tenant: Option<String>,
 }
 
 /// What a resumed run may use at most where it resumes ([`Pool::resume`]): the resuming

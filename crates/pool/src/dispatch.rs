@@ -164,6 +164,9 @@ fn done(inner: &Inner, key: u64, exec_id: u64, mut outcome: RunOutcome) -> Resul
             handles::unused(&st, grant)?;
         }
         let run = st.running.remove(&exec_id);
+        if let Some(run) = &run {
+            st.queue.charge(&run.tenant, outcome.stats.cpu_us);
+        }
         match (run, outcome.grant.take()) {
             // The isolate is retained: the worker's slot stays taken.
             (Some(run), Some(grant)) if !run.limit.cancelled() => {

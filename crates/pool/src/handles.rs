@@ -68,6 +68,7 @@ pub(crate) fn grant(st: &mut State, exec_id: u64, run: &Running, grant: Grant) {
             waiting: VecDeque::new(),
             current: None,
             idle_since: Instant::now(),
+            tenant: run.tenant.clone(),
         },
     );
 }
@@ -79,11 +80,14 @@ pub(crate) fn invoke(
     id: &str,
     handle: &str,
     request: WireRequest,
+    tenant: Option<&str>,
     done: InvokeDone,
 ) -> Result<u64, Failure> {
     let mut st = inner.lock();
     let invoke_id = st.next_invoke;
-    let Some(r) = st.retained.get_mut(id) else {
+    // Another tenant's execution answers as one never granted: it learns nothing of it.
+    let caller = tenant.unwrap_or(crate::tenants::UNNAMED);
+    let Some(r) = st.retained.get_mut(id).filter(|r| &*r.tenant == caller) else {
         return Err(closed(id));
     };
     if !r.handles.iter().any(|h| h == handle) {
@@ -300,11 +304,12 @@ fn check_wire(response: WireResponse) -> Result<WireResponse, Failure> {
 }
 
 /// `close_handles`: ends the execution and tells the worker to dispose the isolate.
-pub(crate) fn close(inner: &Inner, id: &str) -> Result<(), Failure> {
+pub(crate) fn close(inner: &Inner, id: &str, tenant: Option<&str>) -> Result<(), Failure> {
     let mut settles = Vec::new();
     {
         let mut st = inner.lock();
-        if !st.retained.contains_key(id) {
+        let caller = tenant.unwrap_or(crate::tenants::UNNAMED);
+        if st.retained.get(id).is_none_or(|r| &*r.tenant != caller) {
             return Err(closed(id));
         }
         end(inner, &mut st, id, CloseReason::Closed, true, &mut settles);

@@ -46,6 +46,7 @@ mod readiness;
 mod schedule;
 mod spawn;
 mod state;
+pub mod tenants;
 mod watchdog;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -182,6 +183,7 @@ impl Pool {
     /// resuming executor's outbound policy and budgets) and to this pool's `timeout_ms` and
     /// `memory_limit_mib` (the tighter of each, so a token made where they were looser gets no
     /// more here), then [`Pool::run_reopened`]. `routes`: the host answers routed fetches.
+    /// `tenant`: whom the resume acts for (see [`Pool::open_token`]).
     #[allow(clippy::too_many_arguments)]
     pub fn resume(
         &self,
@@ -190,10 +192,11 @@ impl Pool {
         routes: bool,
         live_logs: bool,
         within: ResumeBounds,
+        tenant: Option<&str>,
         host: Arc<dyn Host>,
         done: Completion,
     ) -> Result<u64, Failure> {
-        let mut run = self.open_token(token, decisions, live_logs)?;
+        let mut run = self.open_token(token, decisions, live_logs, tenant)?;
         run.hold_to(Some(within.outbound), within.budgets);
         let opts = &self.inner.opts;
         run.cap(opts.timeout_ms, opts.memory_limit_mib);
@@ -206,13 +209,16 @@ impl Pool {
     /// [`Reopened::spec`]) before [`Pool::run_reopened`] runs it. Refused: a token this pool's
     /// key did not sign as it is (`TOKEN_TAMPERED`, `TOKEN_FOREIGN_KEY`), one past its expiry
     /// (`TOKEN_EXPIRED`), decisions that do not match its pending calls (`DECISIONS_INVALID`).
+    /// `tenant`: whom the resume acts for; a token of another tenant's run is refused as one
+    /// of another key (`TOKEN_FOREIGN_KEY`).
     pub fn open_token(
         &self,
         token: &str,
         decisions: Vec<(String, Decision)>,
         live_logs: bool,
+        tenant: Option<&str>,
     ) -> Result<Reopened, Failure> {
-        let (mut spec, gated) = self.inner.approvals.resume(token, decisions)?;
+        let (mut spec, gated) = self.inner.approvals.resume(token, decisions, tenant)?;
         spec.live_logs = live_logs;
         Ok(Reopened { spec, gated })
     }
@@ -299,9 +305,14 @@ impl Pool {
             schedule::too_large("execute request (code, modules and tool lists)", e)
         })?;
         let hops = Hops::start(opts.hops, |h| &mut h.encoded);
+        let tenant = tenants::key_of(spec.tenant.as_deref());
+        let limits = opts.tenants.limits(&tenant);
         let mut st = self.inner.lock();
         if st.closed {
             return Err(FailureCode::Closed.failure(&[]));
+        }
+        if let Some(failure) = st.queue.over_cpu(&tenant, limits) {
+            return Err(failure);
         }
         // Workers still starting count as free: they take a queued job the moment they are
         // ready, so `queueBound: 0` means "run now or refuse", even right after start.
@@ -315,26 +326,43 @@ impl Pool {
                 ("advice", ", or raise `queueBound` or `workers`"),
             ]));
         }
+        if let Some(bound) = limits.max_queued {
+            if st.queue.queued(&tenant) >= bound + schedule::free_for(&self.inner, &st, &tenant) {
+                let what = format!("executions of tenant {tenant:?}");
+                return Err(FailureCode::QueueFull.failure(&[
+                    ("bound", &bound.to_string()),
+                    ("what", &what),
+                    ("whom", "a worker"),
+                    ("advice", ", or raise the tenant's `maxQueued`"),
+                ]));
+            }
+        }
+        let label = opts.tenants.label(&tenant).into();
         let done = self
             .inner
             .observe
-            .track(exec_id, &host, done, spec.live_logs);
+            .track(exec_id, &host, done, spec.live_logs, label);
         // Outside the metrics' wrapper: a paused run is counted as it ends (not as stopped).
         let done = self.inner.approvals.track(exec_id, gated, done);
         let done = self.inner.calls.track(exec_id, done);
-        st.queue.push_back(Job {
-            exec_id,
-            frame: frame.into(),
-            requeues: 0,
-            outbound: spec.outbound,
-            tools,
-            memory_limit_mib,
-            timeout_ms,
-            budgets: spec.budgets,
-            host,
-            done,
-            hops,
-        });
+        st.queue.push(
+            &tenant.clone(),
+            Job {
+                exec_id,
+                frame: frame.into(),
+                requeues: 0,
+                outbound: spec.outbound,
+                tools,
+                memory_limit_mib,
+                timeout_ms,
+                budgets: spec.budgets,
+                host,
+                done,
+                hops,
+                tenant,
+            },
+            false,
+        );
         if st.workers.is_empty() {
             // Every worker was refused at its handshake (refused workers are not replaced):
             // this run starts one more. Queued first, so a refusal of that worker, however
@@ -393,16 +421,18 @@ impl Pool {
 
     /// Invokes handle `handle` of retained execution `execution_id` with `request`; the answer
     /// arrives through `done`. Refused at once: an execution that holds no handles
-    /// (`HANDLES_CLOSED`), a name outside its grant (`HANDLE_NOT_FOUND`). Returns the
+    /// (`HANDLES_CLOSED`, also the answer when `tenant` is not the tenant that owns it: the same
+    /// as an id never granted), a name outside its grant (`HANDLE_NOT_FOUND`). Returns the
     /// invocation's number, for [`Pool::abort_invocation`].
     pub fn invoke_handle(
         &self,
         execution_id: &str,
         handle: &str,
         request: WireRequest,
+        tenant: Option<&str>,
         done: InvokeDone,
     ) -> Result<u64, Failure> {
-        handles::invoke(&self.inner, execution_id, handle, request, done)
+        handles::invoke(&self.inner, execution_id, handle, request, tenant, done)
     }
 
     /// The caller aborted execution `exec_id`: a queued run leaves the queue, a running one is
@@ -428,8 +458,7 @@ impl Pool {
             }
             return None;
         }
-        let at = st.queue.iter().position(|j| j.exec_id == exec_id);
-        at.and_then(|i| st.queue.remove(i))
+        st.queue.remove(|j| j.exec_id == exec_id)
     }
 
     /// The caller aborted invocation `invoke_id`: one still waiting its turn rejects at once;
@@ -441,13 +470,22 @@ impl Pool {
 
     /// Every metric the pool keeps (docs/operations.md), with its samples now.
     pub fn metrics(&self) -> Vec<Family> {
-        self.inner.observe.families(self.stats())
+        let depths = {
+            let st = self.inner.lock();
+            let tenants = &self.inner.opts.tenants;
+            let mut by: std::collections::BTreeMap<Arc<str>, usize> = Default::default();
+            for (tenant, n) in st.queue.depths() {
+                *by.entry(tenants.label(tenant).into()).or_insert(0) += n;
+            }
+            by.into_iter().collect()
+        };
+        self.inner.observe.families(self.stats(), depths)
     }
 
     /// Ends retained execution `execution_id` (its worker disposes the isolate and returns to
-    /// rotation); `HANDLES_CLOSED` when it holds no handles.
-    pub fn close_handles(&self, execution_id: &str) -> Result<(), Failure> {
-        handles::close(&self.inner, execution_id)
+    /// rotation); `HANDLES_CLOSED` when it holds no handles, or `tenant` does not own it.
+    pub fn close_handles(&self, execution_id: &str, tenant: Option<&str>) -> Result<(), Failure> {
+        handles::close(&self.inner, execution_id, tenant)
     }
 
     /// The caller no longer waits for execution `exec_id` (its connection closed). A running

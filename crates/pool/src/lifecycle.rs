@@ -122,11 +122,13 @@ fn settle_lost(
 ) {
     let violated = failure.code == FailureCode::WorkerViolation;
     let mut settles = Vec::new();
+    let retired: bool;
     let (lost, replace) = {
         let mut st = inner.lock();
         let slot = st.workers.remove(&key);
         st.idle.retain(|k| *k != key);
         st.preparing.retain(|k| *k != key);
+        retired = slot.as_ref().is_some_and(|s| s.retiring);
         let held = slot.and_then(|s| s.exec);
         if let Some(exec_id) = held {
             handles::worker_lost(inner, &mut st, exec_id, &failure, &mut settles);
@@ -147,7 +149,8 @@ fn settle_lost(
                 && !st.stopping
         }) {
             if let Some(frame) = run.unstarted {
-                st.queue.push_front(Job {
+                let tenant = run.tenant.clone();
+                let job = Job {
                     exec_id,
                     frame,
                     requeues: run.requeues + 1,
@@ -159,17 +162,25 @@ fn settle_lost(
                     host: run.host,
                     done: run.done,
                     hops: run.hops,
-                });
+                    tenant: run.tenant,
+                };
+                st.queue.push(&tenant, job, true);
             }
             pump(inner, &mut st);
         }
         let replace = !st.stopping;
+        if replace {
+            // Counted until the spawner has tried (schedule.rs counts it as a worker coming).
+            st.respawning += 1;
+        }
         inner.changed.notify_all();
         (lost, replace)
     };
     handles::run_all(settles);
     let unresponsive = lost.as_ref().is_some_and(|(_, r)| r.limit.cancelled());
-    if replace {
+    if replace && retired {
+        inner.observe.switched();
+    } else if replace {
         // Counted before the run is settled, so whoever sees its outcome sees the restart.
         inner.observe.restarted(status, unresponsive);
     }
@@ -227,7 +238,11 @@ pub(crate) fn fail_queue_if_no_workers(inner: &Inner, failure: Failure) {
         if !st.workers.is_empty() {
             return;
         }
-        st.queue.drain(..).map(|j| (j.exec_id, j.done)).collect()
+        st.queue
+            .drain()
+            .into_iter()
+            .map(|j| (j.exec_id, j.done))
+            .collect()
     };
     for (exec_id, done) in jobs {
         done(exec_id, Err(failure.clone()));
@@ -257,8 +272,12 @@ pub(crate) fn stop_all(inner: &Arc<Inner>) {
         st.stopping = true;
         handles::end_all(inner, &mut st, &mut settles);
         let processes: Vec<Arc<Process>> = st.workers.values().map(|w| w.process.clone()).collect();
-        let jobs: Vec<(u64, Completion)> =
-            st.queue.drain(..).map(|j| (j.exec_id, j.done)).collect();
+        let jobs: Vec<(u64, Completion)> = st
+            .queue
+            .drain()
+            .into_iter()
+            .map(|j| (j.exec_id, j.done))
+            .collect();
         (jobs, processes)
     };
     handles::run_all(settles);

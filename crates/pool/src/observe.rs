@@ -96,6 +96,27 @@ pub const ABORTS: MetricDef = def(
     "Executions and invocations aborted by their caller, by what (execution, invocation).",
 );
 
+pub const TENANT_EXECUTIONS: MetricDef = def(
+    "codemode_tenant_executions_total",
+    MetricKind::Counter,
+    "Executions ended, by tenant (a configured tenant's name; (none): runs that name no tenant; (other): every tenant not configured) and outcome code.",
+);
+pub const TENANT_CPU: MetricDef = def(
+    "codemode_tenant_cpu_seconds_total",
+    MetricKind::Counter,
+    "CPU time spent by ended executions' programs, by tenant (labelled as in codemode_tenant_executions_total).",
+);
+pub const TENANT_QUEUE_DEPTH: MetricDef = def(
+    "codemode_tenant_queue_depth",
+    MetricKind::Gauge,
+    "Executions waiting for a worker, by tenant (labelled as in codemode_tenant_executions_total).",
+);
+pub const TENANT_SWITCHES: MetricDef = def(
+    "codemode_tenant_switches_total",
+    MetricKind::Counter,
+    "Workers retired and replaced so that another tenant's run could have a worker (docs/tenants.md, cordons).",
+);
+
 /// Every metric the pool reports, in the order it reports them.
 pub const FAMILIES: &[MetricDef] = &[
     EXECUTIONS,
@@ -106,6 +127,10 @@ pub const FAMILIES: &[MetricDef] = &[
     WORKER_RESTARTS,
     WORKER_BYTES,
     ABORTS,
+    TENANT_EXECUTIONS,
+    TENANT_CPU,
+    TENANT_QUEUE_DEPTH,
+    TENANT_SWITCHES,
 ];
 
 /// One sample: the series name (a histogram's `_bucket`, `_sum`, `_count` included), its labels,
@@ -254,6 +279,10 @@ pub(crate) struct Observe {
     pub bytes_out: Arc<AtomicU64>,
     aborted_executions: AtomicU64,
     aborted_invokes: AtomicU64,
+    /// Endings by tenant label and code; CPU (µs) by tenant label.
+    by_tenant: Mutex<BTreeMap<(Arc<str>, &'static str), u64>>,
+    cpu_by_tenant: Mutex<BTreeMap<Arc<str>, u64>>,
+    switches: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -274,6 +303,7 @@ impl Observe {
         host: &Arc<dyn Host>,
         done: Completion,
         live_logs: bool,
+        tenant: Arc<str>,
     ) -> Completion {
         let submitted = Instant::now();
         if live_logs {
@@ -290,7 +320,7 @@ impl Observe {
             if live_logs {
                 lock(&me.live).remove(&id);
             }
-            me.count(&result);
+            me.count(&result, tenant);
             me.execution_seconds.observe(submitted);
             done(id, result)
         });
@@ -300,7 +330,7 @@ impl Observe {
     /// Counts an ending under its code. The label is always the grammar's own (or `OK`): a
     /// worker's code passed its conduct (conduct.rs), and one that did not parse would be
     /// counted as `INTERNAL`, so the label set stays bounded by the grammar.
-    fn count(&self, result: &Result<RunOutcome, Failure>) {
+    fn count(&self, result: &Result<RunOutcome, Failure>, tenant: Arc<str>) {
         let code = match result {
             Ok(o) => o.error.as_ref().map_or("OK", |e| {
                 FailureCode::from_code(&e.code)
@@ -310,6 +340,15 @@ impl Observe {
             Err(f) => f.code.as_str(),
         };
         *lock(&self.by_code).entry(code).or_insert(0) += 1;
+        if let Ok(outcome) = result {
+            *lock(&self.cpu_by_tenant).entry(tenant.clone()).or_insert(0) += outcome.stats.cpu_us;
+        }
+        *lock(&self.by_tenant).entry((tenant, code)).or_insert(0) += 1;
+    }
+
+    /// Counts a worker retired to change tenant (its replacement is no restart).
+    pub(crate) fn switched(&self) {
+        self.switches.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks a running execution aborted (called under the pool's state lock, while the run is
@@ -388,7 +427,7 @@ impl Observe {
     }
 
     /// Every family, with the pool's counts as of now.
-    pub(crate) fn families(&self, stats: PoolStats) -> Vec<Family> {
+    pub(crate) fn families(&self, stats: PoolStats, depths: Vec<(Arc<str>, usize)>) -> Vec<Family> {
         let executions = lock(&self.by_code)
             .iter()
             .map(|(code, n)| sample(EXECUTIONS.name, &[("code", code)], *n as f64))
@@ -426,6 +465,25 @@ impl Observe {
                 self.aborted_invokes.load(Ordering::Relaxed) as f64,
             ),
         ];
+        let tenant_executions = lock(&self.by_tenant)
+            .iter()
+            .map(|((tenant, code), n)| {
+                sample(
+                    TENANT_EXECUTIONS.name,
+                    &[("tenant", tenant), ("code", code)],
+                    *n as f64,
+                )
+            })
+            .collect();
+        let tenant_cpu = lock(&self.cpu_by_tenant)
+            .iter()
+            .map(|(tenant, us)| sample(TENANT_CPU.name, &[("tenant", tenant)], *us as f64 / 1e6))
+            .collect();
+        let tenant_depths = depths
+            .iter()
+            .map(|(tenant, n)| sample(TENANT_QUEUE_DEPTH.name, &[("tenant", tenant)], *n as f64))
+            .collect();
+        let switches = self.switches.load(Ordering::Relaxed) as f64;
         vec![
             Family {
                 def: EXECUTIONS,
@@ -459,6 +517,22 @@ impl Observe {
                 def: ABORTS,
                 samples: aborts,
             },
+            Family {
+                def: TENANT_EXECUTIONS,
+                samples: tenant_executions,
+            },
+            Family {
+                def: TENANT_CPU,
+                samples: tenant_cpu,
+            },
+            Family {
+                def: TENANT_QUEUE_DEPTH,
+                samples: tenant_depths,
+            },
+            Family {
+                def: TENANT_SWITCHES,
+                samples: vec![sample(TENANT_SWITCHES.name, &[], switches)],
+            },
         ]
     }
 }
@@ -488,7 +562,7 @@ mod tests {
         let observe = Arc::new(Observe::default());
         let logs = Arc::new(Logs(Mutex::new(0)));
         let host: Arc<dyn Host> = logs.clone();
-        let _done = observe.track(1, &host, Box::new(|_, _| {}), true);
+        let _done = observe.track(1, &host, Box::new(|_, _| {}), true, Arc::from("(none)"));
         let mut binding = Binding::new(1, ToolList::of(&[]), Default::default());
         admit(Some(&mut binding), &WorkerMsg::Started { exec_id: 1 }).unwrap();
         let entry = LogEntry {

@@ -16,26 +16,27 @@ use crate::conduct::Binding;
 use crate::input::WorkerInput;
 use crate::limit::Limit;
 use crate::state::{Inner, Running, State};
+use crate::tenants::TenantKey;
 
-/// Hands queued jobs to idle workers, else to workers preparing their next isolate (see
-/// `State::preparing`). Called with the lock held.
+/// Hands queued runs to workers, tenants in turn (tenants.rs, `Queues`): each run to an idle
+/// worker of its tenant's cordon, else to one that ran no code yet, else to such a worker still
+/// preparing its next isolate (see `State::preparing`). A tenant at its `maxRunning`, or past
+/// its `cpuPerMinute` (its runs wait for the minute to make room: the watchdog pumps on every
+/// look), waits for its next turn; one with no worker it may use gets one by [`retire`].
+/// Called with the lock held.
 pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
-    while !st.queue.is_empty() {
-        let (worker, early) = match st.idle.pop_front() {
-            Some(worker) => (worker, false),
-            None => match st.preparing.pop_front() {
-                Some(worker) => (worker, true),
-                None => return,
-            },
-        };
-        let Some(job) = st.queue.pop_front() else {
+    while let Some((tenant, worker, early)) = next(inner, st) {
+        let Some(job) = st.queue.served(&tenant) else {
             return;
         };
+        st.idle.retain(|k| *k != worker);
+        st.preparing.retain(|k| *k != worker);
         let Some(slot) = st.workers.get_mut(&worker) else {
-            st.queue.push_front(job);
+            st.queue.push(&tenant, job, true);
             continue;
         };
         slot.exec = Some(job.exec_id);
+        slot.cordon = Some(tenant);
         // Before the Execute: the worker builds the run's isolate under its ceiling. A worker
         // that is already gone fails the write below and is reported lost.
         let ceiling = crate::process::memory_ceiling(job.memory_limit_mib);
@@ -67,9 +68,121 @@ pub(crate) fn pump(inner: &Inner, st: &mut MutexGuard<'_, State>) {
                 started: now,
                 limit,
                 hops,
+                tenant: job.tenant,
             },
         );
         crate::deadlines::due_by(inner, st, deadline);
+    }
+}
+
+/// The next tenant to serve and the worker its run goes to (`true`: one still preparing), or
+/// `None` when no tenant with runs waiting can be served now. A tenant whose cordon has no
+/// worker free, when no fresh worker is on its way, retires one idle worker of another tenant.
+fn next(inner: &Inner, st: &mut State) -> Option<(TenantKey, u64, bool)> {
+    let tenants = &inner.opts.tenants;
+    let waiting: Vec<TenantKey> = st.queue.turns().cloned().collect();
+    // Fresh workers still starting, and those asked of the spawner (a retired worker's
+    // replacement among them): each will take a run of any tenant once ready.
+    let mut coming = st.respawning
+        + st.workers
+            .iter()
+            .filter(|(k, w)| {
+                w.exec.is_none()
+                    && (w.bound.is_none() || w.retiring)
+                    && !st.idle.contains(k)
+                    && !st.preparing.contains(k)
+            })
+            .count();
+    for tenant in waiting {
+        let limits = tenants.limits(&tenant);
+        if let Some(max) = limits.max_running {
+            let running = st.running.values().filter(|r| r.tenant == tenant).count();
+            if running >= max {
+                continue;
+            }
+        }
+        if st.queue.over_cpu(&tenant, limits).is_some() {
+            continue;
+        }
+        if let Some((worker, early)) = worker_for(st, &tenant) {
+            return Some((tenant, worker, early));
+        }
+        if coming > 0 {
+            coming -= 1;
+        } else {
+            retire(st);
+        }
+    }
+    None
+}
+
+/// How many runs of `tenant` could start now without waiting: workers it may use that are
+/// free or starting, up to what its `maxRunning` leaves.
+pub(crate) fn free_for(inner: &Inner, st: &State, tenant: &TenantKey) -> usize {
+    let free = st
+        .workers
+        .values()
+        .filter(|w| {
+            w.exec.is_none() && !w.retiring && w.cordon.as_ref().is_none_or(|c| c == tenant)
+        })
+        .count();
+    match inner.opts.tenants.limits(tenant).max_running {
+        Some(max) => {
+            let running = st.running.values().filter(|r| r.tenant == *tenant).count();
+            free.min(max.saturating_sub(running))
+        }
+        None => free,
+    }
+}
+
+/// A worker tenant `tenant` may use: free, and of its cordon or of none yet; idle first, its
+/// own before a fresh one, then one preparing its next isolate.
+fn worker_for(st: &State, tenant: &TenantKey) -> Option<(u64, bool)> {
+    let of = |key: &u64, own: bool| {
+        st.workers.get(key).is_some_and(|w| {
+            w.exec.is_none()
+                && !w.retiring
+                && match &w.cordon {
+                    Some(c) => own && c == tenant,
+                    None => !own,
+                }
+        })
+    };
+    for (list, early) in [(&st.idle, false), (&st.preparing, true)] {
+        for own in [true, false] {
+            if let Some(k) = list.iter().find(|k| of(k, own)) {
+                return Some((*k, early));
+            }
+        }
+    }
+    None
+}
+
+/// Makes room for a tenant with no worker it may use: the longest-idle worker of another
+/// tenant (one with nothing waiting, if any is idle) is killed, and the replacement the
+/// spawner starts for it, of no cordon yet, takes the run (docs/tenants.md, "Cordons"). Its
+/// end is counted as a tenant switch, not a loss.
+fn retire(st: &mut State) {
+    let idle_of = |k: &u64, st: &State, quiet: bool| {
+        st.workers.get(k).is_some_and(|w| {
+            w.exec.is_none()
+                && !w.retiring
+                && w.cordon
+                    .as_ref()
+                    .is_some_and(|c| !quiet || st.queue.queued(c) == 0)
+        })
+    };
+    let Some(key) = [true, false]
+        .into_iter()
+        .find_map(|quiet| st.idle.iter().copied().find(|k| idle_of(k, st, quiet)))
+    else {
+        return;
+    };
+    st.idle.retain(|k| *k != key);
+    if let Some(w) = st.workers.get_mut(&key) {
+        w.retiring = true;
+        // Its reader reaps it and the spawner replaces it (lifecycle.rs).
+        w.process.kill();
     }
 }
 

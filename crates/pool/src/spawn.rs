@@ -189,6 +189,8 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             control: Arc::new(Mutex::new(control)),
             exec: None,
             bound: None,
+            cordon: None,
+            retiring: false,
         },
     );
     if let Some(watch) = &inner.watch {
@@ -222,7 +224,12 @@ pub(crate) fn start_spawner(
                 if inner.lock().stopping {
                     continue;
                 }
-                if let Err(e) = spawn_worker(&inner) {
+                let spawned = spawn_worker(&inner);
+                {
+                    let mut st = inner.lock();
+                    st.respawning = st.respawning.saturating_sub(1);
+                }
+                if let Err(e) = spawned {
                     eprintln!("codemode-executor: replacing a lost worker failed: {e}");
                     fail_queue_if_no_workers(&inner, e);
                 }

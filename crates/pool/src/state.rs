@@ -16,6 +16,7 @@ use codemode_protocol::{Budgets, Hops, Outbound};
 use crate::api::{Completion, Host, InvokeDone, PoolOptions, Watch};
 use crate::limit::{IdleCpu, Limit};
 use crate::process::Process;
+use crate::tenants::{Queues, TenantKey};
 use crate::{approvals, calls, conduct, input, observe, outbound};
 
 pub(crate) struct Job {
@@ -34,6 +35,8 @@ pub(crate) struct Job {
     pub(crate) done: Completion,
     /// The steps recorded so far, when the pool records them ([`PoolOptions::hops`]).
     pub(crate) hops: Option<Hops>,
+    /// Whom it is for (tenants.rs): only a worker of this cordon, or of none yet, takes it.
+    pub(crate) tenant: TenantKey,
 }
 
 pub(crate) struct Running {
@@ -56,6 +59,7 @@ pub(crate) struct Running {
     pub(crate) limit: Limit,
     /// The steps recorded so far, when the pool records them ([`PoolOptions::hops`]).
     pub(crate) hops: Option<Hops>,
+    pub(crate) tenant: TenantKey,
 }
 
 pub(crate) struct WorkerSlot {
@@ -70,6 +74,12 @@ pub(crate) struct WorkerSlot {
     /// The execution the worker was last sent: every frame it sends is checked against it
     /// (conduct.rs). Unlike `exec`, kept after the run ends, until the next one.
     pub(crate) bound: Option<conduct::Binding>,
+    /// The tenant whose code the worker ran (its cordon: it runs no other's until it ends);
+    /// `None` until its first run.
+    pub(crate) cordon: Option<TenantKey>,
+    /// Killed to change tenant (schedule.rs, `retire`): its end is no loss, and nothing is
+    /// handed to it meanwhile.
+    pub(crate) retiring: bool,
 }
 
 #[derive(Default)]
@@ -85,7 +95,8 @@ pub(crate) struct State {
     /// waits in its stdin: the worker starts it the moment its isolate is ready, without a
     /// round trip through the host.
     pub(crate) preparing: VecDeque<u64>,
-    pub(crate) queue: VecDeque<Job>,
+    /// The runs waiting for a worker, a queue per tenant, served in turn (tenants.rs).
+    pub(crate) queue: Queues<Job>,
     pub(crate) running: HashMap<u64, Running>,
     /// Retained executions by execution id (the UUID the worker minted), and that id by the
     /// pool's execution number.
@@ -100,6 +111,9 @@ pub(crate) struct State {
     /// The CPU each worker spends while it holds no run and no invocation, by worker key
     /// (kept by the watchdog: limit.rs, `IdleCpu`).
     pub(crate) idle_cpu: HashMap<u64, IdleCpu>,
+    /// Replacements asked of the spawner and not yet tried (schedule.rs counts them as workers
+    /// on their way).
+    pub(crate) respawning: usize,
 }
 
 pub(crate) struct Inner {
@@ -151,6 +165,8 @@ pub(crate) struct Retained {
     pub(crate) current: Option<Current>,
     /// The idle bound counts from here: the grant, or the last invocation's answer.
     pub(crate) idle_since: Instant,
+    /// The tenant that owns it: only it may invoke or close it.
+    pub(crate) tenant: TenantKey,
 }
 
 impl Retained {

@@ -80,6 +80,10 @@ fn run(weak: Weak<Inner>) {
                 handles::end(&inner, &mut st, &id, CloseReason::Idle, true, &mut settles);
             }
             idle_cpu(&inner, &mut st, now, &mut settles, &mut kills);
+            // Runs of a tenant past its CPU minute wait for room, which only time makes.
+            if !st.queue.is_empty() {
+                crate::schedule::pump(&inner, &mut st);
+            }
             st.watchdog_at = Some(next);
             next
         };

@@ -412,6 +412,7 @@ fn invoke(pool: &Pool, id: &str) -> Result<String, Failure> {
         id,
         "fetch",
         Default::default(),
+        None,
         Box::new(move |r| {
             let _ = tx.send(r);
         }),
@@ -469,8 +470,8 @@ fn a_grant_must_name_a_fresh_well_formed_execution_id() {
     let out = c_done.recv_timeout(BOUND).unwrap().unwrap();
     assert_eq!(out.grant.map(|g| g.execution_id).as_deref(), Some(fresh));
     assert_eq!(invoke(&pool, fresh).unwrap(), format!("invoked {c_id}"));
-    pool.close_handles(GRANTED).unwrap();
-    pool.close_handles(fresh).unwrap();
+    pool.close_handles(GRANTED, None).unwrap();
+    pool.close_handles(fresh, None).unwrap();
     pool.shutdown(Duration::from_secs(2));
 }
 

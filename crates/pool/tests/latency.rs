@@ -39,6 +39,7 @@ fn execute_and_tool_call_latency() {
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
         hops: false,
+        tenants: Default::default(),
     })
     .unwrap();
     let host = Arc::new(Echo(Mutex::new(Some(pool.clone()))));

@@ -29,6 +29,7 @@ fn pool(workers: usize, queue_bound: usize) -> Pool {
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
         hops: false,
+        tenants: Default::default(),
     })
     .expect("pool starts")
 }
@@ -179,6 +180,7 @@ fn a_missing_binary_is_a_clear_fault() {
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
         hops: false,
+        tenants: Default::default(),
     })
     .err()
     .unwrap();

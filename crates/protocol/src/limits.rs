@@ -151,6 +151,15 @@ pub mod options {
     pub const APPROVAL_TIMEOUT_MS: RangeInclusive<u64> = 1..=3_600_000;
     /// The default [`APPROVAL_TIMEOUT_MS`]: five minutes.
     pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 300_000;
+    /// A tenant's runs running at once (`maxRunning`, docs/tenants.md). No default: without
+    /// one, as many as the pool's workers.
+    pub const TENANT_MAX_RUNNING: RangeInclusive<u64> = 1..=256;
+    /// A tenant's runs waiting for a worker (`maxQueued`). No default: without one, only the
+    /// pool's `queueBound` holds.
+    pub const TENANT_MAX_QUEUED: RangeInclusive<u64> = 0..=1_000_000;
+    /// The CPU a tenant's runs may spend in any minute, in milliseconds (`cpuPerMinute`): up to
+    /// 256 workers busy the whole minute. No default: without one, no CPU share.
+    pub const TENANT_CPU_PER_MINUTE_MS: RangeInclusive<u64> = 1..=15_360_000;
 }
 
 /// The globals the sandbox's runtime installs on the global object (the worker's `runtime.js`

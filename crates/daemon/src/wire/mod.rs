@@ -82,6 +82,8 @@ pub struct ExecuteMsg {
     /// How the calls its providers mark `approve` wait (absent with some marked: interrupt
     /// mode, the default expiry).
     pub approval: Option<ApprovalMsg>,
+    /// Whom the run is for (docs/tenants.md); absent: the connection's tenant.
+    pub tenant: Option<String>,
 }
 
 /// A provider as `execute` declares it: its tools, and which of them wait for approval.
@@ -142,6 +144,30 @@ fn in_range(
     }
 }
 
+/// The tenant a request of a connection acts for: the connection's (its token's, `serve
+/// --tenants`) when it has one, and a request that names another is `TENANT_MISMATCH`; else the
+/// one the request names, a name checked (`INVALID_REQUEST`), or none.
+pub fn tenant_for(
+    connection: Option<&str>,
+    named: Option<String>,
+) -> Result<Option<String>, Failure> {
+    match (connection, named) {
+        (Some(own), Some(named)) if named != own => {
+            Err(FailureCode::TenantMismatch.failure(&[("named", &named)]))
+        }
+        (Some(own), _) => Ok(Some(own.to_string())),
+        (None, Some(named)) => match codemode_pool::tenants::check_name(&named) {
+            Ok(()) => Ok(Some(named)),
+            Err(problem) => Err(invalid_request(
+                "tenant",
+                &problem,
+                "a tenant name: 1 to 64 of A-Z a-z 0-9 . _ -",
+            )),
+        },
+        (None, None) => Ok(None),
+    }
+}
+
 fn invalid_request(field: &str, problem: &str, allowed: &str) -> Failure {
     FailureCode::InvalidRequest.failure(&[
         ("field", field),
@@ -158,8 +184,10 @@ impl ExecuteMsg {
         outbound: Outbound,
         budgets: codemode_pool::protocol::Budgets,
         approval: Option<ApprovalSpec>,
+        tenant: Option<String>,
     ) -> ExecSpec {
         ExecSpec {
+            tenant,
             providers: self.provider_decls(),
             code: self.code,
             modules: self.modules,
@@ -265,6 +293,8 @@ pub struct ResumeMsg {
     pub cpu_limit: Option<u64>,
     pub tool_call_limit: Option<u64>,
     pub fetch_limit: Option<u64>,
+    /// Whom the resume acts for; absent: the connection's tenant.
+    pub tenant: Option<String>,
 }
 
 /// One of `resume`'s decisions, by the pending call's id.
@@ -405,10 +435,16 @@ pub enum ClientMsg {
         headers: Vec<(String, String)>,
         #[serde(default)]
         has_body: bool,
+        /// Whom the caller acts for; absent: the connection's tenant.
+        #[serde(default)]
+        tenant: Option<String>,
     },
     CloseHandles {
         id: u32,
         execution_id: String,
+        /// Whom the caller acts for; absent: the connection's tenant.
+        #[serde(default)]
+        tenant: Option<String>,
     },
     Stats {
         id: u32,

@@ -183,6 +183,7 @@ impl From<&Basis> for ExecSpec {
                 approve: basis.approve.clone(),
                 mode: basis_mode(basis),
             }),
+            tenant: basis.tenant.clone(),
         }
     }
 }
@@ -230,6 +231,7 @@ impl Book {
             budgets: spec.budgets,
             replayable,
             expires_in_ms,
+            tenant: spec.tenant.clone(),
         };
         Gated {
             replayable,
@@ -243,8 +245,13 @@ impl Book {
         &self,
         token: &str,
         decisions: Vec<(String, Decision)>,
+        tenant: Option<&str>,
     ) -> Result<(ExecSpec, Gated), Failure> {
         let body = token::open(&self.key, token, now_ms())?;
+        // Another tenant's token answers as one of another key: it learns nothing of the run.
+        if body.basis.tenant.as_deref() != tenant {
+            return Err(FailureCode::TokenForeignKey.failure(&[]));
+        }
         let pending: Vec<usize> = body
             .script
             .iter()
@@ -879,6 +886,7 @@ mod tests {
             live_logs: false,
             budgets: Budgets::default(),
             approval: None,
+            tenant: None,
         }
     }
 

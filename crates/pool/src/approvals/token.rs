@@ -49,6 +49,8 @@ pub(crate) struct Basis {
     pub budgets: Budgets,
     pub replayable: Replayable,
     pub expires_in_ms: u64,
+    /// The tenant the run was for: only it may resume the token.
+    pub tenant: Option<String>,
 }
 
 /// A tool call's answer as the ledger keeps it.
@@ -195,6 +197,7 @@ mod tests {
                     epoch_ms: 1,
                 },
                 expires_in_ms: 10,
+                tenant: Some("acme".into()),
             },
             script: vec![Slot::Call {
                 provider: "billing".into(),

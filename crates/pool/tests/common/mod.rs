@@ -17,6 +17,7 @@ pub fn ready_pool(worker_path: PathBuf, workers: usize) -> Pool {
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
         hops: false,
+        tenants: Default::default(),
     })
     .expect("pool starts");
     let until = Instant::now() + Duration::from_secs(30);

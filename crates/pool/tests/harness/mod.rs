@@ -74,6 +74,7 @@ pub fn options(
         handles_idle_timeout_ms: 300_000,
         approval_key: None,
         hops: false,
+        tenants: Default::default(),
     }
 }
 
