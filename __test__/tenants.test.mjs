@@ -68,9 +68,12 @@ describe('cordons', () => {
 });
 
 describe('fair shares', () => {
-  it("a flooding tenant moves another's latency by at most one of its runs", async () => {
+  it.each([
+    ['held to maxRunning 1', { maxRunning: 1, maxQueued: 1000 }],
+    ['unbounded (turns alone)', {}],
+  ])("a flooding tenant %s moves another's latency by at most one of its runs", async (_, bounds) => {
     const RUN_MS = 50;
-    const ex = executor({ workers: 2, queueBound: 1000, tenants: { a: { maxRunning: 1, maxQueued: 1000 } } });
+    const ex = executor({ workers: 2, queueBound: 1000, tenants: { a: bounds } });
     // B alone, warm.
     for (let i = 0; i < 5; i++) await ex.execute({ code: QUICK, tenant: 'b' });
     const alone = [];
@@ -90,10 +93,10 @@ describe('fair shares', () => {
       loaded.push(performance.now() - t);
       expect(outcome.error).toBeUndefined();
     }
-    expect(ex.stats().queued).toBeGreaterThan(400);
+    expect(ex.stats().queued).toBeGreaterThan(300);
     stop.abort();
     const ended = await Promise.all(flood);
-    expect(ended.filter((e) => e?.code === 'ABORTED').length).toBeGreaterThan(400);
+    expect(ended.filter((e) => e?.code === 'ABORTED').length).toBeGreaterThan(300);
     const bound = 2 * percentile(alone, 99) + RUN_MS;
     expect(percentile(loaded, 99), `alone ${alone.map(Math.round)}, loaded ${loaded.map(Math.round)}`).toBeLessThanOrEqual(bound);
   });

@@ -360,6 +360,14 @@ async function main() {
   const hostsTable = hostsBench.table(hosts);
   console.log(hostsTable);
 
+  // Tenants: a switch's cost and fair shares under a flood (bench/tenants.js).
+  const tenants = require('./tenants');
+  const tenantsTable = await tenants
+    .run({ quick: QUICK })
+    .then(tenants.table)
+    .catch((e) => `Not measured: ${e instanceof Error ? e.message : String(e)}`);
+  console.log(tenantsTable);
+
   const c = results.codemode;
   const figures = {
     executeIdleMs: guard.figure('execute p50, idle', c.lat.p50, c.lat.halves, 'ms'),
@@ -387,6 +395,7 @@ async function main() {
     hops,
     remote,
     hostsTable,
+    tenantsTable,
     figures,
     moved,
   });

@@ -243,6 +243,16 @@ threadsafe functions (their loops are not libuv's), one wake-up more per frame t
 
 ${r.hostsTable}
 
+## Tenants
+
+\`bench/tenants.js\` (also \`node bench/tenants.js\`; [tenants.md](tenants.md)): an executor of two
+workers. A new tenant's first run with a worker of no tenant free, beside a warm tenant's run;
+a tenant switch (every worker already ran another tenant's code: one is retired and its
+replacement spawned before the run); and fair shares, tenant B's quick executes alone and while
+tenant A floods the pool, A held to \`maxRunning: 1\` and A unbounded (turns alone).
+
+${r.tenantsTable}
+
 ## Regression guard
 
 This run's headline figures against those the committed docs/benchmarks.md held (\`bench/guard.js\`).

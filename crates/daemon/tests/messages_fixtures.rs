@@ -750,14 +750,24 @@ fn client_samples() -> Samples<(ClientMsg, Value)> {
         ),
         (
             CloseHandles,
-            [(
-                ClientMsg::CloseHandles {
-                    id: 13,
-                    execution_id: EXECUTION_ID.into(),
-                    tenant: Some("acme".into()),
-                },
-                json!({ "type": "closeHandles", "id": 13, "executionId": EXECUTION_ID, "tenant": "acme" }),
-            )]
+            [
+                (
+                    ClientMsg::CloseHandles {
+                        id: 13,
+                        execution_id: EXECUTION_ID.into(),
+                        tenant: Some("acme".into()),
+                    },
+                    json!({ "type": "closeHandles", "id": 13, "executionId": EXECUTION_ID, "tenant": "acme" }),
+                ),
+                (
+                    ClientMsg::CloseHandles {
+                        id: 15,
+                        execution_id: EXECUTION_ID.into(),
+                        tenant: None,
+                    },
+                    json!({ "type": "closeHandles", "id": 15, "executionId": EXECUTION_ID }),
+                )
+            ]
         ),
         (
             Stats,

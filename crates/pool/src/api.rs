@@ -25,6 +25,12 @@ pub const CANCEL_GRACE: Duration = Duration::from_millis(1000);
 /// worker acknowledges it (`Started`); preparing takes about 1.5 ms.
 pub const PREPARE_GRACE: Duration = Duration::from_millis(1000);
 
+/// How long a worker stays idle before a tenant that already runs elsewhere may have it retired
+/// to take it over (docs/tenants.md, "Cordons"): without it, two tenants would trade a worker
+/// back and forth, a spawn each time, whenever one of them idles between runs. A tenant with
+/// nothing running does not wait for it.
+pub const RETIRE_IDLE: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone)]
 pub struct PoolOptions {
     pub workers: usize,

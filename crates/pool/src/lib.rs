@@ -61,7 +61,7 @@ use codemode_protocol::{
 pub use api::{
     ApprovalMode, ApprovalSpec, CloseReason, Completion, Decision, ExecSpec, FetchCall, Host,
     InvokeDone, PoolOptions, PoolStats, Readable, ResumeBounds, ToolCall, Watch, CANCEL_GRACE,
-    PREPARE_GRACE, REQUEUE_BOUND,
+    PREPARE_GRACE, REQUEUE_BOUND, RETIRE_IDLE,
 };
 pub use approvals::rules::{read_approval, AskedMode, ProviderApproval, Refusal};
 pub use codemode_protocol as protocol;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use codemode_protocol::{Failure, FailureCode, HostMsg, RunError, RunOutcome, WireResponse};
 
-use crate::api::PREPARE_GRACE;
+use crate::api::{PREPARE_GRACE, RETIRE_IDLE};
 use crate::conduct::Binding;
 use crate::input::WorkerInput;
 use crate::limit::Limit;
@@ -95,11 +95,9 @@ fn next(inner: &Inner, st: &mut State) -> Option<(TenantKey, u64, bool)> {
             .count();
     for tenant in waiting {
         let limits = tenants.limits(&tenant);
-        if let Some(max) = limits.max_running {
-            let running = st.running.values().filter(|r| r.tenant == tenant).count();
-            if running >= max {
-                continue;
-            }
+        let running = st.running.values().filter(|r| r.tenant == tenant).count();
+        if limits.max_running.is_some_and(|max| running >= max) {
+            continue;
         }
         if st.queue.over_cpu(&tenant, limits).is_some() {
             continue;
@@ -110,7 +108,7 @@ fn next(inner: &Inner, st: &mut State) -> Option<(TenantKey, u64, bool)> {
         if coming > 0 {
             coming -= 1;
         } else {
-            retire(st);
+            retire(st, running == 0);
         }
     }
     None
@@ -159,26 +157,38 @@ fn worker_for(st: &State, tenant: &TenantKey) -> Option<(u64, bool)> {
 }
 
 /// Makes room for a tenant with no worker it may use: the longest-idle worker of another
-/// tenant (one with nothing waiting, if any is idle) is killed, and the replacement the
-/// spawner starts for it, of no cordon yet, takes the run (docs/tenants.md, "Cordons"). Its
-/// end is counted as a tenant switch, not a loss.
-fn retire(st: &mut State) {
-    let idle_of = |k: &u64, st: &State, quiet: bool| {
+/// tenant (one with nothing waiting, if any) is killed, and the replacement the spawner starts
+/// for it, of no cordon yet, takes the run (docs/tenants.md, "Cordons"). A `starved` tenant
+/// (nothing of it running) may take any free worker, one preparing after another tenant's run
+/// included, so it waits at most one run; one already running elsewhere only a worker idle
+/// for [`RETIRE_IDLE`]. Its end is counted as a tenant switch, not a loss.
+fn retire(st: &mut State, starved: bool) {
+    let now = Instant::now();
+    let free_of = |k: &u64, st: &State, quiet: bool| {
         st.workers.get(k).is_some_and(|w| {
             w.exec.is_none()
                 && !w.retiring
+                && (starved || now.duration_since(w.free_since) >= RETIRE_IDLE)
                 && w.cordon
                     .as_ref()
                     .is_some_and(|c| !quiet || st.queue.queued(c) == 0)
         })
     };
-    let Some(key) = [true, false]
-        .into_iter()
-        .find_map(|quiet| st.idle.iter().copied().find(|k| idle_of(k, st, quiet)))
-    else {
+    // A starved tenant may take a worker that just ended another's run, still preparing.
+    let lists: &[&std::collections::VecDeque<u64>] = if starved {
+        &[&st.idle, &st.preparing]
+    } else {
+        &[&st.idle]
+    };
+    let Some(key) = [true, false].into_iter().find_map(|quiet| {
+        lists
+            .iter()
+            .find_map(|l| l.iter().copied().find(|k| free_of(k, st, quiet)))
+    }) else {
         return;
     };
     st.idle.retain(|k| *k != key);
+    st.preparing.retain(|k| *k != key);
     if let Some(w) = st.workers.get_mut(&key) {
         w.retiring = true;
         // Its reader reaps it and the spawner replaces it (lifecycle.rs).
@@ -193,6 +203,9 @@ pub(crate) fn mark_idle(inner: &Inner, key: u64) {
     let free = st.workers.get(&key).is_some_and(|slot| slot.exec.is_none());
     if free && !st.idle.contains(&key) {
         st.idle.push_back(key);
+        if let Some(slot) = st.workers.get_mut(&key) {
+            slot.free_since = Instant::now();
+        }
     }
     pump(inner, &mut st);
 }

@@ -191,6 +191,7 @@ pub(crate) fn spawn_worker(inner: &Arc<Inner>) -> Result<(), Failure> {
             bound: None,
             cordon: None,
             retiring: false,
+            free_since: std::time::Instant::now(),
         },
     );
     if let Some(watch) = &inner.watch {

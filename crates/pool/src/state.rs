@@ -80,6 +80,8 @@ pub(crate) struct WorkerSlot {
     /// Killed to change tenant (schedule.rs, `retire`): its end is no loss, and nothing is
     /// handed to it meanwhile.
     pub(crate) retiring: bool,
+    /// When it last became idle (schedule.rs, `retire`).
+    pub(crate) free_since: Instant,
 }
 
 #[derive(Default)]
