@@ -23,6 +23,9 @@ pub struct NativeOptionLimits {
     /// What an omitted option gets (`queueBound`, `timeout`, `memoryLimit`,
     /// `handlesIdleTimeout`; `workers` defaults to the machine's parallelism).
     pub defaults: BTreeMap<String, f64>,
+    /// `[min, max]` of each of a tenant's bounds (`maxRunning`, `maxQueued`, `cpuPerMinute` in
+    /// ms; none has a default: omitted, there is none; docs/tenants.md).
+    pub tenant_options: BTreeMap<String, (f64, f64)>,
     /// `[min, max]` of a response's status (a routed policy's answer, a handler's).
     pub response_status: (f64, f64),
     /// The names the runtime installs on the sandbox's global object, in order.
@@ -73,6 +76,8 @@ pub fn limits() -> NativeOptionLimits {
         ("cpuLimit", u(&options::CPU_LIMIT_MS)),
         ("toolCallLimit", u(&options::TOOL_CALL_LIMIT)),
         ("fetchLimit", u(&options::FETCH_LIMIT)),
+    ];
+    let tenant_options = [
         ("maxRunning", u(&options::TENANT_MAX_RUNNING)),
         ("maxQueued", u(&options::TENANT_MAX_QUEUED)),
         ("cpuPerMinute", u(&options::TENANT_CPU_PER_MINUTE_MS)),
@@ -89,6 +94,7 @@ pub fn limits() -> NativeOptionLimits {
     NativeOptionLimits {
         options: options.map(|(k, v)| (k.to_string(), v)).into(),
         defaults: defaults.map(|(k, v)| (k.to_string(), num(v))).into(),
+        tenant_options: tenant_options.map(|(k, v)| (k.to_string(), v)).into(),
         response_status: range(&limits::RESPONSE_STATUS),
         approval: NativeApprovalLimits {
             expires_in: u(&options::APPROVAL_EXPIRES_IN_MS),

@@ -57,7 +57,7 @@ function tenantLimits(field, given, extra = []) {
     throw fault(kind, { field, problem: `got ${describe(given)}`, allowed });
   }
   const input = snapshot(kind, field, given, [...LIMIT_KEYS, ...extra], `${field}`);
-  const { options } = limits();
+  const { tenantOptions: options } = limits();
   /** @type {NativeTenantLimits} */
   const out = {};
   for (const key of LIMIT_KEYS) {
