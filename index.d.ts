@@ -367,6 +367,20 @@ export interface ExecuteRequest extends Budgets {
    * connection's token names the tenant, and naming another is `TENANT_MISMATCH`.
    */
   tenant?: string
+  /**
+   * TypeScript declarations of the providers (and any globals the host adds), e.g.
+   * `declare const billing: { refund(input: { id: string }): Promise<{ ok: boolean }> }`: what
+   * `typecheck` checks the program against. Required with `typecheck`.
+   */
+  declarations?: string
+  /**
+   * Check the program (JavaScript or TypeScript) against `declarations` and the sandbox's own
+   * globals before it runs (docs/typecheck.md): on a type error nothing runs and no tool is
+   * called, and the outcome's error is `TYPE_ERROR`, its text listing the first diagnostics (at
+   * most 5) with their lines. Needs the `typescript` package in the host project
+   * (`PEER_MISSING` otherwise). Default false.
+   */
+  typecheck?: boolean
 }
 
 /** `invokeHandle`'s options. */

@@ -22,6 +22,7 @@ const hops = require('./hops');
 
 /**
  * @typedef {import('../index').Outcome} Outcome
+ * @typedef {import('./validate').ValidRequest} ValidRequest
  * @typedef {import('../index').OutboundPolicy} OutboundPolicy
  * @typedef {import('../index').Dispatch} Dispatch
  * @typedef {import('../index').HandlesClosedReason} HandlesClosedReason
@@ -187,6 +188,21 @@ class ExecutorCore {
    * @returns {Promise<Outcome>}
    */
   execute(checked, steps = null) {
+    if (checked.typecheck) return this.#checkThenSubmit(checked, steps);
+    return this.#submit(checked, () => this.#transport.execute(checked), steps);
+  }
+
+  /**
+   * Type-checks the program against its declarations (docs/typecheck.md) and runs it only when
+   * it checks: otherwise the outcome is `TYPE_ERROR`, and no worker, isolate or tool was used.
+   * @param {ValidRequest} checked
+   * @param {Record<string, number> | null} steps
+   * @returns {Promise<Outcome>}
+   */
+  async #checkThenSubmit(checked, steps) {
+    const typecheck = require('./typecheck');
+    const found = await typecheck.check(checked.code, checked.declarations ?? '');
+    if (found.count > 0) return typecheck.typeErrorOutcome(found);
     return this.#submit(checked, () => this.#transport.execute(checked), steps);
   }
 

@@ -40,7 +40,7 @@ const { hostLoop } = require('./host');
  * `decide`: the approval's callback (callback mode).
  * `approvalTimeoutNamed`: the request's callback `approval` named its `timeout` (otherwise the
  * default stands, which a daemon's lower `--approval-timeout` replaces).
- * @typedef {NativeRequest & { outboundNamed: boolean, approvalTimeoutNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined, decide: import('../index').Decide | undefined }} ValidRequest
+ * @typedef {NativeRequest & { typecheck: boolean, declarations: string | undefined, outboundNamed: boolean, approvalTimeoutNamed: boolean, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, signal: AbortSignal | undefined, onLog: ((entry: import('../index').LogEntry) => void) | undefined, decide: import('../index').Decide | undefined }} ValidRequest
  */
 
 /**
@@ -175,7 +175,7 @@ function options(given, defaultWorkerPath) {
   return o;
 }
 
-const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog', 'approval', 'tenant', ...BUDGETS];
+const REQUEST_KEYS = ['code', 'modules', 'providers', 'dispatch', 'timeout', 'memoryLimit', 'outbound', 'retainHandles', 'signal', 'onLog', 'approval', 'tenant', 'declarations', 'typecheck', ...BUDGETS];
 
 /**
  * @param {unknown} given `execute`'s argument
@@ -267,7 +267,14 @@ function request(given, executorOutbound, executorBudgets) {
   const onLog = /** @type {((entry: import('../index').LogEntry) => void) | undefined} */ (input.onLog);
   const liveLogs = onLog !== undefined;
   const tenant = tenants.optionalTenant(kind, input.tenant);
-  return { tenant, code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog, approval, decide, approvalTimeoutNamed: approval?.mode === 'callback' && /** @type {{ timeout?: unknown }} */ (input.approval).timeout !== undefined };
+  const typecheck = optionalBoolean(kind, 'typecheck', input.typecheck) === true;
+  if (input.declarations !== undefined && typeof input.declarations !== 'string') {
+    throw fault(kind, { field: 'declarations', problem: `got ${describe(input.declarations)}`, allowed: "TypeScript declarations of the providers, e.g. 'declare const billing: { refund(input: { id: string }): Promise<void> }'" });
+  }
+  if (typecheck && input.declarations === undefined) {
+    throw fault(kind, { field: 'declarations', problem: 'none, with typecheck: true', allowed: "the TypeScript declarations the program is checked against ('' when there are no tools)" });
+  }
+  return { typecheck, declarations: /** @type {string | undefined} */ (input.declarations), tenant, code: input.code, modules, providers, timeout, memoryLimit, ...budgets(kind, input, executorBudgets), outbound, outboundNamed: policy !== undefined, retainHandles, liveLogs, dispatch, route, signal, onLog, approval, decide, approvalTimeoutNamed: approval?.mode === 'callback' && /** @type {{ timeout?: unknown }} */ (input.approval).timeout !== undefined };
 }
 
 /**

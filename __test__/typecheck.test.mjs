@@ -1,0 +1,104 @@
+// Type-check before run (docs/typecheck.md), through the native contract with real workers: a
+// program that calls a declared tool with the wrong shape is answered with TYPE_ERROR and its
+// line before any tool runs; the same program fixed runs; valid JavaScript is never refused.
+import { describe, expect, it } from 'vitest';
+import { executor, rejection } from './helpers.mjs';
+
+const DECLARATIONS = `declare const billing: {
+  /** Refunds an order. */
+  refund(input: { id: string; amount?: number }): Promise<{ ok: boolean; total: number }>
+  list(): Promise<{ id: string; note?: string }[]>
+}`;
+
+/** A billing provider whose dispatch records every call it sees. */
+function billing() {
+  const seen = [];
+  return {
+    seen,
+    providers: [{ name: 'billing', tools: ['refund', 'list'] }],
+    dispatch: ({ tool, args }) => {
+      seen.push(tool);
+      return tool === 'list' ? [{ id: 'o1' }] : { ok: true, total: 7 };
+    },
+  };
+}
+
+const run = (ex, code, b = billing()) => ex.execute({ code, providers: b.providers, dispatch: b.dispatch, declarations: DECLARATIONS, typecheck: true });
+
+describe('typecheck', () => {
+  const ex = executor({ workers: 1 });
+
+  it('answers a wrong call with TYPE_ERROR and its line, and no tool is called; fixed, it runs', async () => {
+    const b = billing();
+    const wrong = `async () => {
+  const orders = await billing.list()
+  await billing.refund({ orderId: orders[0].id })
+  return 'done'
+}`;
+    const outcome = await run(ex, wrong, b);
+    expect(outcome.error.code).toBe('TYPE_ERROR');
+    expect(outcome.error.line).toBe(3);
+    expect(outcome.error.message).toContain("line 3, column 26: Object literal may only specify known properties, and 'orderId' does not exist");
+    expect(outcome.error.message).toMatch(/^This program was not run and no tool was called: it does not type-check against the declared tools \(1 errors\):/);
+    expect(b.seen).toEqual([]);
+    expect(outcome.stats.workerPid).toBe(0);
+    const fixed = await run(ex, wrong.replace('orderId', 'id'), b);
+    expect(fixed.error).toBeUndefined();
+    expect(fixed.result).toBe('done');
+    expect(b.seen).toEqual(['list', 'refund']);
+  });
+
+  it.each([
+    ['an unknown tool', 'async () => billing.refnd({ id: "1" })', "Property 'refnd' does not exist"],
+    ['a misspelled result property', 'async () => (await billing.refund({ id: "1" })).totl', "Did you mean 'total'?"],
+    ['a result used without await', 'async () => billing.refund({ id: "1" }).total', "on type 'Promise<"],
+    ['an argument of the wrong type', 'async () => billing.refund({ id: 1 })', "Type 'number' is not assignable to type 'string'"],
+    ['a missing argument', 'async () => billing.refund()', 'Expected 1 arguments, but got 0'],
+    ['an optional result used unchecked', 'async () => (await billing.list())[0].note.length', "is possibly 'undefined'"],
+    ['a global the sandbox lacks', 'async () => document.title', "Cannot find name 'document'"],
+    ['a provider not declared', 'async () => shipping.track("x")', "Cannot find name 'shipping'"],
+  ])('catches %s', async (_, code, text) => {
+    const b = billing();
+    const outcome = await run(ex, code, b);
+    expect(outcome.error?.code).toBe('TYPE_ERROR');
+    expect(outcome.error.message).toContain(text);
+    expect(b.seen).toEqual([]);
+  });
+
+  it.each([
+    ['expando properties on a plain object', 'async () => { const o = {}; o.n = 1; return o.n }', 1],
+    ['untyped parameters', 'async () => [1, 2].map((x) => x * 2).reduce((a, b) => a + b)', 6],
+    ['the runtime globals', 'async () => new URL("https://a.example/x").pathname + new TextEncoder().encode("ab").length + typeof fetch', '/x2function'],
+    ['a caught error read loosely', 'async () => { try { JSON.parse("{") } catch (e) { return e.name } }', 'SyntaxError'],
+    ['TypeScript annotations', 'async (): Promise<number> => { const r: { ok: boolean; total: number } = await billing.refund({ id: "1" }); return r.total }', 7],
+    ['a tool result used with its declared shape', 'async () => (await billing.list()).map((o) => o.id).join()', 'o1'],
+  ])('never refuses valid code: %s', async (_, code, result) => {
+    const outcome = await run(ex, code);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.result).toBe(result);
+  });
+
+  it('checks TypeScript as TypeScript, at the line written', async () => {
+    const outcome = await run(ex, 'async () => {\n  const id: number = "x"\n  return id\n}');
+    expect(outcome.error.code).toBe('TYPE_ERROR');
+    expect(outcome.error.message).toContain("line 2, column 9: Type 'string' is not assignable to type 'number'");
+  });
+
+  it('lists at most five diagnostics and counts the rest', async () => {
+    const code = `async () => {\n${Array.from({ length: 7 }, (_, i) => `  await billing.refund({ id: ${i} })`).join('\n')}\n}`;
+    const outcome = await run(ex, code);
+    expect(outcome.error.message).toContain('(7 errors)');
+    expect(outcome.error.message.match(/^- line \d+/gm)).toHaveLength(5);
+    expect(outcome.error.message).toContain('- and 2 more');
+  });
+
+  it('needs declarations, and refuses a bad one', async () => {
+    const e = await rejection(ex.execute({ code: 'async () => 1', typecheck: true }));
+    expect(e.code).toBe('INVALID_REQUEST');
+    expect(e.message).toContain('`declarations`');
+    const bad = await rejection(ex.execute({ code: 'async () => 1', typecheck: true, declarations: 7 }));
+    expect(bad.message).toContain('`declarations`: got number 7');
+    const off = await ex.execute({ code: 'async () => 1', declarations: 'declare const x: number' });
+    expect(off.result).toBe(1);
+  });
+});
