@@ -52,7 +52,7 @@ describe('interrupt mode over connect()', () => {
     const paused = await remoteA.execute({ code, providers, dispatch, approval: { mode: 'interrupt', expiresIn: 60_000 } });
     expect(paused.result).toBeUndefined();
     expect(paused.error).toBeUndefined();
-    expect(paused.paused.token).toMatch(/^cm1\./);
+    expect(paused.paused.token).toMatch(/^cm2\./);
     expect(paused.paused.pending.map((p) => [p.provider, p.tool, p.args])).toEqual([
       ['billing', 'refund', [{ order: 7 }]],
       ['billing', 'refund', [{ order: 8 }]],

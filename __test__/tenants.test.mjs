@@ -150,6 +150,24 @@ describe('fair shares', () => {
   });
 });
 
+describe('retained executions', () => {
+  it("count toward maxRunning: a tenant cannot hold every worker with handles", async () => {
+    const ex = executor({ workers: 2, tenants: { a: { maxRunning: 1 } } });
+    const first = await ex.execute({ code: HANDLER, retainHandles: true, tenant: 'a' });
+    expect(first.handles).toEqual(['fetch']);
+    const stop = new AbortController();
+    const second = ex.execute({ code: HANDLER, retainHandles: true, tenant: 'a', signal: stop.signal }).catch((e) => e);
+    // The second waits for the first's worker; b is served meanwhile.
+    const b = await ex.execute({ code: QUICK, tenant: 'b' });
+    expect(b.error).toBeUndefined();
+    expect(ex.stats()).toMatchObject({ retained: 1, queued: 1 });
+    await ex.closeHandles(first.executionId, { tenant: 'a' });
+    const granted = await second;
+    expect(granted.handles).toEqual(['fetch']);
+    await ex.closeHandles(granted.executionId, { tenant: 'a' });
+  });
+});
+
 describe('ownership', () => {
   it("a tenant invoking or closing another's handles gets HANDLES_CLOSED, as for an id never granted", async () => {
     const ex = executor({ workers: 2 });
@@ -202,6 +220,16 @@ describe('options', () => {
     expect(() => executor({ defaultTenant: { cpuPerMinute: -1 } })).toThrow(/`defaultTenant\.cpuPerMinute`/);
     const e = await rejection(ex.invokeHandle('x', 'fetch', GET, { tenant: '(none)' }));
     expect(e.message).toContain('`options.tenant`');
+  });
+});
+
+describe('live logs', () => {
+  it("carry the run's tenant when it named one", async () => {
+    const ex = executor({ workers: 1 });
+    const seen = [];
+    await ex.execute({ code: 'async () => { console.log("a") }', tenant: 'acme', onLog: (e) => seen.push(e) });
+    await ex.execute({ code: 'async () => { console.warn("b") }', onLog: (e) => seen.push(e) });
+    expect(seen).toEqual([{ level: 'log', message: 'a', tenant: 'acme' }, { level: 'warn', message: 'b' }]);
   });
 });
 
@@ -274,7 +302,21 @@ describe('the daemon', () => {
     writeFileSync(notJson, '{ a: 1 ');
     const garbled = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--tenants', notJson], { encoding: 'utf8', timeout: 20_000 });
     expect(garbled.status).toBe(2);
-    expect(garbled.stderr).toContain('is not JSON');
+    expect(garbled.stderr).toContain('is not valid JSON at line 1');
+    // Never the token, whatever shape the file gives it.
+    const secret = '5f0c1e2d3c4b5a69788796a5b4c3d2e1';
+    for (const [name, text] of [
+      ['entry.json', JSON.stringify({ acme: secret })],
+      ['number.json', '{ "acme": { "token": 50123456789012345678 } }'],
+      ['quoted.json', `{ "acme": { "token": '${secret}' } }`],
+    ]) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      const leaked = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--workers', '1', '--tenants', file], { encoding: 'utf8', timeout: 20_000 });
+      expect(leaked.status, name).not.toBe(0);
+      expect(leaked.stderr, name).not.toContain(secret.slice(0, 8));
+      expect(leaked.stderr, name).not.toContain('5012345678');
+    }
     const both = join(dir, 'token');
     writeFileSync(both, TOKEN_B);
     writeFileSync(bad, JSON.stringify({ a: { token: TOKEN_A } }));
@@ -283,12 +325,18 @@ describe('the daemon', () => {
     expect(together.stderr).toContain('given together with a token');
   });
 
-  it('metrics over the daemon carry the tenant label', async () => {
+  it("metrics over the daemon carry the tenant label, each tenant's rows to its own token only", async () => {
     const server = await served({ tenants });
     const a = await connected(server.url, { token: TOKEN_A });
+    const b = await connected(server.url, { token: TOKEN_B });
     await a.execute({ code: QUICK });
-    const r = await fetch(`http://127.0.0.1:${server.port}/metrics`, { headers: { authorization: `Bearer ${TOKEN_A}` } });
-    const text = await r.text();
-    expect(text).toContain('codemode_tenant_executions_total{tenant="a",code="OK"} 1');
+    await b.execute({ code: QUICK });
+    const metrics = async (token) => (await fetch(`http://127.0.0.1:${server.port}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} })).text();
+    const asA = await metrics(TOKEN_A);
+    expect(asA).toContain('codemode_tenant_executions_total{tenant="a",code="OK"} 1');
+    expect(asA).not.toContain('tenant="b"');
+    const anonymous = await metrics();
+    expect(anonymous).toContain('codemode_executions_total{code="OK"} 2');
+    expect(anonymous).not.toMatch(/tenant="/);
   });
 });

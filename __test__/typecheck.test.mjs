@@ -16,7 +16,7 @@ function billing() {
   return {
     seen,
     providers: [{ name: 'billing', tools: ['refund', 'list'] }],
-    dispatch: ({ tool, args }) => {
+    dispatch: ({ tool }) => {
       seen.push(tool);
       return tool === 'list' ? [{ id: 'o1' }] : { ok: true, total: 7 };
     },

@@ -193,7 +193,11 @@ async function main() {
     try {
       options.tenants = JSON.parse(text);
     } catch (e) {
-      return usageError(`--tenants ${file} is not JSON (${e instanceof Error ? e.message : String(e)}); write an object { "name": { "token": "...", "maxRunning"?, "maxQueued"?, "cpuPerMinute"? } }`);
+      // Where, never what: the parser's message quotes the text around the error, which may be
+      // a token.
+      const at = /position (\d+)/.exec(e instanceof Error ? e.message : '');
+      const where = at ? ` at line ${text.slice(0, Number(at[1])).split('\n').length}` : '';
+      return usageError(`--tenants ${file} is not valid JSON${where}; write an object { "name": { "token": "...", "maxRunning"?, "maxQueued"?, "cpuPerMinute"? } }`);
     }
   }
   if (values['approval-key-file'] !== undefined) {

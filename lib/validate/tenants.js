@@ -44,6 +44,17 @@ function optionalTenant(kind, value, field = 'tenant') {
 }
 
 /**
+ * What a value of a tenants table is, never what it holds: an entry or a token given in the
+ * wrong shape may be the secret itself, and the text reaches logs and stderr.
+ * @param {unknown} v
+ */
+function kindOf(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return `a value of type ${typeof v}`;
+}
+
+/**
  * One tenant's bounds (`extra`: more keys the caller reads itself, e.g. serve()'s `token`).
  * @param {string} field
  * @param {unknown} given
@@ -54,7 +65,7 @@ function tenantLimits(field, given, extra = []) {
   const kind = 'INVALID_OPTION';
   const allowed = `{ ${[...LIMIT_KEYS, ...extra].map((k) => `${k}?`).join(', ')} }`;
   if (given === null || typeof given !== 'object' || Array.isArray(given)) {
-    throw fault(kind, { field, problem: `got ${describe(given)}`, allowed });
+    throw fault(kind, { field, problem: `got ${kindOf(given)}`, allowed });
   }
   const input = snapshot(kind, field, given, [...LIMIT_KEYS, ...extra], `${field}`);
   const { tenantOptions: options } = limits();
@@ -92,7 +103,7 @@ function tenantTable(given, tokens) {
     const { limits: bounds, input } = tenantLimits(field, entry, tokens ? ['token'] : []);
     if (tokens) {
       if (typeof input.token !== 'string') {
-        throw fault(kind, { field: `${field}.token`, problem: `got ${describe(input.token)}`, allowed: 'the shared secret (16+ characters) this tenant\'s connections present' });
+        throw fault(kind, { field: `${field}.token`, problem: `got ${kindOf(input.token)}`, allowed: "the shared secret (16+ characters, a string) this tenant's connections present" });
       }
       pairs.push({ name, token: input.token });
     }

@@ -289,9 +289,9 @@ impl Keys {
         Keys(keys)
     }
 
-    /// Whether any token is required.
-    pub fn required(&self) -> bool {
-        !self.0.is_empty()
+    /// Whether the tokens name tenants (`--tenants`).
+    pub fn tenanted(&self) -> bool {
+        self.0.iter().any(|(_, tenant)| tenant.is_some())
     }
 
     /// Whom a request may connect as: `None` when a token is required and it presents none of

@@ -216,9 +216,22 @@ impl Shared {
     }
 
     /// `GET /metrics`: the pool's metrics, then the daemon's own, in the Prometheus text format.
-    pub fn metrics(&self) -> String {
+    /// On a daemon with tenants (`--tenants`), a sample labelled with a tenant is shown only to
+    /// a request presenting that tenant's token (`viewer`): no tenant learns another's name or
+    /// load, and a request without a token sees none of them.
+    pub fn metrics(&self, viewer: Option<&str>) -> String {
         use codemode_pool::{in_and_out, sample, Family};
         let mut families = self.pool.metrics();
+        if self.keys.tenanted() {
+            for family in &mut families {
+                family.samples.retain(|s| {
+                    s.labels
+                        .iter()
+                        .find(|(k, _)| k == "tenant")
+                        .is_none_or(|(_, v)| Some(v.as_str()) == viewer)
+                });
+            }
+        }
         families.push(Family {
             def: CONNECTIONS,
             samples: vec![sample(
@@ -638,7 +651,7 @@ async fn connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr
             let body = if head.method == "HEAD" {
                 String::new()
             } else {
-                shared.metrics()
+                shared.metrics(shared.keys.admit(&head).flatten())
             };
             let kind = "text/plain; version=0.0.4; charset=utf-8";
             let bytes = http::response(200, "OK", kind, &body);

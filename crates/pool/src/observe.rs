@@ -341,7 +341,9 @@ impl Observe {
         };
         *lock(&self.by_code).entry(code).or_insert(0) += 1;
         if let Ok(outcome) = result {
-            *lock(&self.cpu_by_tenant).entry(tenant.clone()).or_insert(0) += outcome.stats.cpu_us;
+            let mut cpu = lock(&self.cpu_by_tenant);
+            let spent = cpu.entry(tenant.clone()).or_insert(0);
+            *spent = spent.saturating_add(outcome.stats.cpu_us);
         }
         *lock(&self.by_tenant).entry((tenant, code)).or_insert(0) += 1;
     }

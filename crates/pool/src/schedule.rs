@@ -95,7 +95,9 @@ fn next(inner: &Inner, st: &mut State) -> Option<(TenantKey, u64, bool)> {
             .count();
     for tenant in waiting {
         let limits = tenants.limits(&tenant);
-        let running = st.running.values().filter(|r| r.tenant == tenant).count();
+        // A retained execution holds its worker as a run does: it counts.
+        let running = st.running.values().filter(|r| r.tenant == tenant).count()
+            + st.retained.values().filter(|r| r.tenant == tenant).count();
         if limits.max_running.is_some_and(|max| running >= max) {
             continue;
         }
@@ -126,7 +128,8 @@ pub(crate) fn free_for(inner: &Inner, st: &State, tenant: &TenantKey) -> usize {
         .count();
     match inner.opts.tenants.limits(tenant).max_running {
         Some(max) => {
-            let running = st.running.values().filter(|r| r.tenant == *tenant).count();
+            let running = st.running.values().filter(|r| r.tenant == *tenant).count()
+                + st.retained.values().filter(|r| r.tenant == *tenant).count();
             free.min(max.saturating_sub(running))
         }
         None => free,
@@ -164,6 +167,14 @@ fn worker_for(st: &State, tenant: &TenantKey) -> Option<(u64, bool)> {
 /// for [`RETIRE_IDLE`]. Its end is counted as a tenant switch, not a loss.
 fn retire(st: &mut State, starved: bool) {
     let now = Instant::now();
+    // A replacement that could not be started would leave the pool a worker short: no more
+    // retiring until spawns work again.
+    if st
+        .spawn_failed
+        .is_some_and(|at| now.duration_since(at) < RETIRE_IDLE * 10)
+    {
+        return;
+    }
     let free_of = |k: &u64, st: &State, quiet: bool| {
         st.workers.get(k).is_some_and(|w| {
             w.exec.is_none()
@@ -200,7 +211,11 @@ pub(crate) fn mark_idle(inner: &Inner, key: u64) {
     let mut st = inner.lock();
     st.preparing.retain(|k| *k != key);
     // Not free when it was handed a run while preparing: that run is already in its stdin.
-    let free = st.workers.get(&key).is_some_and(|slot| slot.exec.is_none());
+    // Not when it is being retired either: its Ready crossed the kill.
+    let free = st
+        .workers
+        .get(&key)
+        .is_some_and(|slot| slot.exec.is_none() && !slot.retiring);
     if free && !st.idle.contains(&key) {
         st.idle.push_back(key);
         if let Some(slot) = st.workers.get_mut(&key) {

@@ -229,6 +229,9 @@ pub(crate) fn start_spawner(
                 {
                     let mut st = inner.lock();
                     st.respawning = st.respawning.saturating_sub(1);
+                    if spawned.is_err() {
+                        st.spawn_failed = Some(std::time::Instant::now());
+                    }
                 }
                 if let Err(e) = spawned {
                     eprintln!("codemode-executor: replacing a lost worker failed: {e}");

@@ -116,6 +116,8 @@ pub(crate) struct State {
     /// Replacements asked of the spawner and not yet tried (schedule.rs counts them as workers
     /// on their way).
     pub(crate) respawning: usize,
+    /// When a replacement last failed to start (schedule.rs does not retire meanwhile).
+    pub(crate) spawn_failed: Option<Instant>,
 }
 
 pub(crate) struct Inner {

@@ -108,7 +108,7 @@ impl CpuWindow {
         let s = Self::second(epoch, now);
         self.expire(s);
         match self.buckets.back_mut() {
-            Some((at, n)) if *at == s => *n += us,
+            Some((at, n)) if *at == s => *n = n.saturating_add(us),
             _ => self.buckets.push_back((s, us)),
         }
     }
@@ -116,15 +116,20 @@ impl CpuWindow {
     /// Microseconds spent in the last minute.
     pub(crate) fn spent(&mut self, epoch: Instant, now: Instant) -> u64 {
         self.expire(Self::second(epoch, now));
-        self.buckets.iter().map(|(_, n)| n).sum()
+        self.buckets
+            .iter()
+            .fold(0u64, |sum, (_, n)| sum.saturating_add(*n))
     }
 
     /// How long until the minute's spending falls under `limit_us`: the charges that must roll
     /// off, oldest first, and when the last of them does.
     fn retry_after(&self, epoch: Instant, now: Instant, limit_us: u64) -> Duration {
-        let mut left: u64 = self.buckets.iter().map(|(_, n)| n).sum();
+        let mut left = self
+            .buckets
+            .iter()
+            .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
         for (s, n) in &self.buckets {
-            left -= n;
+            left = left.saturating_sub(*n);
             if left < limit_us {
                 let off = epoch + Duration::from_secs(s + WINDOW_SECS);
                 return off.saturating_duration_since(now);
@@ -165,6 +170,9 @@ pub(crate) struct Queues<J> {
     turn: VecDeque<TenantKey>,
     len: usize,
     epoch: Instant,
+    /// The entries past which the next new tenant prunes (twice what the last prune left, so
+    /// a prune is paid for by as many new names as it kept).
+    prune_at: usize,
 }
 
 impl<J> Default for Queues<J> {
@@ -174,6 +182,7 @@ impl<J> Default for Queues<J> {
             turn: VecDeque::new(),
             len: 0,
             epoch: Instant::now(),
+            prune_at: PRUNE_AT,
         }
     }
 }
@@ -197,10 +206,11 @@ impl<J> Queues<J> {
     }
 
     fn entry(&mut self, tenant: &TenantKey) -> &mut Tenant<J> {
-        if self.tenants.len() >= PRUNE_AT && !self.tenants.contains_key(tenant) {
+        if self.tenants.len() >= self.prune_at && !self.tenants.contains_key(tenant) {
             let (epoch, now) = (self.epoch, Instant::now());
             self.tenants
                 .retain(|_, t| !t.queue.is_empty() || t.cpu.spent(epoch, now) > 0);
+            self.prune_at = PRUNE_AT.max(2 * self.tenants.len());
         }
         self.tenants.entry(tenant.clone()).or_default()
     }
@@ -414,6 +424,13 @@ mod tests {
             q.served(&k);
         }
         assert!(q.tenants.len() <= PRUNE_AT, "{}", q.tenants.len());
+        // Entries still in use are kept, and the next prune waits for as many new ones.
+        let mut busy: Queues<u32> = Queues::default();
+        for i in 0..(PRUNE_AT + 10) {
+            busy.push(&key(&format!("t{i}")), 1, false);
+        }
+        assert_eq!(busy.tenants.len(), PRUNE_AT + 10);
+        assert_eq!(busy.prune_at, 2 * PRUNE_AT);
     }
 
     #[test]

@@ -153,7 +153,7 @@ failure_codes! {
         "Every worker is busy and `queueBound` executions already wait; or a retained execution already has `queueBound` invocations waiting for its handles (they run one at a time).",
         "{bound} {what} are already waiting for {whom}, the most that may wait. Retry after one finishes{advice}."),
     TenantCpuLimit => ("TENANT_CPU_LIMIT", Fault, true,
-        "A run's tenant has spent its `cpuPerMinute` in the last minute (docs/tenants.md): the run is refused when it is submitted, or when its turn comes after it waited; it never started.",
+        "A run is submitted while its tenant has spent its `cpuPerMinute` in the last minute (docs/tenants.md): it is refused and never started (runs already queued wait for the minute to have room).",
         "Tenant \"{tenant}\" has spent {spent} ms of CPU in the last minute, its share of {limit} ms a minute (`cpuPerMinute`), so this execution did not start. Retry in {retry} ms, or ask the operator to raise the tenant's cpuPerMinute."),
     TenantMismatch => ("TENANT_MISMATCH", Fault, false,
         "A request on a daemon connection names a tenant other than the one its connection's token belongs to (`serve --tenants`).",

@@ -1,5 +1,5 @@
 //! The approval token (docs/approvals.md, "The token"): what a resume needs to replay a paused
-//! run, signed with the pool's approval key. Its text is `cm1.<key id>.<body>.<mac>`: the key
+//! run, signed with the pool's approval key. Its text is `cm2.<key id>.<body>.<mac>`: the key
 //! id (8 bytes of SHA-256 of the key, hex) says which key signed it, so a token of another key
 //! is refused by name before anything else is read; the body (postcard, base64url) holds the
 //! run ([`Basis`]), its expiry and its ledger ([`Slot`]s); the MAC (HMAC-SHA256 over everything
@@ -13,7 +13,10 @@ use codemode_protocol::{
 use ring::hmac;
 use serde::{Deserialize, Serialize};
 
-const PREFIX: &str = "cm1";
+/// The token's version: `cm2` since the body records the run's tenant. A `cm1` token (made
+/// before) is refused by name: its body reads otherwise.
+const PREFIX: &str = "cm2";
+const EARLIER: &[&str] = &["cm1"];
 
 /// An approval key: the HMAC key and its id.
 pub(crate) struct Key {
@@ -128,6 +131,11 @@ pub(crate) fn open(key: &Key, token: &str, now_ms: u64) -> Result<Body, Failure>
     ) else {
         return Err(tampered("it does not have a token's four parts"));
     };
+    if EARLIER.contains(&prefix) {
+        return Err(tampered(
+            "it was made by an earlier version of the executor, whose tokens this one does not read; run the program again from the start",
+        ));
+    }
     if prefix != PREFIX {
         return Err(tampered(
             "it does not start as a token of this version does",
@@ -233,9 +241,10 @@ mod tests {
         }
         for bad in [
             "",
-            "cm1",
+            "cm2",
             "x.y.z.w",
-            "cm1.a.b.c.d",
+            "cm2.a.b.c.d",
+            "cm1.a.b.c",
             &token[..token.len() - 5],
         ] {
             assert_ne!(code(open(&key, bad, 0)), FailureCode::Internal, "{bad}");
