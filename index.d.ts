@@ -280,7 +280,7 @@ export interface ResumeRequest {
   /** The routed policy, when the run's outbound was one (a function is not in the token). */
   outbound?: Outbound
   signal?: AbortSignal
-  onLog?: (entry: LogEntry) => void
+  onLog?: (entry: LiveLogEntry) => void
   /**
    * Whom the resume acts for: the tenant the paused run was for. A token of another tenant's
    * run is refused as one of another key (`TOKEN_FOREIGN_KEY`). Over `connect()` to a daemon
@@ -358,7 +358,7 @@ export interface ExecuteRequest extends Budgets {
    * outcome's `logs` (which still carry every entry). A run without it sends nothing extra.
    * A throw from it is reported as uncaught; it does not affect the run.
    */
-  onLog?: (entry: LogEntry) => void
+  onLog?: (entry: LiveLogEntry) => void
   /**
    * Whom the run is for (docs/tenants.md): 1 to 64 of `A-Z a-z 0-9 . _ -`. Its worker runs no
    * other tenant's code, before or after; the tenant's bounds (`IsolateExecutorOptions.tenants`)
@@ -424,6 +424,12 @@ export interface LogEntry {
   /** `console.trace` logs at `debug`; `dir`, `table`, `group` at `log`; `count`/`time*` at `info`; `assert` at `error`. */
   level: 'log' | 'info' | 'warn' | 'error' | 'debug'
   message: string
+}
+
+/** A line as `onLog` receives it while the run goes on: a {@link LogEntry}, and whom the run is for. */
+export interface LiveLogEntry extends LogEntry {
+  /** The run's tenant (`ExecuteRequest.tenant` / `ResumeRequest.tenant`), when it named one. */
+  tenant?: string
 }
 
 /** A program failure, written for the model that wrote the program. */

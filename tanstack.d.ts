@@ -47,6 +47,13 @@ export interface IsolateDriverOptions extends Budgets {
    * with the closed-network text.
    */
   outbound?: Outbound
+  /**
+   * Whom every run is for (`ExecuteRequest.tenant`, docs/tenants.md): each run's worker process
+   * runs only this tenant's code, and the tenant's bounds hold it (past its `cpuPerMinute` a run
+   * answers `{ success: false, error: { code: 'TENANT_CPU_LIMIT', ... } }`). 1 to 64 characters
+   * of `A-Z a-z 0-9 . _ -`, else `INVALID_OPTION`. Default: the executor's unnamed domain.
+   */
+  tenant?: string
 }
 
 /** A tool as code mode hands it to the driver (`@tanstack/ai-code-mode`'s `ToolBinding`). */

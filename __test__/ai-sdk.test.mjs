@@ -240,7 +240,7 @@ describe('approvals', () => {
     const paused = first.steps[0].toolResults[0].output;
     expect(paused).toEqual({
       approvals: [{ approvalId: 'call-1:approval-1', toolName: 'refund', input: { orderId: 'A-1', amount: 42.5 } }],
-      continuation: { token: expect.stringMatching(/^cm1\./), toolCallId: 'call-1', decided: {}, dispatched: 1, entry: { line: 1, column: 1 } },
+      continuation: { token: expect.stringMatching(/^cm2\./), toolCallId: 'call-1', decided: {}, dispatched: 1, entry: { line: 1, column: 1 } },
       logs: [{ level: 'log', message: 'refunding 42.5' }],
       calls: anyCalls(['getOrder', 'ok'], ['refund', 'pending']),
     });
@@ -663,5 +663,35 @@ describe('a review\'s attacks on codeModeTool', () => {
     expect(codemode.description).toContain('fetch is closed');
     const out = await codemode.execute({ code: "async () => { try { await fetch('http://127.0.0.1:9/') } catch (e) { return e.message } }" }, { toolCallId: 'n', messages: [] });
     expect(out.result).toMatch(/network|closed/i);
+  });
+});
+
+describe('tenant', () => {
+  it('every execute and resume names the tool\'s tenant: its paused output resumes only through a tool of that tenant', async () => {
+    const { tools, ran } = shop();
+    const code = "async () => tools.refund({ orderId: 'T-1', amount: 50 })";
+    const paused = await codeModeTool(tools, { executor, tenant: 'shop-a' }).execute({ code }, { toolCallId: 'ten', messages: [] });
+    expect(paused.approvals).toEqual([{ approvalId: expect.stringMatching(/^ten:approval-/), toolName: 'refund', input: { orderId: 'T-1', amount: 50 } }]);
+    const approve = [{ approvalId: paused.approvals[0].approvalId, approved: true }];
+    // The token is shop-a's: another tenant's tool, or one that names none, cannot resume it.
+    for (const other of [{ tenant: 'shop-b' }, {}]) {
+      const e = await rejection(codeModeTool(tools, { executor, ...other }).resume(paused, approve));
+      expect([e.code, JSON.stringify(other)]).toEqual(['TOKEN_FOREIGN_KEY', JSON.stringify(other)]);
+    }
+    expect(ran).toEqual([]);
+    const after = await codeModeTool(tools, { executor, tenant: 'shop-a' }).resume(paused, approve);
+    expect(after.result).toEqual({ refundId: 'rf_T-1', amount: 50 });
+    expect(ran).toEqual([['refund', 'T-1', 50]]);
+  }, 10_000);
+
+  it('a bad tenant throws INVALID_OPTION naming it', () => {
+    const { tools } = shop();
+    for (const bad of ['a b', '', 'x'.repeat(65), 'café', 7, null]) {
+      const e = thrown(() => codeModeTool(tools, { executor, tenant: bad }));
+      expect(e, JSON.stringify(bad)).toBeInstanceOf(ExecutorError);
+      expect([e.code, e.message]).toEqual(['INVALID_OPTION', expect.stringContaining('`tenant`')]);
+      expect(e.message).toContain('1 to 64 of A-Z a-z 0-9 . _ -');
+    }
+    expect(typeof codeModeTool(tools, { executor, tenant: 'a.B_c-9' }).execute).toBe('function');
   });
 });

@@ -2,7 +2,7 @@
 // values are the reference's (0.5.6), except the deviations in docs/dialect-deviations.md.
 import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
-import { IsolateExecutor, executor } from './helpers.mjs';
+import { IsolateExecutor, executor, rejection } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { CodemodeExecutor } = require('../index.js');
@@ -162,5 +162,35 @@ describe('execute', () => {
 
   it('refuses a non-executor with a typed error', () => {
     expect(() => new CodemodeExecutor({})).toThrow(/native/);
+  });
+});
+
+describe('tenant (ExtendedExecuteOptions.tenant)', () => {
+  // ~30 ms of CPU: past a tenant's share of 1 ms a minute once it ends (the pool charges it then).
+  const burn = 'async () => { let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7; return x > 0 }';
+
+  it("reaches the run: the tenant's CPU share refuses its next run, and only its own", async () => {
+    const native = executor({ workers: 1, tenants: { 'cm-acme': { cpuPerMinute: 1 } } });
+    const dialect = new CodemodeExecutor(native);
+    expect(await dialect.execute(burn, [], { tenant: 'cm-acme' })).toEqual({ result: true, logs: [] });
+    const refused = await rejection(dialect.execute(burn, [], { tenant: 'cm-acme' }));
+    expect([refused.code, refused.message]).toEqual(['TENANT_CPU_LIMIT', expect.stringContaining('Tenant "cm-acme" has spent')]);
+    // The unnamed domain and another tenant are not held to cm-acme's share.
+    expect(await dialect.execute(burn, [])).toEqual({ result: true, logs: [] });
+    expect(await dialect.execute(burn, [], { tenant: 'cm-other' })).toEqual({ result: true, logs: [] });
+    expect(await dialect.execute(burn, [], { tenant: undefined })).toEqual({ result: true, logs: [] });
+  }, 10_000);
+
+  it('refuses a bad tenant with INVALID_REQUEST naming options.tenant, before anything runs', async () => {
+    let called = 0;
+    const svc = [{ name: 'svc', fns: { ping: async () => ++called } }];
+    for (const bad of ['a b', '', 'x'.repeat(65), 'é', 42, null, {}]) {
+      const e = await rejection(ex.execute('async () => svc.ping()', svc, { tenant: bad }));
+      expect([e.code, e.message], JSON.stringify(bad)).toEqual(['INVALID_REQUEST', expect.stringContaining('`options.tenant`')]);
+      expect(e.message).toContain('1 to 64 of A-Z a-z 0-9 . _ -');
+    }
+    expect(called).toBe(0);
+    // 64 of the allowed characters is a name.
+    expect(await ex.execute('async () => svc.ping()', svc, { tenant: `A-z_0.${'9'.repeat(58)}` })).toEqual({ result: 1, logs: [] });
   });
 });

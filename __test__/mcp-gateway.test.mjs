@@ -65,6 +65,9 @@ async function run(client, code, options) {
   return { text: answer.content.map((c) => c.text).join('\n'), isError: answer.isError === true };
 }
 
+/** ~30 ms of CPU: past a tenant's share of 1 ms a minute once the run ends (tenant tests). */
+const TENANT_BURN = 'async () => { let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7; return x > 0 }';
+
 /** A result's value: JSON, except a string result, which the answer carries as it is. */
 function parsed(text) {
   try {
@@ -411,6 +414,43 @@ describe('search mode and the command line', () => {
     }
   }, 60_000);
 
+  it('--tenant NAME: every run the command starts names it; a bad name is refused before anything starts', async () => {
+    // The preload gives the command's executor a tenant `mcp-cli` with a CPU share of 1 ms a minute.
+    const share = path.join(import.meta.dirname, 'fixtures', 'mcp-tenant-share.cjs');
+    const config = configFile({ paged: SERVERS.paged }, 'tenant.json');
+    const start = async (flags) => {
+      const transport = new StdioClientTransport({ command: process.execPath, args: ['--require', share, bin, 'mcp', '--config', config, '--workers', '1', ...flags], stderr: 'pipe' });
+      const client = new Client({ name: 'test', version: '1' });
+      await client.connect(transport);
+      return client;
+    };
+    const named = await start(['--tenant', 'mcp-cli']);
+    const unnamed = await start([]);
+    try {
+      expect(await run(named, TENANT_BURN)).toEqual({ text: 'true', isError: false });
+      const refused = await run(named, TENANT_BURN);
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toMatch(/^The program could not be run \(TENANT_CPU_LIMIT\): Tenant "mcp-cli" has spent/);
+      // Without --tenant the same executor options hold no run to mcp-cli's share.
+      for (let i = 0; i < 2; i++) expect(await run(unnamed, TENANT_BURN)).toEqual({ text: 'true', isError: false });
+    } finally {
+      await Promise.all([named.close(), unnamed.close()]);
+    }
+    for (const bad of ['a b', '', 'x'.repeat(65)]) {
+      let failed = null;
+      try {
+        execFileSync(process.execPath, [bin, 'mcp', '--config', config, '--tenant', bad], { stdio: 'pipe' });
+      } catch (e) {
+        failed = { status: e.status, stderr: String(e.stderr) };
+      }
+      expect(failed?.status, JSON.stringify(bad)).toBe(2);
+      expect(failed.stderr).toContain('Invalid option `tenant`');
+      expect(failed.stderr).toContain('1 to 64 of A-Z a-z 0-9 . _ -');
+      expect(failed.stderr).toContain('Usage: codemode-executor mcp');
+    }
+    expect(execFileSync(process.execPath, [bin, 'mcp', '--help'], { encoding: 'utf8' })).toMatch(/--tenant NAME +whom every program runs for/);
+  }, 10_000);
+
   it('refuses a bad config, and HTTP off loopback without a token, before starting anything', () => {
     const fail = (args) => {
       try {
@@ -496,6 +536,39 @@ describe('createMcpGateway, in process', () => {
     expect(await code({ servers: { paged: SERVERS.paged }, executor, approve: ['paged'] })).toMatch(/^INVALID_OPTION: Invalid option `approve`: "paged" names no configured server's tool/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, callTimeout: 0 })).toMatch(/^INVALID_OPTION: Invalid option `callTimeout`/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, approvalTimeout: 3_600_001 })).toMatch(/^INVALID_OPTION: Invalid option `approvalTimeout`: got number 3600001\. Allowed: an integer from 1 to 3600000 \(ms\)/);
+  });
+
+  it("every run names the gateway's tenant: its CPU share refuses its next run, and only its own", async () => {
+    const executor = new IsolateExecutor({ workers: 1, outbound: null, tenants: { 'mcp-acme': { cpuPerMinute: 1 } } });
+    const gateways = [];
+    const client = async (options) => {
+      const g = await inProcess({ servers: { paged: SERVERS.paged }, executor, log: () => {}, ...options });
+      gateways.push(g.server);
+      return g.client;
+    };
+    try {
+      const acme = await client({ tenant: 'mcp-acme' });
+      expect(await run(acme, TENANT_BURN)).toEqual({ text: 'true', isError: false });
+      const refused = await run(acme, TENANT_BURN);
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toMatch(/^The program could not be run \(TENANT_CPU_LIMIT\): Tenant "mcp-acme" has spent/);
+      // A gateway naming no tenant, or another, on the same executor is not held to it.
+      for (const other of [await client({}), await client({ tenant: 'mcp-other' })]) {
+        expect(await run(other, TENANT_BURN)).toEqual({ text: 'true', isError: false });
+      }
+    } finally {
+      await Promise.all(gateways.map((g) => g.close()));
+      await executor.close();
+    }
+  }, 10_000);
+
+  it('refuses a bad tenant with INVALID_OPTION', async () => {
+    const executor = { execute: async () => ({}) };
+    for (const tenant of ['a b', '', 'x'.repeat(65), 'ä', 1, null]) {
+      const e = await createMcpGateway({ servers: { paged: SERVERS.paged }, executor, tenant }).then(() => null, (err) => err);
+      expect(e, JSON.stringify(tenant)).toBeInstanceOf(ExecutorError);
+      expect(`${e.code}: ${e.message}`).toMatch(/^INVALID_OPTION: Invalid option `tenant`: .*Allowed: .*1 to 64 of A-Z a-z 0-9 \. _ -/);
+    }
   });
 
   it('a server not connected yet: every call to it needs a yes (it may come up during the run)', async () => {

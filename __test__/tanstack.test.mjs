@@ -484,3 +484,35 @@ describe("a program that forges the driver's answer", () => {
     await ctx.dispose();
   });
 });
+
+describe('tenant', () => {
+  // ~30 ms of CPU: past a tenant's share of 1 ms a minute once the run ends.
+  const burn = 'let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7; return x > 0';
+
+  it("every run names the driver's tenant: its CPU share refuses its next run, and only its own", async () => {
+    const ex = new IsolateExecutor({ workers: 1, tenants: { 'ts-acme': { cpuPerMinute: 1 } } });
+    try {
+      const acme = await createIsolateDriver({ executor: ex, tenant: 'ts-acme' }).createContext({ bindings: {} });
+      expect(await acme.execute(burn)).toEqual({ success: true, value: true, logs: [] });
+      const refused = await acme.execute(burn);
+      expect(refused).toMatchObject({ success: false, error: { name: 'ExecutorError', code: 'TENANT_CPU_LIMIT' }, logs: [] });
+      expect(refused.error.message).toContain('Tenant "ts-acme" has spent');
+      // A driver naming no tenant, or another, runs on the same executor as before.
+      for (const options of [{ executor: ex }, { executor: ex, tenant: 'ts-other' }]) {
+        const ctx = await createIsolateDriver(options).createContext({ bindings: {} });
+        expect(await ctx.execute(burn), JSON.stringify(options.tenant)).toEqual({ success: true, value: true, logs: [] });
+      }
+    } finally {
+      await ex.close();
+    }
+  }, 10_000);
+
+  it('refuses a bad tenant with INVALID_OPTION, before making an executor', () => {
+    for (const tenant of ['a b', '', 'x'.repeat(65), 'ü', 3, null]) {
+      const e = thrown(() => createIsolateDriver({ executorOptions: { workers: 1 }, tenant }));
+      expect(e, JSON.stringify(tenant)).toBeInstanceOf(ExecutorError);
+      expect([e.code, e.message]).toEqual(['INVALID_OPTION', expect.stringContaining('`tenant`')]);
+      expect(e.message).toContain('1 to 64 of A-Z a-z 0-9 . _ -');
+    }
+  });
+});

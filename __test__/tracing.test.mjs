@@ -131,4 +131,28 @@ describe.each(carriers)('spans (%s)', (_name, make) => {
     expect(invoke.links.map((l) => l.context.spanId)).toEqual([run.spanContext().spanId]);
     expect(invoke.attributes).toMatchObject({ 'codemode.execution_id': granted.executionId, 'codemode.handle': 'fetch', 'http.response.status_code': 202 });
   });
+
+  it('runs, a retained run and its invocation that name a tenant carry it as codemode.tenant; a run that names none does not', async () => {
+    const ex = await make();
+    const plain = await ex.execute({ code: 'async () => 1' });
+    expect(plain.result).toBe(1);
+    const [unnamed] = named('codemode.execute');
+    expect(unnamed.attributes).not.toHaveProperty('codemode.tenant');
+    exporter.reset();
+    const failed = await ex.execute({ code: 'async () => { throw new Error("x") }', tenant: 'acme-1' });
+    expect(failed.error.code).toBe('PROGRAM_ERROR');
+    const granted = await ex.execute({ code: 'async () => () => new Response("t")', retainHandles: true, tenant: 'acme-1' });
+    const response = await ex.invokeHandle(granted.executionId, 'fetch', { method: 'GET', url: 'https://app.internal/', headers: [], body: null }, { tenant: 'acme-1' });
+    expect(response.status).toBe(200);
+    await ex.closeHandles(granted.executionId, { tenant: 'acme-1' });
+    const runs = named('codemode.execute');
+    expect(runs.map((s) => s.attributes['codemode.tenant'])).toEqual(['acme-1', 'acme-1']);
+    expect(runs.map((s) => s.attributes['codemode.outcome.code'])).toEqual(['PROGRAM_ERROR', 'OK']);
+    const [invoke] = named('codemode.invoke');
+    expect(invoke.attributes).toMatchObject({ 'codemode.tenant': 'acme-1', 'codemode.handle': 'fetch', 'http.response.status_code': 200 });
+    // A request refused before it reaches the pool has a span too, with the tenant it named.
+    exporter.reset();
+    expect((await rejection(ex.execute({ code: 'async () => 1', tenant: 'acme-1', signal: AbortSignal.abort() }))).code).toBe('ABORTED');
+    expect(named('codemode.execute').map((s) => s.attributes['codemode.tenant'])).toEqual(['acme-1']);
+  });
 });

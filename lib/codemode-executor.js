@@ -105,7 +105,7 @@ class CodemodeExecutor {
   /**
    * @param {string} code
    * @param {Array<{ name: string, fns: Record<string, Function>, prelude?: string }> | Record<string, Function>} providersOrFns
-   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | 'public' | 'native' | null, signal?: AbortSignal, cpuLimit?: number, toolCallLimit?: number, fetchLimit?: number }} [options]
+   * @param {{ connectors?: Array<{ name: string, binding: { callTool(method: string, args: unknown): unknown } }>, modules?: Record<string, string>, timeout?: number, outbound?: Function | 'public' | 'native' | null, signal?: AbortSignal, tenant?: string, cpuLimit?: number, toolCallLimit?: number, fetchLimit?: number }} [options]
    */
   async execute(code, providersOrFns, options = {}) {
     const call = callArguments(code, providersOrFns, options);
@@ -196,6 +196,8 @@ async () => {
     if (modules !== undefined) request.modules = modules;
     // The native executor validates it, and rejects with ABORTED when it fires.
     if (options.signal !== undefined) request.signal = options.signal;
+    // Whom the run is for (checked by callArguments): its worker runs only this tenant's code.
+    if (options.tenant !== undefined) request.tenant = /** @type {string} */ (options.tenant);
     // A budget per call wins over the constructor's; left out (or undefined) in both, the
     // native executor's own applies. The native executor checks a per-call one's range.
     for (const key of BUDGETS) {

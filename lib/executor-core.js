@@ -64,7 +64,8 @@ const hops = require('./hops');
  * @property {Dispatch | undefined} dispatch
  * @property {OutboundPolicy | undefined} route the policy of a routed run
  * @property {Promise<Outcome>} promise
- * @property {((entry: import('../index').LogEntry) => void) | undefined} onLog
+ * @property {((entry: import('../index').LiveLogEntry) => void) | undefined} onLog
+ * @property {string | undefined} tenant whom the run is for, when its request named one
  * @property {boolean} aborted the caller aborted it: its promise rejected, its completion is dropped
  * @property {() => void} unlisten stops listening to its signal
  * @property {import('./tracing').RunTrace | null} trace
@@ -217,14 +218,14 @@ class ExecutorCore {
 
   /**
    * Submits a run through `submit` (which returns its id) and follows it to its end.
-   * @param {{ signal: AbortSignal | undefined, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, onLog: Run['onLog'], decide: Run['decide'], approval?: import('../native').NativeApproval | undefined }} checked
+   * @param {{ signal: AbortSignal | undefined, dispatch: Dispatch | undefined, route: OutboundPolicy | undefined, onLog: Run['onLog'], decide: Run['decide'], approval?: import('../native').NativeApproval | undefined, tenant?: string | undefined }} checked
    * @param {() => number} submit
    * @param {Record<string, number> | null} [steps] the steps recorded so far (lib/hops.js)
    * @returns {Promise<Outcome>}
    */
   #submit(checked, submit, steps = null) {
     const { signal } = checked;
-    const trace = tracing.startRun();
+    const trace = tracing.startRun(checked.tenant);
     if (signal?.aborted) return tracing.rejected(trace, abortError('execution', signal));
     let id;
     try {
@@ -236,7 +237,7 @@ class ExecutorCore {
     /** @type {Deferred<Outcome>} */
     const { resolve, reject, promise } = deferred();
     /** @type {Run} */
-    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, aborted: false, unlisten: noop, trace, calls: null, decide: checked.decide, decideTimeout: checked.approval?.timeout ?? 0, hops: steps };
+    const run = { resolve, reject, dispatch: checked.dispatch, route: checked.route, promise, onLog: checked.onLog, tenant: checked.tenant, aborted: false, unlisten: noop, trace, calls: null, decide: checked.decide, decideTimeout: checked.approval?.timeout ?? 0, hops: steps };
     if (signal) {
       abortOn(signal, 'execution', run, () => this.#runs.get(id) === run, () => this.#transport.abort(id), (e) => tracing.endRun(trace, undefined, e));
     }
@@ -254,7 +255,7 @@ class ExecutorCore {
    * @returns {Promise<import('../index').WireResponse>}
    */
   invokeHandle(executionId, name, request, signal, tenant) {
-    const trace = tracing.startInvoke(executionId, name, this.#grantSpans.get(executionId));
+    const trace = tracing.startInvoke(executionId, name, this.#grantSpans.get(executionId), tenant);
     if (signal?.aborted) return tracing.rejected(trace, abortError('invocation', signal));
     const token = this.#nextInvocation++;
     if (this.#nextInvocation > 0xffff_fff0) this.#nextInvocation = 1;
@@ -428,7 +429,7 @@ class ExecutorCore {
     switch (done.kind) {
       case 'log': {
         const run = this.#runs.get(done.id);
-        if (run?.onLog && !run.aborted) callHook(run.onLog, { level: done.level, message: done.message });
+        if (run?.onLog && !run.aborted) callHook(run.onLog, run.tenant === undefined ? { level: done.level, message: done.message } : { level: done.level, message: done.message, tenant: run.tenant });
         return;
       }
       case 'handlesClosed':

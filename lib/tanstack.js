@@ -15,6 +15,7 @@ const { IsolateExecutor } = require('./isolate-executor');
 const { ExecutorError, fault: executorFault } = require('./errors');
 const { fault, describe, reading, snapshot, checkOutbound, objectArgument, runBounds, checkExecutor } = require('./validate/fields');
 const { BUDGETS, budgets, reservedNames, IDENTIFIER } = require('./validate');
+const { optionalTenant } = require('./validate/tenants');
 
 /**
  * @typedef {import('../tanstack').IsolateDriverOptions} IsolateDriverOptions
@@ -34,7 +35,7 @@ const PROVIDER = '__tanstackBindings';
 /** @tanstack/ai-code-mode's defaults, which @tanstack/ai-isolate-node shares. */
 const DEFAULT_TIMEOUT = 30_000;
 const DEFAULT_MEMORY_LIMIT = 128;
-const OPTION_KEYS = ['executor', 'executorOptions', 'timeout', 'memoryLimit', 'outbound', ...BUDGETS];
+const OPTION_KEYS = ['executor', 'executorOptions', 'timeout', 'memoryLimit', 'outbound', 'tenant', ...BUDGETS];
 const CONFIG_KEYS = ['bindings', 'timeout', 'memoryLimit'];
 const LOG_PREFIX = { log: '', info: 'INFO: ', warn: 'WARN: ', error: 'ERROR: ', debug: 'DEBUG: ' };
 /** The first line's start: the model's code follows it on the same line. */
@@ -365,7 +366,7 @@ class Context {
  */
 function createIsolateDriver(options) {
   const kind = 'INVALID_OPTION';
-  const input = snapshot(kind, 'options', objectArgument(kind, 'options', options, 'an object { executor?, executorOptions?, timeout?, memoryLimit?, outbound?, cpuLimit?, toolCallLimit?, fetchLimit? }'), OPTION_KEYS, 'createIsolateDriver options');
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', options, 'an object { executor?, executorOptions?, timeout?, memoryLimit?, outbound?, tenant?, cpuLimit?, toolCallLimit?, fetchLimit? }'), OPTION_KEYS, 'createIsolateDriver options');
   const provided = input.executor === undefined ? undefined : checkExecutor(kind, 'executor', input.executor);
   if (provided !== undefined && input.executorOptions !== undefined) {
     throw fault(kind, { field: 'executorOptions', problem: 'given with an executor', allowed: 'executorOptions only when the driver makes its own executor (no executor given)' });
@@ -377,6 +378,8 @@ function createIsolateDriver(options) {
   // Blocked unless asked for: code mode's system prompt tells the model the sandbox has no network.
   const outbound = 'outbound' in input ? checkOutbound(kind, 'outbound', input.outbound) : null;
   const spend = budgets(kind, input);
+  // Whom every run is for: each run's worker runs only this tenant's code.
+  const tenant = optionalTenant(kind, input.tenant);
 
   /** @type {DriverExecutor | undefined} */
   let own;
@@ -395,7 +398,7 @@ function createIsolateDriver(options) {
       const checked = checkConfig(config);
       executor();
       /** @type {Omit<ExecuteRequest, 'code'>} */
-      const base = { timeout: checked.timeout ?? timeout, memoryLimit: checked.memoryLimit ?? memoryLimit, outbound, ...spend };
+      const base = { timeout: checked.timeout ?? timeout, memoryLimit: checked.memoryLimit ?? memoryLimit, outbound, ...spend, ...(tenant === undefined ? {} : { tenant }) };
       return new Context(executor, checked, base);
     },
     async close() {

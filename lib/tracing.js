@@ -42,15 +42,20 @@ function tracer() {
   return cached;
 }
 
+/** The attribute naming the tenant a run or invocation is for, when its request named one. */
+const TENANT = 'codemode.tenant';
+
 /**
- * Starts the span of an execution, a child of the caller's active context.
+ * Starts the span of an execution (a run or a resume), a child of the caller's active context.
+ * @param {string} [tenant] whom the run is for, when its request named one (docs/tenants.md)
  * @returns {RunTrace | null}
  */
-function startRun() {
+function startRun(tenant) {
   const o = otel();
   if (!o) return null;
   const parent = o.context.active();
-  const span = tracer().startSpan('codemode.execute', { kind: o.SpanKind.INTERNAL }, parent);
+  const attributes = tenant === undefined ? undefined : { [TENANT]: tenant };
+  const span = tracer().startSpan('codemode.execute', { kind: o.SpanKind.INTERNAL, attributes }, parent);
   return { span, context: o.trace.setSpan(parent, span), ended: false };
 }
 
@@ -188,13 +193,16 @@ function spanContext(trace) {
  * @param {string} executionId
  * @param {string} handle
  * @param {unknown} granted the granting run's span context, when this host saw the grant
+ * @param {string} [tenant] whom the invocation is for, when it named one (docs/tenants.md)
  * @returns {InvokeTrace | null}
  */
-function startInvoke(executionId, handle, granted) {
+function startInvoke(executionId, handle, granted, tenant) {
   const o = otel();
   if (!o) return null;
   const links = granted ? [{ context: /** @type {SpanContext} */ (granted) }] : [];
+  /** @type {import('@opentelemetry/api').Attributes} */
   const attributes = { 'codemode.execution_id': executionId, 'codemode.handle': handle };
+  if (tenant !== undefined) attributes[TENANT] = tenant;
   const span = tracer().startSpan('codemode.invoke', { kind: o.SpanKind.INTERNAL, attributes, links }, o.context.active());
   return { span, ended: false };
 }

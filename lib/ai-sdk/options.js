@@ -8,6 +8,7 @@ const { fault, describe, reading, snapshot, integerIn, checkOutbound, objectArgu
 const { BUDGETS, budgets, reservedNames, IDENTIFIER } = require('../validate');
 const { limits } = require('../native');
 const { RESULT_CHARS } = require('../model/truncate');
+const { optionalTenant } = require('../validate/tenants');
 
 /**
  * An executor as the code tool uses it: `resume` only when a run pauses.
@@ -24,12 +25,13 @@ const { RESULT_CHARS } = require('../model/truncate');
  * @property {((request: import('../../index').CodeModeApprovalRequest) => unknown) | undefined} decide callback mode's
  * @property {unknown} toolApproval
  * @property {Record<string, unknown>} run the fields each execute request carries
+ * @property {string | undefined} tenant whom every run is for (each execute, each resume)
  * @property {import('../../index').Outbound | undefined} outbound
  * @property {number} maxResultChars
  */
 
 const STATUSES = ['not-applicable', 'approved', 'denied', 'user-approval'];
-const OPTION_KEYS = ['executor', 'approval', 'toolApproval', 'provider', 'timeout', 'memoryLimit', 'outbound', 'modules', 'maxResultChars', ...BUDGETS];
+const OPTION_KEYS = ['executor', 'approval', 'toolApproval', 'provider', 'timeout', 'memoryLimit', 'outbound', 'modules', 'maxResultChars', 'tenant', ...BUDGETS];
 
 /**
  * @param {unknown} given
@@ -60,9 +62,12 @@ function checkOptions(given) {
     if (!sources.every(([, v]) => typeof v === 'string')) throw fault(kind, { field: 'modules', problem: `got ${describe(m)}`, allowed });
     run.modules = Object.fromEntries(sources);
   }
+  // Whom every run is for: its execute request's `tenant` (run) and each resume's.
+  const tenant = optionalTenant(kind, input.tenant);
+  if (tenant !== undefined) run.tenant = tenant;
   const maxResultChars = input.maxResultChars === undefined ? RESULT_CHARS : integerIn(kind, 'maxResultChars', input.maxResultChars, [100, 2_147_483_647], ' (characters)');
   const { approval, decide } = checkApproval(input.approval);
-  return { executor, provider, approval, decide, toolApproval: checkToolApproval(input.toolApproval), run, outbound, maxResultChars };
+  return { executor, provider, approval, decide, toolApproval: checkToolApproval(input.toolApproval), run, tenant, outbound, maxResultChars };
 }
 
 /**

@@ -35,7 +35,7 @@ const RESPONSE_KEYS = ['type', 'approvalId', 'approved', 'reason', 'providerExec
  * @returns {Promise<Outcome>}
  */
 function resumeRun(run, token, decisions) {
-  const { executor, outbound } = run.settings;
+  const { executor, outbound, tenant } = run.settings;
   if (typeof executor.resume !== 'function') {
     throw fault('INVALID_OPTION', { field: 'executor', problem: 'it has no resume(), which a paused run needs', allowed: EXECUTOR_ALLOWED });
   }
@@ -45,6 +45,8 @@ function resumeRun(run, token, decisions) {
     dispatch: dispatchFor(run),
     ...(typeof outbound === 'function' ? { outbound } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
+    // The token is its tenant's: resumed for another (or for none), it is TOKEN_FOREIGN_KEY.
+    ...(tenant === undefined ? {} : { tenant }),
   });
 }
 

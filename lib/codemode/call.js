@@ -8,6 +8,7 @@
 const { fault } = require('../errors');
 const { reading, describe } = require('../validate/fields');
 const { BUDGETS } = require('../validate');
+const { optionalTenant } = require('../validate/tenants');
 
 const KIND = 'INVALID_REQUEST';
 
@@ -46,15 +47,18 @@ function callArguments(code, providersOrFns, options) {
         return { name: nameOf(`${field}.name`, name), fns: reading(KIND, `${field}.fns`, () => Object.entries(/** @type {object} */ (fns ?? {}))), prelude };
       });
   if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
-    throw fault(KIND, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { connectors?, modules?, timeout?, outbound?, signal?, cpuLimit?, toolCallLimit?, fetchLimit? } or nothing' });
+    throw fault(KIND, { field: 'options', problem: `got ${describe(options)}`, allowed: 'an object { connectors?, modules?, timeout?, outbound?, signal?, tenant?, cpuLimit?, toolCallLimit?, fetchLimit? } or nothing' });
   }
   // Other keys are left alone, as the reference leaves them.
   const opts = Object.create(null);
   if (options != null) {
-    for (const key of ['connectors', 'modules', 'timeout', 'outbound', 'signal', ...BUDGETS]) {
+    for (const key of ['connectors', 'modules', 'timeout', 'outbound', 'signal', 'tenant', ...BUDGETS]) {
       if (reading(KIND, `options.${key}`, () => key in /** @type {object} */ (options))) opts[key] = reading(KIND, `options.${key}`, () => /** @type {Record<string, unknown>} */ (options)[key]);
     }
   }
+  // Whom the run is for (the native executor's `tenant`): a name the pool would refuse is
+  // refused here, before anything runs; undefined is the option left out.
+  if (opts.tenant !== undefined) opts.tenant = optionalTenant(KIND, opts.tenant, 'options.tenant');
   const list = opts.connectors ?? [];
   if (!reading(KIND, 'options.connectors', () => Array.isArray(list))) {
     throw fault(KIND, { field: 'options.connectors', problem: `got ${describe(list)}`, allowed: 'an array of { name, binding }' });

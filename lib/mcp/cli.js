@@ -62,6 +62,7 @@ async function main(argv) {
         outbound: { type: 'string' },
         approve: { type: 'string', multiple: true },
         catalog: { type: 'string' },
+        tenant: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         ...Object.fromEntries(Object.keys(INTEGERS).map((f) => [f, { type: /** @type {const} */ ('string') }])),
       },
@@ -138,6 +139,7 @@ async function main(argv) {
         callTimeout: n.callTimeout,
         approvalTimeout: n.approvalTimeout,
         network: outbound !== 'null',
+        tenant: values.tenant,
       });
     } catch (e) {
       await executor.close();

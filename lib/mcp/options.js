@@ -10,6 +10,7 @@ const { parseServers } = require('./config');
 const { RESULT_CHARS } = require('../model/truncate');
 const { limits } = require('../native');
 const { MCP_DEFAULTS } = require('./usage');
+const { optionalTenant } = require('../validate/tenants');
 
 /** @typedef {import('./config').ServerSpec} ServerSpec */
 /** @typedef {{ execute(request: import('../../index').ExecuteRequest): Promise<import('../../index').Outcome> }} Executor */
@@ -25,6 +26,7 @@ const { MCP_DEFAULTS } = require('./usage');
  * @property {number} [callTimeout] ms a call waits for its upstream (default 60,000)
  * @property {number} [maxResultChars] the answer's text bound (default 24,000)
  * @property {boolean} [network] whether programs may fetch (only says so to the model)
+ * @property {string} [tenant] whom every program runs for (the executor's `tenant`)
  * @property {(line: string) => void} [log] the gateway's diagnostics (default: stderr)
  */
 
@@ -32,11 +34,11 @@ const { MCP_DEFAULTS } = require('./usage');
  * The options checked, defaults filled in.
  * @typedef {{ specs: ServerSpec[], executor: Executor, catalog: 'auto' | 'full' | 'search',
  *   approve: ApproveRule[], approvalTimeout: number, callTimeoutMs: number, maxResultChars: number,
- *   network: boolean, log: (line: string) => void }} Options
+ *   network: boolean, tenant: string | undefined, log: (line: string) => void }} Options
  */
 
 const KIND = 'INVALID_OPTION';
-const KEYS = ['servers', 'executor', 'catalog', 'approve', 'approvalTimeout', 'callTimeout', 'maxResultChars', 'network', 'log'];
+const KEYS = ['servers', 'executor', 'catalog', 'approve', 'approvalTimeout', 'callTimeout', 'maxResultChars', 'network', 'tenant', 'log'];
 const CATALOGS = ['auto', 'full', 'search'];
 /** The bound of the integer options without one of their own (an int32, as the addon's). */
 const MAX_INTEGER = 2_147_483_647;
@@ -66,6 +68,7 @@ function gatewayOptions(given) {
     callTimeoutMs: integer('callTimeout', MCP_DEFAULTS.callTimeout, MAX_INTEGER),
     maxResultChars: integer('maxResultChars', RESULT_CHARS, MAX_INTEGER),
     network: optionalBoolean(KIND, 'network', input.network) === true,
+    tenant: optionalTenant(KIND, input.tenant),
     log: /** @type {(line: string) => void} */ (log),
   };
 }

@@ -30,16 +30,19 @@ class Runner {
   #approve;
   #approvalTimeout;
   #maxResultChars;
+  #tenant;
 
   /**
-   * @param {{ upstreams: Upstream[], executor: Executor, approve: ApproveRule[], approvalTimeout: number, maxResultChars: number }} options
+   * @param {{ upstreams: Upstream[], executor: Executor, approve: ApproveRule[], approvalTimeout: number, maxResultChars: number, tenant?: string | undefined }} options
+   *   `tenant`: whom every program runs for (undefined: the executor's unnamed domain)
    */
-  constructor({ upstreams, executor, approve, approvalTimeout, maxResultChars }) {
+  constructor({ upstreams, executor, approve, approvalTimeout, maxResultChars, tenant }) {
     this.#upstreams = upstreams;
     this.#executor = executor;
     this.#approve = approve;
     this.#approvalTimeout = approvalTimeout;
     this.#maxResultChars = maxResultChars;
+    this.#tenant = tenant;
   }
 
   /**
@@ -69,6 +72,7 @@ class Runner {
         providers,
         dispatch: (call) => this.#dispatch(call, run, signal),
         signal,
+        ...(this.#tenant === undefined ? {} : { tenant: this.#tenant }),
         ...(gated ? { approval: { mode: 'callback', timeout: this.#approvalTimeout, decide: (call) => decide(call, run) } } : {}),
       });
     } catch (e) {

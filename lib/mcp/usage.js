@@ -47,6 +47,8 @@ Options:
                          client (MCP elicitation); SERVER.* for all of a server's (repeatable)
   --catalog MODE         how the model learns the tools: auto (the default: whole, or
                          search and describe tools past ${MCP_DEFAULTS.fullCatalogChars} characters), full, search
+  --tenant NAME          whom every program runs for (docs/tenants.md): 1 to 64 of
+                         A-Z a-z 0-9 . _ - (default: none, the executor's unnamed domain)
   --workers N            worker processes (default ${MCP_DEFAULTS.workers})
   --timeout MS           a program's time bound (default ${MCP_DEFAULTS.timeout})
   --memory-limit MIB     a program's memory (default ${limits().defaults.memoryLimit})
