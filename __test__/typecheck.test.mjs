@@ -102,3 +102,20 @@ describe('typecheck', () => {
     expect(off.result).toBe(1);
   });
 });
+
+describe('the corpus', () => {
+  it('refuses no valid program, catches at least 90% of the mistakes, and is the committed report', async () => {
+    const { createRequire } = await import('node:module');
+    const { readFileSync } = await import('node:fs');
+    const require = createRequire(import.meta.url);
+    const { runCorpus, report } = require('../lib/typecheck/corpus');
+    const corpus = await import('./fixtures/typecheck-corpus.mjs');
+    const { corpusDeclarations } = await import('./fixtures/typecheck-declarations.mjs');
+    const r = await runCorpus(corpus, corpusDeclarations());
+    expect(r.refused).toEqual([]);
+    expect(r.mistakes.length).toBeGreaterThanOrEqual(60);
+    expect(r.mistakes.filter((m) => m.caught).length / r.mistakes.length).toBeGreaterThanOrEqual(0.9);
+    const committed = readFileSync(new URL('../docs/typecheck-corpus.md', import.meta.url), 'utf8');
+    expect(committed, 'run node scripts/typecheck-corpus.mjs').toBe(report(r));
+  }, 60_000);
+});

@@ -368,6 +368,14 @@ async function main() {
     .catch((e) => `Not measured: ${e instanceof Error ? e.message : String(e)}`);
   console.log(tenantsTable);
 
+  // Type-check before run: cold and warm checks against 36 tools (bench/typecheck.js).
+  const typecheckBench = require('./typecheck');
+  const typecheckTable = await typecheckBench
+    .run({ quick: QUICK })
+    .then(typecheckBench.table)
+    .catch((e) => `Not measured: ${e instanceof Error ? e.message : String(e)}`);
+  console.log(typecheckTable);
+
   const c = results.codemode;
   const figures = {
     executeIdleMs: guard.figure('execute p50, idle', c.lat.p50, c.lat.halves, 'ms'),
@@ -396,6 +404,7 @@ async function main() {
     remote,
     hostsTable,
     tenantsTable,
+    typecheckTable,
     figures,
     moved,
   });

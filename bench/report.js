@@ -253,6 +253,15 @@ tenant A floods the pool, A held to \`maxRunning: 1\` and A unbounded (turns alo
 
 ${r.tenantsTable}
 
+## Type check
+
+\`bench/typecheck.js\` (also \`node bench/typecheck.js\`; [typecheck.md](typecheck.md)): a 49-line
+program checked against the three npm MCP servers' 36 tools as the gateway declares them, on the
+checker's thread (a warm language service per declaration set); the target is a warm p50 of
+30 ms or less.
+
+${r.typecheckTable}
+
 ## Regression guard
 
 This run's headline figures against those the committed docs/benchmarks.md held (\`bench/guard.js\`).

@@ -16,8 +16,10 @@ const OPTIONS = {
   allowJs: true,
   checkJs: true,
   strict: true,
-  // Untyped values are not errors: a model's `(x) => x.id` in JavaScript must pass.
-  noImplicitAny: false,
+  // On, for one of its errors alone (KEPT_IMPLICIT_ANY): an element access by a literal name the
+  // declared type does not have (`everything["get-weather"]`). Every other implicit-any error
+  // is dropped: a model's untyped `(x) => x.id` in JavaScript must pass.
+  noImplicitAny: true,
   noImplicitThis: false,
   useUnknownInCatchVariables: false,
   skipLibCheck: true,
@@ -30,6 +32,27 @@ const OPTIONS = {
 const PREFIX = 'export const __program = (';
 const SUFFIX = '\n);\n';
 const MAX_DIAGNOSTICS = 5;
+/** Of the implicit-any errors (7000-7999), the one kept: an index the type does not have. */
+const KEPT_IMPLICIT_ANY = new Set([7053]);
+/**
+ * A widened primitive held against a union of literals (`Type 'string' is not assignable to
+ * type '"a" | "b"'`): in JavaScript a value from an array or a variable is widened, and the
+ * program cannot say it is narrower, so it is not an error there (a literal written in place,
+ * `"Boston"`, keeps its own type and is still caught).
+ */
+const WIDENED = /Type '(string|number|boolean)' is not assignable to (type|parameter of type) '(("[^"]*"|-?[\d.]+|true|false)( \| )?)+'\.?$/;
+
+/**
+ * Whether a diagnostic counts (docs/typecheck.md, "Which errors count").
+ * @param {number} code
+ * @param {string} message flattened
+ * @param {boolean} typescript
+ */
+function counts(code, message, typescript) {
+  if (code >= 7000 && code < 8000 && !KEPT_IMPLICIT_ANY.has(code)) return false;
+  if (!typescript && WIDENED.test(message)) return false;
+  return true;
+}
 
 /**
  * @typedef {{ line: number, column: number, message: string, code: number }} Diagnostic
@@ -76,24 +99,29 @@ class Checker {
    * many there were.
    * @param {string} code
    * @param {boolean} typescript whether to check it as TypeScript
-   * @returns {{ diagnostics: Diagnostic[], count: number }}
+   * @returns {{ diagnostics: Diagnostic[], count: number, typescriptOnly: boolean }}
    */
   check(code, typescript) {
     const { ts } = this;
     this.name = typescript ? '/program.ts' : '/program.js';
     this.text = PREFIX + code + SUFFIX;
     this.version++;
-    const found = [...this.service.getSyntacticDiagnostics(this.name), ...this.service.getSemanticDiagnostics(this.name)];
+    const all = [...this.service.getSyntacticDiagnostics(this.name), ...this.service.getSemanticDiagnostics(this.name)];
+    const found = all
+      .map((d) => ({ d, message: ts.flattenDiagnosticMessageText(d.messageText, ' ') }))
+      .filter(({ d, message }) => counts(d.code, message, typescript));
     const source = this.service.getProgram()?.getSourceFile(this.name);
     /** @type {Diagnostic[]} */
     const diagnostics = [];
-    for (const d of found) {
-      if (diagnostics.length === MAX_DIAGNOSTICS) break;
+    for (const { d, message } of found.slice(0, MAX_DIAGNOSTICS)) {
       const at = d.start === undefined || !source ? { line: 0, character: PREFIX.length } : source.getLineAndCharacterOfPosition(d.start);
       const column = at.line === 0 ? at.character - PREFIX.length : at.character;
-      diagnostics.push({ line: at.line + 1, column: Math.max(0, column) + 1, message: ts.flattenDiagnosticMessageText(d.messageText, ' '), code: d.code });
+      diagnostics.push({ line: at.line + 1, column: Math.max(0, column) + 1, message, code: d.code });
     }
-    return { diagnostics, count: found.length };
+    // TypeScript syntax in a JavaScript check (8000-8999: "... can only be used in TypeScript
+    // files"): the caller checks it again as TypeScript.
+    const typescriptOnly = !typescript && all.some((d) => d.code >= 8000 && d.code < 9000);
+    return { diagnostics, count: found.length, typescriptOnly };
   }
 }
 

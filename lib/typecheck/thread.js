@@ -30,15 +30,12 @@ function checkerOf(declarations) {
   return checker;
 }
 
-/** A diagnostic only TypeScript syntax raises in a JavaScript file (8002-8017, ...). */
-const TYPESCRIPT_ONLY = (/** @type {number} */ code) => code >= 8000 && code < 9000;
-
 parentPort?.on('message', (/** @type {{ id: number, code: string, declarations: string }} */ m) => {
   try {
     const checker = checkerOf(m.declarations);
     let found = checker.check(m.code, false);
-    if (found.diagnostics.some((d) => TYPESCRIPT_ONLY(d.code))) found = checker.check(m.code, true);
-    parentPort?.postMessage({ id: m.id, ...found });
+    if (found.typescriptOnly) found = checker.check(m.code, true);
+    parentPort?.postMessage({ id: m.id, diagnostics: found.diagnostics, count: found.count });
   } catch (e) {
     parentPort?.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });
   }
