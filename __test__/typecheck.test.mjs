@@ -119,3 +119,36 @@ describe('the corpus', () => {
     expect(committed, 'run node scripts/typecheck-corpus.mjs').toBe(report(r));
   }, 60_000);
 });
+
+describe("the testbed's programs", () => {
+  it('are never refused where they run: the four the checker refuses fail to run anyway', async () => {
+    const { createRequire } = await import('node:module');
+    const require = createRequire(import.meta.url);
+    const { normalizeCode } = require('../lib/codemode/normalize');
+    const { check } = require('../lib/typecheck');
+    const { cases } = await import('../testbed/cases.mjs');
+    const ex = executor({ workers: 2 });
+    let checked = 0;
+    const refused = [];
+    for (const c of cases) {
+      // TypeScript is checked as written (the normalized form has its types removed, and with
+      // them a `!` or an `as`); only what normalizes without stripping is checked normalized.
+      const plain = normalizeCode(c.code, false);
+      const norm = plain.refused === undefined && c.id.startsWith('typescript') && /^async \(/.test(c.code) ? { code: c.code, imports: '' } : normalizeCode(c.code, true);
+      if (norm.refused || norm.imports) continue;
+      const names = [...new Set([...(c.providers ?? []).map((p) => p.name), ...(c.connectors ?? []).map((p) => p.name), ...(c.legacy || c.providers === undefined ? ['codemode'] : [])])].filter((n) => /^[A-Za-z_$][\w$]*$/.test(n));
+      const declarations = names.map((n) => `declare const ${n}: Record<string, (...args: any[]) => Promise<any>>;`).join('\n');
+      const found = await check(norm.code, declarations);
+      checked++;
+      if (found.count === 0) continue;
+      // Refused: it must be a program that does not run either.
+      const outcome = await ex.execute({ code: norm.code, providers: names.map((name) => ({ name, tools: '*' })), dispatch: () => undefined, timeout: 5000 });
+      refused.push({ id: c.id, ran: outcome.error?.code ?? 'OK', why: found.diagnostics[0].message });
+    }
+    expect(checked).toBeGreaterThan(80);
+    // Refusing a program that throws anyway (often at the very place the checker names) costs
+    // nothing; refusing one that runs to its result would be a false positive.
+    expect(refused.filter((r) => r.ran === 'OK'), JSON.stringify(refused, null, 1)).toEqual([]);
+    expect(refused.map((r) => r.id).sort()).toEqual(['reference-error', 'syntax-error', 'text-before-fence', 'type-error']);
+  }, 120_000);
+});

@@ -42,15 +42,56 @@ const KEPT_IMPLICIT_ANY = new Set([7053]);
  */
 const WIDENED = /Type '(string|number|boolean)' is not assignable to (type|parameter of type) '(("[^"]*"|-?[\d.]+|true|false)( \| )?)+'\.?$/;
 
+/** A module not found: the request's `modules` and dynamic imports resolve at run time. */
+const MODULE_NOT_FOUND = new Set([2307, 2792]);
+/** A property the type does not have (read, it is a mistake; written in JavaScript, an expando). */
+const NO_SUCH_PROPERTY = 2339;
+
+/**
+ * The deepest node of `file` that spans `pos`.
+ * @param {typeof import('typescript')} ts
+ * @param {import('typescript').SourceFile} file
+ * @param {number} pos
+ * @returns {import('typescript').Node}
+ */
+function nodeAt(ts, file, pos) {
+  /** @type {import('typescript').Node} */
+  let found = file;
+  /** @param {import('typescript').Node} node */
+  const visit = (node) => {
+    if (node.getStart(file) <= pos && pos < node.getEnd()) {
+      found = node;
+      ts.forEachChild(node, visit);
+    }
+  };
+  ts.forEachChild(file, visit);
+  return found;
+}
+
 /**
  * Whether a diagnostic counts (docs/typecheck.md, "Which errors count").
- * @param {number} code
+ * @param {typeof import('typescript')} ts
+ * @param {import('typescript').Diagnostic} d
  * @param {string} message flattened
  * @param {boolean} typescript
+ * @param {import('typescript').SourceFile | undefined} file
  */
-function counts(code, message, typescript) {
+function counts(ts, d, message, typescript, file) {
+  const { code } = d;
   if (code >= 7000 && code < 8000 && !KEPT_IMPLICIT_ANY.has(code)) return false;
+  if (MODULE_NOT_FOUND.has(code)) return false;
   if (!typescript && WIDENED.test(message)) return false;
+  if (file && d.start !== undefined) {
+    const node = nodeAt(ts, file, d.start);
+    // `typeof name` of a name not declared is how JavaScript asks whether it exists.
+    if (ts.isIdentifier(node) && node.parent && ts.isTypeOfExpression(node.parent)) return false;
+    // `o.extra = value` on a plain object is an expando in JavaScript.
+    if (!typescript && code === NO_SUCH_PROPERTY && ts.isIdentifier(node)) {
+      const access = node.parent;
+      const assigned = access?.parent;
+      if (access && ts.isPropertyAccessExpression(access) && access.name === node && assigned && ts.isBinaryExpression(assigned) && assigned.left === access && assigned.operatorToken.kind === ts.SyntaxKind.EqualsToken) return false;
+    }
+  }
   return true;
 }
 
@@ -107,10 +148,10 @@ class Checker {
     this.text = PREFIX + code + SUFFIX;
     this.version++;
     const all = [...this.service.getSyntacticDiagnostics(this.name), ...this.service.getSemanticDiagnostics(this.name)];
+    const source = this.service.getProgram()?.getSourceFile(this.name);
     const found = all
       .map((d) => ({ d, message: ts.flattenDiagnosticMessageText(d.messageText, ' ') }))
-      .filter(({ d, message }) => counts(d.code, message, typescript));
-    const source = this.service.getProgram()?.getSourceFile(this.name);
+      .filter(({ d, message }) => counts(ts, d, message, typescript, source));
     /** @type {Diagnostic[]} */
     const diagnostics = [];
     for (const { d, message } of found.slice(0, MAX_DIAGNOSTICS)) {
