@@ -1121,6 +1121,16 @@ export interface McpGatewayOptions {
    * `A-Z a-z 0-9 . _ -`. Omitted: the executor's unnamed domain.
    */
   tenant?: string
+  /**
+   * Type-check each program before it runs (docs/typecheck.md; the command's `--typecheck`)
+   * against the catalogue's declarations, every server's: those the `code` tool's description
+   * shows and those it leaves to `search` and `describe` alike (a server whose tools are not
+   * all declared, or not known yet, also takes any other tool name, untyped). A program that
+   * does not check is not run and no upstream is called: the `code` call answers `The program
+   * failed (TYPE_ERROR): ...`, the diagnostics with their lines. Needs the `typescript` package
+   * (else `PEER_MISSING`); the first check of a process takes about a second. Default false.
+   */
+  typecheck?: boolean
   /** The gateway's diagnostic lines (upstream restarts, their stderr). Default: stderr. */
   log?: (line: string) => void
 }
@@ -1269,6 +1279,17 @@ export interface CodeModeToolOptions extends Budgets {
    * `A-Z a-z 0-9 . _ -`. Omitted: the executor's unnamed domain.
    */
   tenant?: string
+  /**
+   * Type-check each program before it runs (docs/typecheck.md) against the declarations the
+   * description shows the model (`declare const tools: { ... }`), TypeScript as it was written.
+   * A program that does not check is not run and no tool is called: the output is a
+   * {@link CodeModeFailed} with `error.code` `'TYPE_ERROR'` (the model reads it as any failed
+   * program, the diagnostics with their lines). A tool without an `outputSchema` is declared to
+   * resolve to `unknown`, so a program must narrow its result before reading it. Not with
+   * `modules` (a program that imports cannot be checked yet). Needs the `typescript` package
+   * (else `PEER_MISSING`); the first check of a process takes about a second. Default false.
+   */
+  typecheck?: boolean
 }
 
 /** {@link CodeModeTool.resume}'s options. */

@@ -54,6 +54,17 @@ export interface IsolateDriverOptions extends Budgets {
    * of `A-Z a-z 0-9 . _ -`, else `INVALID_OPTION`. Default: the executor's unnamed domain.
    */
   tenant?: string
+  /**
+   * Type-check each program before it runs (docs/typecheck.md) against the declarations code
+   * mode shows the model: `generateTypeStubs` of the context's bindings (its system prompt's
+   * "Type Definitions", `declare function external_getWeather(...)`), and the prelude's
+   * `global`. A program that does not check is not run and no binding is called: it answers
+   * `{ success: false, error: { name: 'TypeScriptError', message, code: 'TYPE_ERROR' } }`, the
+   * message listing the diagnostics with their lines in the code the driver was given. Needs
+   * the `typescript` package and, for the stubs, `@tanstack/ai-code-mode` (else
+   * `PEER_MISSING`); the first check of a process takes about a second. Default false.
+   */
+  typecheck?: boolean
 }
 
 /** A tool as code mode hands it to the driver (`@tanstack/ai-code-mode`'s `ToolBinding`). */

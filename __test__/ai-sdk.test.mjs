@@ -543,6 +543,8 @@ describe('failures and their shapes', () => {
       [[tools, { executor, toolApproval: { refund: 'maybe' } }], 'toolApproval.refund'],
       [[tools, { executor, timeout: -1 }], 'timeout'],
       [[tools, { executor, modules: { a: 1 } }], 'modules'],
+      [[tools, { executor, typecheck: 'yes' }], 'typecheck'],
+      [[tools, { executor, typecheck: true, modules: { m: 'export const x = 1' } }], 'typecheck'],
       [[tools, { executor, color: 'red' }], 'color'],
     ];
     for (const [args, field] of cases) {
@@ -551,6 +553,42 @@ describe('failures and their shapes', () => {
       expect([e.code, e.message]).toEqual(['INVALID_OPTION', expect.stringContaining(`\`${field}\``)]);
     }
   });
+});
+
+describe('typecheck', () => {
+  it('a wrong call is answered TYPE_ERROR with its line and no tool runs; the program fixed runs', async () => {
+    const { tools, ran } = shop();
+    const codemode = codeModeTool(tools, { executor, typecheck: true });
+    // A call that would run (getOrder) before the misnamed argument (`order`, declared `orderId`).
+    const wrong = "async () => {\n  const o = await tools.getOrder({ id: 'A-1' })\n  return await tools.refund({ order: o.id, amount: 5 })\n}";
+    const first = scripted(wrong);
+    const out = await generateText({ model: first.model, tools: { codemode }, prompt: 'x', stopWhen: stepCountIs(3) });
+    const failed = out.steps[0].toolResults[0].output;
+    expect(failed).toEqual({ error: { code: 'TYPE_ERROR', message: expect.stringMatching(/^This program was not run and no tool was called/), line: 3, column: 31 }, logs: [], calls: [] });
+    expect(failed.error.message).toContain("- line 3, column 31: Object literal may only specify known properties, but 'order' does not exist in type '{ orderId: string; amount: number; }'.");
+    // The model reads it as the tool's failed output, as it reads a SYNTAX_ERROR; nothing ran.
+    expect(first.calls[1].prompt.findLast((m) => m.role === 'tool').content[0].output).toEqual({ type: 'error-json', value: { error: `TYPE_ERROR: ${failed.error.message}` } });
+    expect(ran).toEqual([]);
+
+    const second = scripted(wrong.replace('{ order:', '{ orderId:'));
+    const fixed = await generateText({ model: second.model, tools: { codemode }, prompt: 'x', stopWhen: stepCountIs(3) });
+    expect(fixed.steps[0].toolResults[0].output.result).toEqual({ refundId: 'rf_A-1', amount: 5 });
+    expect(ran).toEqual([['getOrder', 'A-1', 'call-1:1'], ['refund', 'A-1', 5]]);
+
+    // On the expression's own line the column is the model's, not the wrapper's; and TypeScript
+    // is checked with the types it was written with (getCustomer declares no output: `unknown`).
+    const oneLine = await codemode.execute({ code: "async () => tools.getOrder({ order: 'A-1' })" }, { toolCallId: 'l', messages: [] });
+    expect(oneLine.error).toMatchObject({ code: 'TYPE_ERROR', line: 1, column: 30 });
+    expect(oneLine.error.message).toContain("- line 1, column 30: Object literal may only specify known properties, and 'order' does not exist");
+    const typed = "async (): Promise<string> => {\n  const c = await tools.getCustomer({ id: 'C-7' }) as { name: string }\n  return c.name\n}";
+    expect((await codemode.execute({ code: typed }, { toolCallId: 't', messages: [] })).result).toBe('Ann');
+    expect(ran.slice(2)).toEqual([['getCustomer', 'C-7', 't:1']]);
+    // A tool without an output schema is checked as resolving to `any`: reading its result, a
+    // valid program, is not refused.
+    const untyped = await codemode.execute({ code: "async () => (await tools.getCustomer({ id: 'C-7' })).name" }, { toolCallId: 'u', messages: [] });
+    expect(untyped.error).toBeUndefined();
+    expect(untyped.result).toBe('Ann');
+  }, 10_000);
 });
 
 describe('loading', () => {

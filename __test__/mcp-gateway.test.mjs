@@ -68,6 +68,32 @@ async function run(client, code, options) {
 /** ~30 ms of CPU: past a tenant's share of 1 ms a minute once the run ends (tenant tests). */
 const TENANT_BURN = 'async () => { let x = 0; for (let i = 0; i < 3e7; i++) x += i % 7; return x > 0 }';
 
+/**
+ * `typecheck`'s program for server-memory: a call that would run (create_entities), then one with
+ * a misnamed argument (`observation`, declared `observations`) on line 3. `fixed` is it corrected.
+ */
+const MISNAMED = `async () => {
+  await memory.create_entities({ entities: [{ name: 'Ada', entityType: 'person', observations: [] }] });
+  await memory.add_observations({ observation: [{ entityName: 'Ada', contents: ['wrote a note'] }] });
+  return (await memory.read_graph({})).entities;
+}`;
+const TYPE_ERROR_ANSWER = /^The program failed \(TYPE_ERROR\): This program was not run and no tool was called: it does not type-check against the declared tools \(1 errors\):\n- line 3, column 35: Object literal may only specify known properties, but 'observation' does not exist in type '\{ observations: \{ entityName: string; contents: string\[\]; \}\[\]; \}'/;
+
+/**
+ * Runs MISNAMED, then it fixed, through `client`, whose memory server keeps `memoryFile`: the
+ * first is answered TYPE_ERROR and the server never saw a call (it wrote no file); the second runs.
+ */
+async function misnamedThenFixed(client, memoryFile) {
+  const refused = await run(client, MISNAMED);
+  expect(refused.isError, refused.text).toBe(true);
+  expect(refused.text).toMatch(TYPE_ERROR_ANSWER);
+  expect(fs.existsSync(memoryFile)).toBe(false);
+  const fixed = await run(client, MISNAMED.replace('{ observation:', '{ observations:'));
+  expect(fixed.isError, fixed.text).toBe(false);
+  expect(parsed(fixed.text)).toEqual([{ name: 'Ada', entityType: 'person', observations: ['wrote a note'] }]);
+  expect(fs.readFileSync(memoryFile, 'utf8')).toContain('wrote a note');
+}
+
 /** A result's value: JSON, except a string result, which the answer carries as it is. */
 function parsed(text) {
   try {
@@ -451,6 +477,20 @@ describe('search mode and the command line', () => {
     expect(execFileSync(process.execPath, [bin, 'mcp', '--help'], { encoding: 'utf8' })).toMatch(/--tenant NAME +whom every program runs for/);
   }, 10_000);
 
+  it('--typecheck: a wrong call is TYPE_ERROR with its line against the whole catalogue, search mode too; fixed, it runs', async () => {
+    const memoryFile = path.join(tmp, 'typecheck-cli-memory.jsonl');
+    const config = configFile({ memory: { ...SERVERS.memory, env: { MEMORY_FILE_PATH: memoryFile } } }, 'typecheck.json');
+    const gw = await stdioGateway(config, ['--typecheck', '--catalog', 'search']);
+    try {
+      // The model is shown no declarations here (it would `describe` them): the check has them all.
+      expect((await gw.client.listTools()).tools[0].description).not.toContain('declare const');
+      await misnamedThenFixed(gw.client, memoryFile);
+    } finally {
+      await gw.client.close();
+    }
+    expect(execFileSync(process.execPath, [bin, 'mcp', '--help'], { encoding: 'utf8' })).toMatch(/--typecheck +type-check each program/);
+  }, 10_000);
+
   it('refuses a bad config, and HTTP off loopback without a token, before starting anything', () => {
     const fail = (args) => {
       try {
@@ -535,6 +575,7 @@ describe('createMcpGateway, in process', () => {
     expect(await code({ servers: { paged: SERVERS.paged }, executor, catalog: 'all' })).toMatch(/^INVALID_OPTION: Invalid option `catalog`/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, approve: ['paged'] })).toMatch(/^INVALID_OPTION: Invalid option `approve`: "paged" names no configured server's tool/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, callTimeout: 0 })).toMatch(/^INVALID_OPTION: Invalid option `callTimeout`/);
+    expect(await code({ servers: { paged: SERVERS.paged }, executor, typecheck: 'yes' })).toMatch(/^INVALID_OPTION: Invalid option `typecheck`/);
     expect(await code({ servers: { paged: SERVERS.paged }, executor, approvalTimeout: 3_600_001 })).toMatch(/^INVALID_OPTION: Invalid option `approvalTimeout`: got number 3600001\. Allowed: an integer from 1 to 3600000 \(ms\)/);
   });
 
@@ -558,6 +599,30 @@ describe('createMcpGateway, in process', () => {
       }
     } finally {
       await Promise.all(gateways.map((g) => g.close()));
+      await executor.close();
+    }
+  }, 10_000);
+
+  it('typecheck: a wrong call is TYPE_ERROR with its line and the upstream sees no call; fixed, it runs; an unknown server is left to run', async () => {
+    const executor = new IsolateExecutor({ workers: 1, outbound: null });
+    const memoryFile = path.join(tmp, 'typecheck-memory.jsonl');
+    // A port nothing listens on: `down` never connects, its tools unknown.
+    const port = await new Promise((resolve) => {
+      const probe = require('node:net').createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address();
+        probe.close(() => resolve(port));
+      });
+    });
+    const servers = { memory: { ...SERVERS.memory, env: { MEMORY_FILE_PATH: memoryFile } }, down: { url: `http://127.0.0.1:${port}/mcp` } };
+    const { server, client } = await inProcess({ servers, executor, typecheck: true, log: () => {} });
+    try {
+      await misnamedThenFixed(client, memoryFile);
+      // A server whose tools are not known takes any name: the call runs, and fails as it would unchecked.
+      const { text, isError } = await run(client, 'async () => { try { return await down.anything({ x: 1 }) } catch (e) { return e.message } }');
+      expect(isError, text).toBe(false);
+      expect(text).toMatch(/^The call to down.anything was not answered: the MCP server "down" is not connected/);
+    } finally {
+      await server.close();
       await executor.close();
     }
   }, 10_000);

@@ -251,6 +251,35 @@ describe('the driver', () => {
     await ctx.dispose();
   });
 
+  it('typecheck: a wrong call is TYPE_ERROR with its line against the declarations code mode shows, and no binding runs; fixed, it runs', async () => {
+    const checked = driverOf({ executorOptions: { workers: 1 }, typecheck: true });
+    const seen = [];
+    const weather = toolDefinition({ name: 'getWeather', description: 'Weather of a city', inputSchema: z.object({ location: z.string() }), outputSchema: z.object({ temperature: z.number() }) })
+      .server(async ({ location }) => {
+        seen.push(location);
+        return { temperature: 21 };
+      });
+    const { tool, systemPrompt } = createCodeMode({ driver: checked, tools: [weather] });
+    expect(systemPrompt).toContain('declare function external_getWeather(input: External_getWeatherInput): Promise<External_getWeatherOutput>;');
+    // A call that would run (Paris), then a misnamed argument (`city`, declared `location`) on line 2.
+    const wrong = 'const a = await external_getWeather({ location: "Paris" });\nconst b = await external_getWeather({ city: "Rome" });\nreturn a.temperature + b.temperature;';
+    const refused = await tool.execute({ typescriptCode: wrong }, {});
+    expect(refused).toEqual({ success: false, error: { name: 'TypeScriptError', message: expect.stringMatching(/^This program was not run and no tool was called/) }, logs: [] });
+    expect(refused.error.message).toContain("- line 2, column 39: Object literal may only specify known properties, and 'city' does not exist in type 'External_getWeatherInput'.");
+    expect(seen).toEqual([]);
+    expect(await tool.execute({ typescriptCode: wrong.replace('{ city:', '{ location:') }, {})).toEqual({ success: true, result: 42, logs: [] });
+    expect(seen).toEqual(['Paris', 'Rome']);
+
+    // The driver's own answer: the code, the column on the first line counted in the code given;
+    // the wrapper and the prelude's `global` are no errors.
+    const ctx = await checked.createContext({ bindings: { external_add: { name: 'external_add', description: 'adds', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] }, execute: async ({ a, b }) => a + b } } });
+    const first = await ctx.execute('return await external_add({ a: 1, b: "2" })');
+    expect(first.error).toMatchObject({ name: 'TypeScriptError', code: 'TYPE_ERROR' });
+    expect(first.error.message).toContain("- line 1, column 35: Type 'string' is not assignable to type 'number'.");
+    expect(await ctx.execute('console.info("sum"); return global === globalThis && await external_add({ a: 1, b: 2 })')).toEqual({ success: true, value: 3, logs: ['INFO: sum'] });
+    await ctx.dispose();
+  }, 10_000);
+
   it('passes timeout and memoryLimit through, from the config or else the driver', async () => {
     const ctx = await driver.createContext({ bindings: {}, timeout: 300 });
     const t = await ctx.execute('while (true) {}');
@@ -383,6 +412,7 @@ return { a, b, errs, names: [external_seen.name, typeof globalThis.external_boom
       [{ memoryLimit: 4 }, 'memoryLimit'],
       [{ outbound: 'everywhere' }, 'outbound'],
       [{ cpuLimit: -1 }, 'cpuLimit'],
+      [{ typecheck: 'yes' }, 'typecheck'],
     ];
     for (const [options, field] of bad) {
       const e = thrown(() => createIsolateDriver(options));

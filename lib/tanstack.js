@@ -13,9 +13,10 @@
 
 const { IsolateExecutor } = require('./isolate-executor');
 const { ExecutorError, fault: executorFault } = require('./errors');
-const { fault, describe, reading, snapshot, checkOutbound, objectArgument, runBounds, checkExecutor } = require('./validate/fields');
+const { fault, describe, reading, snapshot, optionalBoolean, checkOutbound, objectArgument, runBounds, checkExecutor } = require('./validate/fields');
 const { BUDGETS, budgets, reservedNames, IDENTIFIER } = require('./validate');
 const { optionalTenant } = require('./validate/tenants');
+const { moveListedPlaces, needTypescript } = require('./model/type-errors');
 
 /**
  * @typedef {import('../tanstack').IsolateDriverOptions} IsolateDriverOptions
@@ -35,7 +36,7 @@ const PROVIDER = '__tanstackBindings';
 /** @tanstack/ai-code-mode's defaults, which @tanstack/ai-isolate-node shares. */
 const DEFAULT_TIMEOUT = 30_000;
 const DEFAULT_MEMORY_LIMIT = 128;
-const OPTION_KEYS = ['executor', 'executorOptions', 'timeout', 'memoryLimit', 'outbound', 'tenant', ...BUDGETS];
+const OPTION_KEYS = ['executor', 'executorOptions', 'timeout', 'memoryLimit', 'outbound', 'tenant', 'typecheck', ...BUDGETS];
 const CONFIG_KEYS = ['bindings', 'timeout', 'memoryLimit'];
 const LOG_PREFIX = { log: '', info: 'INFO: ', warn: 'WARN: ', error: 'ERROR: ', debug: 'DEBUG: ' };
 /** The first line's start: the model's code follows it on the same line. */
@@ -57,7 +58,9 @@ const ENTRY = 'export default (';
  * an object whose constructor is Error, RangeError, ReferenceError, SyntaxError or TypeError, or
  * that has a `message` or `stack`, is an error (its `name` kept only for other constructors); a
  * string and the other primitives are themselves; anything else is thrown on, for the
- * executor's own `Uncaught <value>`.
+ * executor's own `Uncaught <value>`. The setup reaches the sandbox's globals through untyped
+ * parameters (`__tsdInstall`'s), so that a program type-checked before it runs (`typecheck`)
+ * finds no error in the wrapper: only in the code it was given.
  * @param {string[]} names
  */
 function tail(names) {
@@ -68,12 +71,15 @@ function tail(names) {
     return __tsdDescribe(__tsdError);
   }
   function __tsdSetup() {
-    const provider = ${PROVIDER};
-    globalThis.global = globalThis;
+    __tsdInstall(globalThis, console);
+  }
+  function __tsdInstall(g, c) {
+    const provider = g.${PROVIDER};
+    g.global = g;
     const format = (args) => args.map((a) => (typeof a === 'object' ? JSON.stringify(a) : String(a))).join(' ');
     for (const level of ['log', 'error', 'warn', 'info']) {
-      const write = console[level].bind(console);
-      console[level] = (...args) => write('%s', format(args));
+      const write = c[level].bind(c);
+      c[level] = (...args) => write('%s', format(args));
     }
     for (const name of ${JSON.stringify(names)}) {
       const binding = async function (input) {
@@ -85,7 +91,7 @@ function tail(names) {
         return result.value;
       };
       Object.defineProperty(binding, 'name', { value: name });
-      globalThis[name] = binding;
+      g[name] = binding;
     }
   }
   function __tsdDescribe(e) {
@@ -212,12 +218,18 @@ function programFailure(error, codeLines) {
       return whole;
     });
   }
+  if (error.code === 'TYPE_ERROR') {
+    message = moveListedPlaces(message, (line, column) => {
+      if (line > codeLines) return 'at the end of the code';
+      return { line, column: line === 1 && column > HEAD.length ? column - HEAD.length : column };
+    });
+  }
   /** @type {NormalizedError} */
   const out = { name: 'Error', message, code: error.code };
   if (error.code === 'SYNTAX_ERROR') {
     out.name = 'SyntaxError';
     out.message = message.replace(/^SyntaxError: /, '');
-  } else if (error.code === 'TYPESCRIPT_UNSUPPORTED') {
+  } else if (error.code === 'TYPESCRIPT_UNSUPPORTED' || error.code === 'TYPE_ERROR') {
     out.name = 'TypeScriptError';
   }
   return out;
@@ -245,7 +257,7 @@ function hostFailure(e) {
  * Checks createContext's config: the bindings (each an identifier that is no global of the
  * sandbox, with an `execute` function) and the bounds.
  * @param {unknown} config
- * @returns {{ bindings: Map<string, (args: unknown) => Promise<unknown>>, timeout: number | undefined, memoryLimit: number | undefined }}
+ * @returns {{ bindings: Map<string, (args: unknown) => Promise<unknown>>, given: Record<string, unknown>, timeout: number | undefined, memoryLimit: number | undefined }}
  */
 function checkConfig(config) {
   const kind = 'INVALID_REQUEST';
@@ -253,6 +265,8 @@ function checkConfig(config) {
   const raw = objectArgument(kind, 'bindings', input.bindings, 'an object of tool bindings keyed by their names ({ external_x: { execute } })', false);
   /** @type {Map<string, (args: unknown) => Promise<unknown>>} */
   const bindings = new Map();
+  /** @type {Record<string, unknown>} */
+  const given = {};
   for (const [name, binding] of reading(kind, 'bindings', () => Object.entries(raw))) {
     const problem = !IDENTIFIER.test(name)
       ? 'is not a JavaScript identifier, so a program could not call it'
@@ -270,8 +284,48 @@ function checkConfig(config) {
     }
     const fn = /** @type {Function} */ (execute);
     bindings.set(name, (args) => fn.call(binding, args));
+    given[name] = binding;
   }
-  return { bindings, ...runBounds(kind, input) };
+  return { bindings, given, ...runBounds(kind, input) };
+}
+
+/**
+ * `@tanstack/ai-code-mode`'s own renderer of the bindings' declarations, loaded when a driver with
+ * `typecheck` makes its first context (code mode is an ES module; the name through a variable,
+ * so the host library's type check does not read code mode's types).
+ * @type {Promise<{ generateTypeStubs(bindings: Record<string, unknown>): string }> | undefined}
+ */
+let codeMode;
+
+/** The global the driver's prelude adds besides the bindings (@tanstack/ai-isolate-node's `global`). */
+const GLOBAL_DECLARATION = 'declare var global: typeof globalThis;';
+
+/**
+ * The bindings' declarations as code mode shows them to the model: its system prompt's "Type
+ * Definitions" (`declare function external_getWeather(input: ...): Promise<...>`, with their
+ * input and output interfaces) and `discover_tools`' stubs are `generateTypeStubs` of them; and
+ * the prelude's `global`, which a program may use too.
+ * @param {Record<string, unknown>} given
+ * @returns {Promise<string>}
+ */
+async function bindingDeclarations(given) {
+  const specifier = '@tanstack/ai-code-mode';
+  codeMode ??= import(specifier);
+  let render;
+  try {
+    render = (await codeMode).generateTypeStubs;
+  } catch (e) {
+    codeMode = undefined;
+    throw executorFault('PEER_MISSING', { feature: "the TanStack driver's typecheck", package: '@tanstack/ai-code-mode', version: '0.3', problem: `it could not be loaded (${e instanceof Error ? e.message.split('\n')[0] : String(e)})` });
+  }
+  if (typeof render !== 'function') {
+    throw executorFault('PEER_MISSING', { feature: "the TanStack driver's typecheck", package: '@tanstack/ai-code-mode', version: '0.3', problem: 'the installed one has no generateTypeStubs()' });
+  }
+  try {
+    return `${render(given)}\n\n${GLOBAL_DECLARATION}\n`;
+  } catch (e) {
+    throw fault('INVALID_REQUEST', { field: 'bindings', problem: `their declarations could not be made (${e instanceof Error ? e.message : String(e)})`, allowed: "code mode's tool bindings, each with its inputSchema (and outputSchema) as JSON Schema" });
+  }
 }
 
 /**
@@ -366,7 +420,7 @@ class Context {
  */
 function createIsolateDriver(options) {
   const kind = 'INVALID_OPTION';
-  const input = snapshot(kind, 'options', objectArgument(kind, 'options', options, 'an object { executor?, executorOptions?, timeout?, memoryLimit?, outbound?, tenant?, cpuLimit?, toolCallLimit?, fetchLimit? }'), OPTION_KEYS, 'createIsolateDriver options');
+  const input = snapshot(kind, 'options', objectArgument(kind, 'options', options, 'an object { executor?, executorOptions?, timeout?, memoryLimit?, outbound?, tenant?, typecheck?, cpuLimit?, toolCallLimit?, fetchLimit? }'), OPTION_KEYS, 'createIsolateDriver options');
   const provided = input.executor === undefined ? undefined : checkExecutor(kind, 'executor', input.executor);
   if (provided !== undefined && input.executorOptions !== undefined) {
     throw fault(kind, { field: 'executorOptions', problem: 'given with an executor', allowed: 'executorOptions only when the driver makes its own executor (no executor given)' });
@@ -380,6 +434,8 @@ function createIsolateDriver(options) {
   const spend = budgets(kind, input);
   // Whom every run is for: each run's worker runs only this tenant's code.
   const tenant = optionalTenant(kind, input.tenant);
+  const typecheck = optionalBoolean(kind, 'typecheck', input.typecheck) === true;
+  if (typecheck) needTypescript("the TanStack driver's typecheck");
 
   /** @type {DriverExecutor | undefined} */
   let own;
@@ -397,8 +453,10 @@ function createIsolateDriver(options) {
     async createContext(config) {
       const checked = checkConfig(config);
       executor();
+      // Each program is checked, before it runs, against the declarations code mode shows the model.
+      const declarations = typecheck ? await bindingDeclarations(checked.given) : undefined;
       /** @type {Omit<ExecuteRequest, 'code'>} */
-      const base = { timeout: checked.timeout ?? timeout, memoryLimit: checked.memoryLimit ?? memoryLimit, outbound, ...spend, ...(tenant === undefined ? {} : { tenant }) };
+      const base = { timeout: checked.timeout ?? timeout, memoryLimit: checked.memoryLimit ?? memoryLimit, outbound, ...spend, ...(tenant === undefined ? {} : { tenant }), ...(declarations === undefined ? {} : { declarations, typecheck: true }) };
       return new Context(executor, checked, base);
     },
     async close() {

@@ -59,6 +59,8 @@ function requestFor(run, code) {
     dispatch: dispatchFor(run),
     ...(run.signal ? { signal: run.signal } : {}),
     ...(approval === undefined ? {} : { approval }),
+    // Checked before it runs against what the model was shown (docs/typecheck.md).
+    ...(settings.typecheck ? { declarations: run.checked, typecheck: true } : {}),
   });
 }
 

@@ -7,6 +7,7 @@
 const acorn = require('acorn');
 const { loadNative } = require('../native');
 const { JSON_TAG } = require('./json');
+const { moveListedPlaces } = require('../model/type-errors');
 
 /**
  * The 1-based line and column (UTF-16 units) at which the model's expression starts, and so the
@@ -52,11 +53,14 @@ function parseEntry(src) {
  * other line and column as the model wrote them (TypeScript goes with its types blanked, as the
  * worker blanks them). Code that is not the entry shape, or that cannot be read here, goes as it
  * is, for the executor to report (entry null); code too long or too deeply nested for a parser on
- * this thread is not read at all.
+ * this thread is not read at all. With `keepTypes` (a program type-checked before it runs), the
+ * wrapper goes around the TypeScript as written, for the check to read its types: blanking keeps
+ * every place, so the expression found in the blanked code is at the same place in it.
  * @param {string} code
+ * @param {boolean} [keepTypes]
  * @returns {{ code: string, entry: Entry | null }}
  */
-function wrapEntry(code) {
+function wrapEntry(code, keepTypes = false) {
   const binding = loadNative().binding;
   if (binding.checkProgram(code) != null) return { code, entry: null };
   let src = code;
@@ -73,7 +77,8 @@ function wrapEntry(code) {
   if (last?.type !== 'ExpressionStatement' || body.slice(0, -1).some((n) => n.type !== 'ImportDeclaration')) return { code, entry: null };
   const { start, end, loc } = last.expression;
   if (!loc) return { code, entry: null };
-  return { code: src.slice(0, start) + HEAD + src.slice(start, end) + TAIL + src.slice(end), entry: { line: loc.start.line, column: loc.start.column + 1 } };
+  const out = keepTypes && src.length === code.length ? code : src;
+  return { code: out.slice(0, start) + HEAD + out.slice(start, end) + TAIL + out.slice(end), entry: { line: loc.start.line, column: loc.start.column + 1 } };
 }
 
 /**
@@ -81,11 +86,15 @@ function wrapEntry(code) {
  * the columns after the wrapper move back by its length (in `column` and the text's `(line L,
  * column C)`). A place inside the wrapper (its call of the model's function: a class called
  * without `new`) is none in the model's code, as when the executor calls the function: dropped.
+ * A `TYPE_ERROR`'s listed diagnostics move back the same way.
  * @param {import('../../index').ProgramError} error
  * @param {Entry | null} entry
  */
 function placed(error, entry) {
   const out = { ...error };
+  if (entry && out.code === 'TYPE_ERROR') {
+    out.message = moveListedPlaces(out.message, (line, column) => ({ line, column: line === entry.line && column >= entry.column + HEAD.length ? column - HEAD.length : column }));
+  }
   if (!entry || out.module !== undefined || out.line !== entry.line || typeof out.column !== 'number' || out.column < entry.column) return out;
   const at = `(line ${out.line}, column ${out.column})`;
   const i = out.message.lastIndexOf(at);

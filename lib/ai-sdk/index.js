@@ -14,7 +14,7 @@
 
 const { checkOptions } = require('./options');
 const { loadAi, hostTools } = require('./tools');
-const { description, inputSchema, modelOutput } = require('./model-view');
+const { declarations, description, inputSchema, modelOutput } = require('./model-view');
 const { wrapEntry } = require('./entry');
 const { newRun } = require('./run');
 const { approvable } = require('./approvals');
@@ -38,13 +38,14 @@ const { settle, resume } = require('./resume');
  */
 function makeTool(ai, settings, byName, toolSet) {
   /** @type {ToolSet} */
-  const set = { ai, settings, byName, toolSet, approve: approvable(settings, byName) };
+  const set = { ai, settings, byName, toolSet, approve: approvable(settings, byName), declarations: declarations(ai, byName, settings.provider), checked: declarations(ai, byName, settings.provider, 'any') };
   const codeTool = ai.tool({
-    description: description(ai, byName, settings, set.approve.length > 0),
+    description: description(byName, settings, set.declarations, set.approve.length > 0),
     inputSchema: inputSchema(ai, settings.provider, [...byName.keys()]),
     execute: async (/** @type {{ code: string }} */ input, /** @type {Record<string, any>} */ options = {}) => {
       const run = newRun(set, options);
-      const wrapped = wrapEntry(input.code);
+      // Checked (with `typecheck`), the program goes with the TypeScript the model wrote.
+      const wrapped = wrapEntry(input.code, settings.typecheck);
       run.entry = wrapped.entry;
       return settle(run, await settings.executor.execute(requestFor(run, wrapped.code)));
     },

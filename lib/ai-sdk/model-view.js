@@ -40,18 +40,33 @@ function jsonSchemaOf(ai, schema) {
 }
 
 /**
- * The code tool's description: how to write the program, and the tools as TypeScript.
+ * The host's tools as TypeScript, as the code tool's description shows them to the model:
+ * `declare const <provider>`. With `untyped: 'any'`, what `typecheck` checks against: a tool
+ * without an output schema resolves to `any` there, so no valid read of its result is refused.
  * @param {Ai} ai
  * @param {Map<string, HostTool>} byName
- * @param {Settings} settings
- * @param {boolean} approvals
+ * @param {string} provider
+ * @param {string} [untyped] what a tool without an output schema resolves to
  */
-function description(ai, byName, settings, approvals) {
-  const p = settings.provider;
+function declarations(ai, byName, provider, untyped = 'unknown') {
+  if (byName.size === 0) return `declare const ${provider}: {};`;
   const declared = [...byName].map(([name, t]) => {
     const about = [t.description, t.title].find((d) => typeof d === 'string');
     return { name, description: /** @type {string | undefined} */ (about), inputSchema: jsonSchemaOf(ai, t.inputSchema), outputSchema: t.outputSchema === undefined ? undefined : jsonSchemaOf(ai, t.outputSchema) };
   });
+  return declareProvider(provider, declared, { untyped });
+}
+
+/**
+ * The code tool's description: how to write the program, and the tools as TypeScript
+ * (`declared`, declarations()'s text).
+ * @param {Map<string, HostTool>} byName
+ * @param {Settings} settings
+ * @param {string} declared
+ * @param {boolean} approvals
+ */
+function description(byName, settings, declared, approvals) {
+  const p = settings.provider;
   const names = [...byName.keys()];
   /** @param {string} n */
   const call = (n) => `${p}${IDENTIFIER.test(n) ? `.${n}` : `[${JSON.stringify(n)}]`}({ /* its input */ })`;
@@ -67,7 +82,7 @@ function description(ai, byName, settings, approvals) {
     'Run a JavaScript or TypeScript program that calls these tools, and get back what it returns.',
     `Write one async arrow function: \`async () => { ... }\`. The tools are async methods of the global \`${p}\`, each taking one input object. Await the calls (Promise.all for independent ones), combine their results in code, and return only what is needed: the result comes back as JSON. console.log output comes back too.`,
     '',
-    names.length === 0 ? `declare const ${p}: {};` : declareProvider(p, declared),
+    declared,
     '',
     `A tool's error rejects its call: catch it with try/catch.${approvals ? ' Some calls wait for a person\'s approval; a denied call rejects with the reason: do not retry it.' : ''}`,
     ...(network ? [network] : []),
@@ -152,4 +167,4 @@ function modelOutput(output, max) {
   };
 }
 
-module.exports = { description, inputSchema, modelOutput };
+module.exports = { declarations, description, inputSchema, modelOutput };

@@ -4,11 +4,12 @@
 // (docs/ai-sdk.md, "Options"), and the approval statuses `toolApproval` may give, read as the AI
 // SDK normalizes them (here for the option's check, and for approvals.js's reading of answers).
 
-const { fault, describe, reading, snapshot, integerIn, checkOutbound, objectArgument, runBounds, checkExecutor } = require('../validate/fields');
+const { fault, describe, reading, snapshot, integerIn, optionalBoolean, checkOutbound, objectArgument, runBounds, checkExecutor } = require('../validate/fields');
 const { BUDGETS, budgets, reservedNames, IDENTIFIER } = require('../validate');
 const { limits } = require('../native');
 const { RESULT_CHARS } = require('../model/truncate');
 const { optionalTenant } = require('../validate/tenants');
+const { needTypescript } = require('../model/type-errors');
 
 /**
  * An executor as the code tool uses it: `resume` only when a run pauses.
@@ -28,10 +29,12 @@ const { optionalTenant } = require('../validate/tenants');
  * @property {string | undefined} tenant whom every run is for (each execute, each resume)
  * @property {import('../../index').Outbound | undefined} outbound
  * @property {number} maxResultChars
+ * @property {boolean} typecheck whether each program is type-checked against the declarations
+ *   the model is shown before it runs (docs/typecheck.md)
  */
 
 const STATUSES = ['not-applicable', 'approved', 'denied', 'user-approval'];
-const OPTION_KEYS = ['executor', 'approval', 'toolApproval', 'provider', 'timeout', 'memoryLimit', 'outbound', 'modules', 'maxResultChars', 'tenant', ...BUDGETS];
+const OPTION_KEYS = ['executor', 'approval', 'toolApproval', 'provider', 'timeout', 'memoryLimit', 'outbound', 'modules', 'maxResultChars', 'tenant', 'typecheck', ...BUDGETS];
 
 /**
  * @param {unknown} given
@@ -66,8 +69,14 @@ function checkOptions(given) {
   const tenant = optionalTenant(kind, input.tenant);
   if (tenant !== undefined) run.tenant = tenant;
   const maxResultChars = input.maxResultChars === undefined ? RESULT_CHARS : integerIn(kind, 'maxResultChars', input.maxResultChars, [100, 2_147_483_647], ' (characters)');
+  const typecheck = optionalBoolean(kind, 'typecheck', input.typecheck) === true;
+  // The check reads the program as one expression: an `import` before it cannot be checked yet.
+  if (typecheck && run.modules !== undefined) {
+    throw fault(kind, { field: 'typecheck', problem: 'given with modules: a program that imports cannot be type-checked yet', allowed: 'true without modules, false or omitted' });
+  }
+  if (typecheck) needTypescript("codeModeTool's typecheck");
   const { approval, decide } = checkApproval(input.approval);
-  return { executor, provider, approval, decide, toolApproval: checkToolApproval(input.toolApproval), run, tenant, outbound, maxResultChars };
+  return { executor, provider, approval, decide, toolApproval: checkToolApproval(input.toolApproval), run, tenant, outbound, maxResultChars, typecheck };
 }
 
 /**

@@ -17,6 +17,10 @@
  * @property {Map<string, HostTool>} byName the tools a program may call
  * @property {Record<string, unknown>} toolSet the set as given, which `toolApproval` is shown
  * @property {string[]} approve the tools whose calls may need approval
+ * @property {string} declarations the tools as TypeScript, as the model is shown them
+ * @property {string} checked what `typecheck` checks each program against: the same, but a tool
+ *   that declares no output schema resolves to `any` (its result is whatever the tool returns,
+ *   so a valid program may read any property of it)
  *
  * One invocation: the tool set, the outer call's options, and its counters.
  * @typedef {object} RunState

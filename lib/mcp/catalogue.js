@@ -10,7 +10,12 @@ const { MCP_DEFAULTS } = require('./usage');
 
 /** @typedef {import('./upstream').Upstream} Upstream */
 /** One server's declarations (declareCatalog), with its upstream. @typedef {{ up: Upstream, text: string, complete: boolean }} Declared */
-/** @typedef {{ text: string, declared: Declared[], searched: Declared[] }} Plan */
+/**
+ * What the model learns, made once a tool list: every server's declarations, those the `code`
+ * tool's description declares and those it leaves to search, and (when asked) what a program is
+ * type-checked against.
+ * @typedef {{ text: string, all: Declared[], declared: Declared[], searched: Declared[], checked?: string }} Plan
+ */
 
 /** Matches `search` returns at most. */
 const SEARCH_LIMIT = 20;
@@ -68,8 +73,21 @@ class Catalogue {
     const mode = this.#mode;
     const whole = mode === 'full' || (mode === 'auto' && all.every((d) => d.complete) && text.length <= MCP_DEFAULTS.fullCatalogChars);
     const declared = whole ? all.filter((d) => d.complete) : [];
-    this.#plan = { text, declared, searched: all.filter((d) => !declared.includes(d)) };
+    this.#plan = { text, all, declared, searched: all.filter((d) => !declared.includes(d)) };
     return this.#plan;
+  }
+
+  /**
+   * The declarations a program is type-checked against (`typecheck`, docs/typecheck.md): every
+   * server's, those the `code` tool's description declares and those it leaves to `search` and
+   * `describe` alike. A server whose tools are not all declared (its declarations passed their
+   * budget, or it has not connected and its tools are not known) takes any other name too,
+   * untyped: a call the check cannot know about is left to run, as it would without the check.
+   */
+  checkDeclarations() {
+    const plan = this.#planned();
+    plan.checked ??= plan.all.map((d) => (d.complete && d.up.tools.length > 0 ? d.text : openEnded(d.text))).join('\n\n');
+    return plan.checked;
   }
 
   /** The `code` tool's description: what the model reads. It says whether a searched server is connected now. */
@@ -141,6 +159,14 @@ class Catalogue {
       return declareTool(up.spec.provider, tool, budget) ?? `// ${quoted}: not described: this answer reached its size budget; describe fewer tools at a time`;
     }).join('\n\n');
   }
+}
+
+/**
+ * A server's declarations that also take any other tool name, untyped (an index signature).
+ * @param {string} text its `declare const <provider>: { ... };`
+ */
+function openEnded(text) {
+  return text.replace(/^declare const [^\n]*: \{$/m, (head) => `${head}\n  [tool: string]: (input?: any) => Promise<any>;`);
 }
 
 /** @param {Upstream[]} upstreams */

@@ -63,6 +63,7 @@ async function main(argv) {
         approve: { type: 'string', multiple: true },
         catalog: { type: 'string' },
         tenant: { type: 'string' },
+        typecheck: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         ...Object.fromEntries(Object.keys(INTEGERS).map((f) => [f, { type: /** @type {const} */ ('string') }])),
       },
@@ -140,6 +141,7 @@ async function main(argv) {
         approvalTimeout: n.approvalTimeout,
         network: outbound !== 'null',
         tenant: values.tenant,
+        typecheck: values.typecheck === true,
       });
     } catch (e) {
       await executor.close();

@@ -81,7 +81,10 @@ class McpGateway {
     this.#options = o;
     this.upstreams = o.specs.map((spec) => new Upstream(spec, { callTimeoutMs: o.callTimeoutMs, log: o.log }));
     this.catalogue = new Catalogue(this.upstreams, { mode: o.catalog, maxResultChars: o.maxResultChars, network: o.network });
-    this.#runner = new Runner({ upstreams: this.upstreams, executor: o.executor, approve: o.approve, approvalTimeout: o.approvalTimeout, maxResultChars: o.maxResultChars, tenant: o.tenant });
+    // With `typecheck`, a program is checked against every server's declarations, those the
+    // `code` tool's description leaves to `search` and `describe` too.
+    const declarations = o.typecheck ? () => this.catalogue.checkDeclarations() : undefined;
+    this.#runner = new Runner({ upstreams: this.upstreams, executor: o.executor, approve: o.approve, approvalTimeout: o.approvalTimeout, maxResultChars: o.maxResultChars, tenant: o.tenant, declarations });
     for (const up of this.upstreams) {
       up.on('tools', () => {
         this.catalogue.changed();

@@ -11,6 +11,7 @@ const { RESULT_CHARS } = require('../model/truncate');
 const { limits } = require('../native');
 const { MCP_DEFAULTS } = require('./usage');
 const { optionalTenant } = require('../validate/tenants');
+const { needTypescript } = require('../model/type-errors');
 
 /** @typedef {import('./config').ServerSpec} ServerSpec */
 /** @typedef {{ execute(request: import('../../index').ExecuteRequest): Promise<import('../../index').Outcome> }} Executor */
@@ -27,6 +28,8 @@ const { optionalTenant } = require('../validate/tenants');
  * @property {number} [maxResultChars] the answer's text bound (default 24,000)
  * @property {boolean} [network] whether programs may fetch (only says so to the model)
  * @property {string} [tenant] whom every program runs for (the executor's `tenant`)
+ * @property {boolean} [typecheck] type-check each program against the catalogue's declarations
+ *   before it runs (docs/typecheck.md)
  * @property {(line: string) => void} [log] the gateway's diagnostics (default: stderr)
  */
 
@@ -34,11 +37,11 @@ const { optionalTenant } = require('../validate/tenants');
  * The options checked, defaults filled in.
  * @typedef {{ specs: ServerSpec[], executor: Executor, catalog: 'auto' | 'full' | 'search',
  *   approve: ApproveRule[], approvalTimeout: number, callTimeoutMs: number, maxResultChars: number,
- *   network: boolean, tenant: string | undefined, log: (line: string) => void }} Options
+ *   network: boolean, tenant: string | undefined, typecheck: boolean, log: (line: string) => void }} Options
  */
 
 const KIND = 'INVALID_OPTION';
-const KEYS = ['servers', 'executor', 'catalog', 'approve', 'approvalTimeout', 'callTimeout', 'maxResultChars', 'network', 'tenant', 'log'];
+const KEYS = ['servers', 'executor', 'catalog', 'approve', 'approvalTimeout', 'callTimeout', 'maxResultChars', 'network', 'tenant', 'typecheck', 'log'];
 const CATALOGS = ['auto', 'full', 'search'];
 /** The bound of the integer options without one of their own (an int32, as the addon's). */
 const MAX_INTEGER = 2_147_483_647;
@@ -59,6 +62,8 @@ function gatewayOptions(given) {
   if (typeof log !== 'function') throw fault(KIND, { field: 'log', problem: `got ${describe(log)}`, allowed: 'a function taking one line, or omitted' });
   /** @param {string} field @param {number} fallback @param {number} max */
   const integer = (field, fallback, max) => (input[field] === undefined ? fallback : integerIn(KIND, field, input[field], [1, max], field === 'maxResultChars' ? ' (characters)' : ' (ms)'));
+  const typecheck = optionalBoolean(KIND, 'typecheck', input.typecheck) === true;
+  if (typecheck) needTypescript("the MCP gateway's typecheck (--typecheck)");
   return {
     specs,
     executor,
@@ -69,6 +74,7 @@ function gatewayOptions(given) {
     maxResultChars: integer('maxResultChars', RESULT_CHARS, MAX_INTEGER),
     network: optionalBoolean(KIND, 'network', input.network) === true,
     tenant: optionalTenant(KIND, input.tenant),
+    typecheck,
     log: /** @type {(line: string) => void} */ (log),
   };
 }

@@ -31,18 +31,22 @@ class Runner {
   #approvalTimeout;
   #maxResultChars;
   #tenant;
+  #declarations;
 
   /**
-   * @param {{ upstreams: Upstream[], executor: Executor, approve: ApproveRule[], approvalTimeout: number, maxResultChars: number, tenant?: string | undefined }} options
-   *   `tenant`: whom every program runs for (undefined: the executor's unnamed domain)
+   * @param {{ upstreams: Upstream[], executor: Executor, approve: ApproveRule[], approvalTimeout: number, maxResultChars: number, tenant?: string | undefined, declarations?: (() => string) | undefined }} options
+   *   `tenant`: whom every program runs for (undefined: the executor's unnamed domain);
+   *   `declarations`: with `typecheck`, the declarations each program is checked against before it
+   *   runs (docs/typecheck.md), as they are at its start
    */
-  constructor({ upstreams, executor, approve, approvalTimeout, maxResultChars, tenant }) {
+  constructor({ upstreams, executor, approve, approvalTimeout, maxResultChars, tenant, declarations }) {
     this.#upstreams = upstreams;
     this.#executor = executor;
     this.#approve = approve;
     this.#approvalTimeout = approvalTimeout;
     this.#maxResultChars = maxResultChars;
     this.#tenant = tenant;
+    this.#declarations = declarations;
   }
 
   /**
@@ -73,6 +77,8 @@ class Runner {
         dispatch: (call) => this.#dispatch(call, run, signal),
         signal,
         ...(this.#tenant === undefined ? {} : { tenant: this.#tenant }),
+        // A type error is the program's failure (TYPE_ERROR), answered as any other: nothing ran.
+        ...(this.#declarations ? { declarations: this.#declarations(), typecheck: true } : {}),
         ...(gated ? { approval: { mode: 'callback', timeout: this.#approvalTimeout, decide: (call) => decide(call, run) } } : {}),
       });
     } catch (e) {

@@ -47,6 +47,9 @@ Options:
                          client (MCP elicitation); SERVER.* for all of a server's (repeatable)
   --catalog MODE         how the model learns the tools: auto (the default: whole, or
                          search and describe tools past ${MCP_DEFAULTS.fullCatalogChars} characters), full, search
+  --typecheck            type-check each program against the servers' declarations before
+                         it runs: a wrong call is answered TYPE_ERROR and nothing runs
+                         (needs the typescript package; docs/typecheck.md)
   --tenant NAME          whom every program runs for (docs/tenants.md): 1 to 64 of
                          A-Z a-z 0-9 . _ - (default: none, the executor's unnamed domain)
   --workers N            worker processes (default ${MCP_DEFAULTS.workers})

@@ -140,14 +140,22 @@ class Checker {
    * many there were.
    * @param {string} code
    * @param {boolean} typescript whether to check it as TypeScript
-   * @returns {{ diagnostics: Diagnostic[], count: number, typescriptOnly: boolean }}
+   * @returns {{ diagnostics: Diagnostic[], count: number, typescriptOnly: boolean, unreadable: boolean }}
+   *   (`unreadable`: a syntax error, left to the run to report; no diagnostics then)
    */
   check(code, typescript) {
     const { ts } = this;
     this.name = typescript ? '/program.ts' : '/program.js';
     this.text = PREFIX + code + SUFFIX;
     this.version++;
-    const all = [...this.service.getSyntacticDiagnostics(this.name), ...this.service.getSemanticDiagnostics(this.name)];
+    const syntactic = this.service.getSyntacticDiagnostics(this.name);
+    // TypeScript syntax in a JavaScript check (8000-8999: "... can only be used in TypeScript
+    // files"): the caller checks it again as TypeScript.
+    const typescriptOnly = !typescript && syntactic.some((d) => d.code >= 8000 && d.code < 9000);
+    // A syntax error is the run's to report (SYNTAX_ERROR, with the worker's own text): the
+    // check says nothing of a program it cannot read.
+    if (!typescriptOnly && syntactic.length > 0) return { diagnostics: [], count: 0, typescriptOnly, unreadable: true };
+    const all = [...syntactic, ...this.service.getSemanticDiagnostics(this.name)];
     const source = this.service.getProgram()?.getSourceFile(this.name);
     const found = all
       .map((d) => ({ d, message: ts.flattenDiagnosticMessageText(d.messageText, ' ') }))
@@ -159,10 +167,7 @@ class Checker {
       const column = at.line === 0 ? at.character - PREFIX.length : at.character;
       diagnostics.push({ line: at.line + 1, column: Math.max(0, column) + 1, message, code: d.code });
     }
-    // TypeScript syntax in a JavaScript check (8000-8999: "... can only be used in TypeScript
-    // files"): the caller checks it again as TypeScript.
-    const typescriptOnly = !typescript && all.some((d) => d.code >= 8000 && d.code < 9000);
-    return { diagnostics, count: found.length, typescriptOnly };
+    return { diagnostics, count: found.length, typescriptOnly, unreadable: false };
   }
 }
 

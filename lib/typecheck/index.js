@@ -10,7 +10,24 @@ const { fault } = require('../errors');
 const { limits } = require('../native');
 const { LANGUAGE_GLOBALS } = require('../validate');
 
-const PEER = { feature: 'typecheck', package: 'typescript', version: '>=5.5' };
+/** The compiler, an optional peer (package.json `peerDependencies`). */
+const PEER = { package: 'typescript', version: '>=5.5' };
+/** How `TYPE_ERROR`'s text lists one diagnostic's place, at the start of its line. */
+const LISTED = /^- line (\d+), column (\d+):/gm;
+/** @param {{ line: number, column: number }} at */
+const listedPlace = (at) => `- line ${at.line}, column ${at.column}:`;
+
+/**
+ * Throws PEER_MISSING when the compiler is not installed.
+ * @param {string} feature what asks for the check (`typecheck`, `codeModeTool's typecheck`, ...)
+ */
+function needCompiler(feature) {
+  try {
+    require.resolve('typescript');
+  } catch {
+    throw fault('PEER_MISSING', { feature, ...PEER, problem: 'it is not installed' });
+  }
+}
 
 /** @type {import('node:worker_threads').Worker | null} */
 let thread = null;
@@ -21,11 +38,7 @@ const waiting = new Map();
 /** The checking thread, started on first use; it keeps no host alive while nothing waits. */
 function started() {
   if (thread) return thread;
-  try {
-    require.resolve('typescript');
-  } catch {
-    throw fault('PEER_MISSING', { ...PEER, problem: 'it is not installed' });
-  }
+  needCompiler('typecheck');
   const { Worker } = require('node:worker_threads');
   const t = new Worker(require.resolve('./thread.js'), { workerData: { globals: [...limits().runtimeGlobals, ...LANGUAGE_GLOBALS] } });
   t.unref();
@@ -69,7 +82,7 @@ function check(code, declarations) {
  */
 function typeErrorOutcome(found) {
   const { render } = require('../errors');
-  const listed = found.diagnostics.map((d) => `- line ${d.line}, column ${d.column}: ${d.message}`).join('\n');
+  const listed = found.diagnostics.map((d) => `${listedPlace(d)} ${d.message}`).join('\n');
   const more = found.count > found.diagnostics.length ? `\n- and ${found.count - found.diagnostics.length} more` : '';
   const first = found.diagnostics[0];
   return {
@@ -81,4 +94,4 @@ function typeErrorOutcome(found) {
   };
 }
 
-module.exports = { check, typeErrorOutcome };
+module.exports = { check, typeErrorOutcome, needCompiler, LISTED, listedPlace };
