@@ -13,6 +13,9 @@ export default defineConfig({
     // output it would fill. node-versions.test.mjs checks the warning in children without this.
     execArgv: [EOL_QUIET],
     env: { NODE_OPTIONS: [process.env.NODE_OPTIONS, EOL_QUIET].filter(Boolean).join(' ') },
+    // CODEMODE_RECORD_PROGRAMS=FILE: every program the suite runs to a result, recorded
+    // (__test__/record-programs.mjs, for scripts/typecheck-suite-programs.mjs).
+    setupFiles: process.env.CODEMODE_RECORD_PROGRAMS ? ['__test__/record-programs.mjs'] : [],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

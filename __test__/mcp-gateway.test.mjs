@@ -77,7 +77,7 @@ const MISNAMED = `async () => {
   await memory.add_observations({ observation: [{ entityName: 'Ada', contents: ['wrote a note'] }] });
   return (await memory.read_graph({})).entities;
 }`;
-const TYPE_ERROR_ANSWER = /^The program failed \(TYPE_ERROR\): This program was not run and no tool was called: it does not type-check against the declared tools \(1 errors\):\n- line 3, column 35: Object literal may only specify known properties, but 'observation' does not exist in type '\{ observations: \{ entityName: string; contents: string\[\]; \}\[\]; \}'/;
+const TYPE_ERROR_ANSWER = /^The program failed \(TYPE_ERROR\): This program was not run and no tool was called: it does not type-check against the declared tools \(errors: 1\)\.\n- line 3, column 35: Object literal may only specify known properties, but 'observation' does not exist in type '\{ observations: \{ entityName: string; contents: string\[\]; \}\[\]; \}'/;
 
 /**
  * Runs MISNAMED, then it fixed, through `client`, whose memory server keeps `memoryFile`: the

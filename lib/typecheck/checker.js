@@ -68,6 +68,62 @@ function nodeAt(ts, file, pos) {
   return found;
 }
 
+/** A name the program uses that nothing declares (a provider or a global the sandbox lacks). */
+const UNKNOWN_NAME = new Set([2304, 2552, 2580, 2581, 2582, 2583, 2584, 2591, 2592, 2593]);
+const DECLARED = '/tools.d.ts';
+/**
+ * What a program can get wrong about a declared tool: a property it does not have, an argument
+ * it does not take (a name, a type, a count), a value that may be missing, a call of what is
+ * not a function, an index it does not have.
+ */
+const TOOL_MISTAKES = new Set([2339, 2551, 2345, 2322, 2353, 2561, 2820, 2554, 2555, 2556, 2559, 2739, 2740, 2741, 2769, 2349, 2531, 2532, 2533, 18046, 18047, 18048, 18049, 7053]);
+
+/**
+ * Whether `type` (or a union member, a type argument, an alias of it, one level down) was
+ * written in the declarations: a tool, its input or its result.
+ * @param {import('typescript').TypeChecker} checker
+ * @param {import('typescript').Type | undefined} type
+ * @param {number} depth
+ * @returns {boolean}
+ */
+function declaredType(checker, type, depth = 0) {
+  if (!type || depth > 2) return false;
+  const symbols = [type.getSymbol(), type.aliasSymbol];
+  if (symbols.some((s) => s?.declarations?.some((d) => d.getSourceFile().fileName === DECLARED))) return true;
+  const parts = [...(type.isUnionOrIntersection() ? type.types : []), ...(type.aliasTypeArguments ?? []), ...checker.getTypeArguments(/** @type {import('typescript').TypeReference} */ (type))];
+  return parts.some((t) => declaredType(checker, t, depth + 1));
+}
+
+/**
+ * Whether the diagnostic at `node` is about the declared tools: `node` or one of its nearest
+ * ancestors names something the declarations declare, or has a type they wrote.
+ * @param {typeof import('typescript')} ts
+ * @param {import('typescript').TypeChecker} checker
+ * @param {import('typescript').Node} node
+ */
+function aboutTools(ts, checker, node) {
+  /** @type {import('typescript').Node | undefined} */
+  let at = node;
+  for (let i = 0; at && !ts.isSourceFile(at) && !ts.isStatement(at); i++, at = at.parent) {
+    // The call of a declared tool, however deep in its argument the diagnostic is.
+    if (ts.isCallExpression(at) && declaredType(checker, checker.getTypeAtLocation(at.expression))) return true;
+    if (i >= 4) continue;
+    const symbol = checker.getSymbolAtLocation(at);
+    if (symbol?.declarations?.some((d) => d.getSourceFile().fileName === DECLARED)) return true;
+    if (ts.isExpression(at) && declaredType(checker, checker.getTypeAtLocation(at))) return true;
+    if (ts.isPropertyAccessExpression(at) || ts.isElementAccessExpression(at)) {
+      const object = checker.getTypeAtLocation(at.expression);
+      if (declaredType(checker, object)) return true;
+      // A property a Promise does not have (an await left out), or one read off a string,
+      // number or boolean: never what a program means, whatever it was given.
+      const missing = node === (/** @type {import('typescript').PropertyAccessExpression} */ (at)).name;
+      if (missing && object.getSymbol()?.getName() === 'Promise') return true;
+      if (missing && object.flags & (ts.TypeFlags.StringLike | ts.TypeFlags.NumberLike | ts.TypeFlags.BooleanLike | ts.TypeFlags.BigIntLike)) return true;
+    }
+  }
+  return false;
+}
+
 /**
  * Whether a diagnostic counts (docs/typecheck.md, "Which errors count").
  * @param {typeof import('typescript')} ts
@@ -75,8 +131,9 @@ function nodeAt(ts, file, pos) {
  * @param {string} message flattened
  * @param {boolean} typescript
  * @param {import('typescript').SourceFile | undefined} file
+ * @param {import('typescript').TypeChecker | undefined} checker
  */
-function counts(ts, d, message, typescript, file) {
+function counts(ts, d, message, typescript, file, checker) {
   const { code } = d;
   if (code >= 7000 && code < 8000 && !KEPT_IMPLICIT_ANY.has(code)) return false;
   if (MODULE_NOT_FOUND.has(code)) return false;
@@ -85,11 +142,20 @@ function counts(ts, d, message, typescript, file) {
     const node = nodeAt(ts, file, d.start);
     // `typeof name` of a name not declared is how JavaScript asks whether it exists.
     if (ts.isIdentifier(node) && node.parent && ts.isTypeOfExpression(node.parent)) return false;
+    // `import('fs')`: a module the run resolves (and refuses), not a name.
+    if (ts.isStringLiteral(node) && node.parent && ts.isCallExpression(node.parent) && node.parent.expression.kind === ts.SyntaxKind.ImportKeyword) return false;
     // `o.extra = value` on a plain object is an expando in JavaScript.
     if (!typescript && code === NO_SUCH_PROPERTY && ts.isIdentifier(node)) {
       const access = node.parent;
       const assigned = access?.parent;
       if (access && ts.isPropertyAccessExpression(access) && access.name === node && assigned && ts.isBinaryExpression(assigned) && assigned.left === access && assigned.operatorToken.kind === ts.SyntaxKind.EqualsToken) return false;
+    }
+    // JavaScript is held to the declarations, not to the compiler's view of plain JavaScript:
+    // a diagnostic counts when it is about a declared tool (its name, its input, its result) or
+    // names something nothing declares. `({}).polluted`, `a < b > c`, a thenable returned, a
+    // prototype patched: valid JavaScript the compiler dislikes, none of them a run gone wrong.
+    if (!typescript && !UNKNOWN_NAME.has(code) && checker) {
+      if (!TOOL_MISTAKES.has(code) || !aboutTools(ts, checker, node)) return false;
     }
   }
   return true;
@@ -159,7 +225,7 @@ class Checker {
     const source = this.service.getProgram()?.getSourceFile(this.name);
     const found = all
       .map((d) => ({ d, message: ts.flattenDiagnosticMessageText(d.messageText, ' ') }))
-      .filter(({ d, message }) => counts(ts, d, message, typescript, source));
+      .filter(({ d, message }) => counts(ts, d, message, typescript, source, this.service.getProgram()?.getTypeChecker()));
     /** @type {Diagnostic[]} */
     const diagnostics = [];
     for (const { d, message } of found.slice(0, MAX_DIAGNOSTICS)) {

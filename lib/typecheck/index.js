@@ -87,7 +87,7 @@ function typeErrorOutcome(found) {
   const first = found.diagnostics[0];
   return {
     result: undefined,
-    error: { code: 'TYPE_ERROR', message: render('TYPE_ERROR', { count: String(found.count), diagnostics: listed + more }), line: first?.line, column: first?.column },
+    error: { code: 'TYPE_ERROR', message: render('TYPE_ERROR', { count: String(found.count), diagnostics: `\n${listed}${more}\n` }), line: first?.line, column: first?.column },
     logs: [],
     stats: { wallMs: 0, cpuMs: 0, heapPeakBytes: 0, buffersPeakBytes: 0, toolCalls: 0, workerPid: 0, cpuBudgetMs: 0, fetches: 0 },
     calls: [],

@@ -242,7 +242,7 @@ failure_codes! {
         "The {what} was aborted by its caller before it finished. Its AbortSignal's reason is the error's `cause`."),
     TypeError => ("TYPE_ERROR", Program, false,
         "A request with `typecheck: true`: the program does not type-check against its `declarations` (a tool that does not exist, a missing or misnamed argument, an argument of the wrong type, a property the declared result does not have, a result used without `await`); the run did not start and no tool was called (docs/typecheck.md).",
-        "This program was not run and no tool was called: it does not type-check against the declared tools ({count} errors):\n{diagnostics}\nFix the calls and reads named above (the declarations give each tool's input and result) and send the program again."),
+        "This program was not run and no tool was called: it does not type-check against the declared tools (errors: {count}).{diagnostics}Fix the calls and reads named above (the declarations give each tool's input and result) and send the program again."),
     TypeScriptUnsupported => ("TYPESCRIPT_UNSUPPORTED", Program, false,
         "The code (or a TypeScript module it imports, named in `{what}`) is TypeScript with a construct that has no JavaScript once its types are removed (an enum, a namespace with values, a parameter property, a decorator, `import = require`, `export =`): types are removed, nothing is compiled.",
         "{what} uses {construct} on line {line}. TypeScript runs here with its types removed, and this construct has no JavaScript once they are gone. Write {instead}."),
