@@ -375,6 +375,9 @@ async function main() {
     .then(typecheckBench.table)
     .catch((e) => `Not measured: ${e instanceof Error ? e.message : String(e)}`);
   console.log(typecheckTable);
+  const nativeBench = await import('./typecheck-native.mjs');
+  const nativeTable = nativeBench.table(await nativeBench.run({ quick: QUICK }).catch((e) => ({ error: e instanceof Error ? e.message : String(e) })));
+  console.log(nativeTable);
 
   const c = results.codemode;
   const figures = {
@@ -405,6 +408,7 @@ async function main() {
     hostsTable,
     tenantsTable,
     typecheckTable,
+    nativeTable,
     figures,
     moved,
   });

@@ -262,6 +262,12 @@ checker's thread (a warm language service per declaration set); the target is a 
 
 ${r.typecheckTable}
 
+The native TypeScript preview (\`@typescript/native-preview\`, its unstable sync API; a Go process
+served the files from memory), on the same check (\`bench/typecheck-native.mjs\`), raw: its
+diagnostics unfiltered, every tenth program carrying a planted mistake.
+
+${r.nativeTable}
+
 ## Regression guard
 
 This run's headline figures against those the committed docs/benchmarks.md held (\`bench/guard.js\`).

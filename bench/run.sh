@@ -15,4 +15,13 @@ if [ ! -d node_modules/isolated-vm ]; then
     npm install --no-save --no-audit --no-fund isolated-vm@5.0.4 > isolated-vm-install.log 2>&1 \
     || echo "isolated-vm could not be installed; see bench/isolated-vm-install.log"
 fi
+# The native TypeScript preview, measured beside the compiler the type check uses
+# (bench/typecheck-native.mjs); a preview that cannot be installed is reported, not dropped.
+# Its own folder: an install beside isolated-vm's would prune that unsaved one.
+if [ ! -d native-preview/node_modules/@typescript/native-preview ]; then
+  mkdir -p native-preview
+  [ -f native-preview/package.json ] || echo '{ "name": "codemode-executor-bench-native-preview", "private": true }' > native-preview/package.json
+  (cd native-preview && npm install --no-save --no-audit --no-fund @typescript/native-preview@7.0.0-dev.20260707.2 > ../native-preview-install.log 2>&1) \
+    || echo "@typescript/native-preview could not be installed; see bench/native-preview-install.log"
+fi
 exec node --no-node-snapshot bench.js "$@"

@@ -68,7 +68,7 @@ function table(r) {
 `;
 }
 
-module.exports = { run, table };
+module.exports = { run, table, program };
 
 if (require.main === module) {
   run({ quick: process.argv.includes('--quick') }).then((r) => {
