@@ -179,3 +179,25 @@ describe("the suite's programs", () => {
     expect(refused).toEqual([]);
   }, 120_000);
 });
+
+describe('without the compiler', () => {
+  it('a typecheck request rejects PEER_MISSING saying what to install, and one without runs', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const root = new URL('..', import.meta.url).pathname;
+    const out = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        `const M = require('node:module'); const resolve = M._resolveFilename;
+        M._resolveFilename = function (request, ...rest) { if (request === 'typescript') { const e = new Error("Cannot find module 'typescript'"); e.code = 'MODULE_NOT_FOUND'; throw e } return resolve.call(this, request, ...rest) };
+        const { IsolateExecutor } = require('./index.js');
+        const ex = new IsolateExecutor({ workers: 1 });
+        ex.execute({ code: 'async () => 1', declarations: '', typecheck: true })
+          .then(() => 'resolved', (e) => e.code + ' ' + e.message)
+          .then(async (said) => { const plain = await ex.execute({ code: 'async () => 2' }); console.log(said + ' | ' + plain.result); await ex.close() })`,
+      ],
+      { cwd: root, encoding: 'utf8', timeout: 30_000 },
+    ).trim();
+    expect(out).toBe('PEER_MISSING typecheck needs the package `typescript` (6) in the host project, and it is not installed. Install it beside @supolka/codemode-executor: npm install typescript@6. | 2');
+  });
+});

@@ -11,7 +11,7 @@ const { limits } = require('../native');
 const { LANGUAGE_GLOBALS } = require('../validate');
 
 /** The compiler, an optional peer (package.json `peerDependencies`). */
-const PEER = { package: 'typescript', version: '>=5.5' };
+const PEER = { package: 'typescript', version: '6' };
 /** How `TYPE_ERROR`'s text lists one diagnostic's place, at the start of its line. */
 const LISTED = /^- line (\d+), column (\d+):/gm;
 /** @param {{ line: number, column: number }} at */
