@@ -201,3 +201,26 @@ describe('without the compiler', () => {
     expect(out).toBe('PEER_MISSING typecheck needs the package `typescript` (6) in the host project, and it is not installed. Install it beside @supolka/codemode-executor: npm install typescript@6. | 2');
   });
 });
+
+describe('bounds of the check', () => {
+  it('a check past its time bound is given up (the program runs unchecked); the next is checked on a new thread', async () => {
+    const { createRequire } = await import('node:module');
+    const require = createRequire(import.meta.url);
+    const { check } = require('../lib/typecheck');
+    const slow = `async () => {\n${Array.from({ length: 200 }, (_, i) => `  const v${i} = await billing.list()`).join('\n')}\n}`;
+    const two = [check(slow, DECLARATIONS, { timeoutMs: 1 }), check('async () => billing.refund({ id: 1 })', DECLARATIONS)];
+    const [gaveUp, next] = await Promise.all(two);
+    expect(gaveUp).toEqual({ diagnostics: [], count: 0, unchecked: 'the check took more than 1 ms' });
+    // Queued behind it, sent again to the new thread and checked there.
+    expect(next.count).toBe(1);
+    expect(next.diagnostics[0].message).toContain("Type 'number' is not assignable to type 'string'");
+    expect((await check('async () => billing.refnd()', DECLARATIONS)).count).toBe(1);
+  });
+
+  it("code past the executor's own bounds is the run's to refuse, with its text", async () => {
+    const ex = executor({ workers: 1 });
+    const deep = `async () => ${'['.repeat(600)}${']'.repeat(600)}`;
+    const outcome = await run(ex, deep);
+    expect(outcome.error.code).toBe('NESTING_TOO_DEEP');
+  });
+});

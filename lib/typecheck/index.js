@@ -7,7 +7,7 @@
 // when a request asks for a check.
 
 const { fault } = require('../errors');
-const { limits } = require('../native');
+const { limits, loadNative } = require('../native');
 const { LANGUAGE_GLOBALS } = require('../validate');
 
 /** The compiler, an optional peer (package.json `peerDependencies`). */
@@ -29,50 +29,112 @@ function needCompiler(feature) {
   }
 }
 
+/**
+ * The most a check may take before it is given up (ms): the checker's thread is ended and a new
+ * one started for the next check. A check is a help to the model, not a bound on the program,
+ * so a program the checker could not finish with (a pathological type, its thread's memory
+ * spent) runs unchecked, as without `typecheck`, rather than being refused for the checker's
+ * sake; and no program holds the checks of every other behind it.
+ */
+const CHECK_TIMEOUT_MS = 10_000;
+/** The checker thread's heap (MiB): a program cannot make it take the host's memory. */
+const CHECK_HEAP_MIB = 512;
+
+/**
+ * @typedef {{ diagnostics: import('./checker').Diagnostic[], count: number, unchecked?: string }} Found
+ *   `unchecked`: why the program was not checked (it then runs as without `typecheck`)
+ */
+
 /** @type {import('node:worker_threads').Worker | null} */
 let thread = null;
 let nextId = 1;
-/** @type {Map<number, { resolve: (v: any) => void, reject: (e: unknown) => void }>} */
+/**
+ * @typedef {object} Waiting
+ * @property {(v: Found) => void} resolve
+ * @property {{ id: number, code: string, declarations: string }} message
+ * @property {number} timeoutMs
+ * @property {NodeJS.Timeout | undefined} timer
+ */
+/** @type {Map<number, Waiting>} */
 const waiting = new Map();
+
+/**
+ * Ends the checker's thread. The check `id` (or, with none, every check waiting: which one
+ * broke the thread is not known) is answered unchecked, for `why`; the others are sent again
+ * to a new thread.
+ * @param {import('node:worker_threads').Worker} t
+ * @param {string} why
+ * @param {number} [id]
+ */
+function giveUp(t, why, id) {
+  if (thread === t) thread = null;
+  void t.terminate();
+  for (const [key, w] of waiting) {
+    clearTimeout(w.timer);
+    if (id === undefined || key === id) {
+      waiting.delete(key);
+      w.resolve({ diagnostics: [], count: 0, unchecked: why });
+    }
+  }
+  const again = [...waiting.values()];
+  waiting.clear();
+  for (const w of again) post(w);
+}
+
+/**
+ * Sends a check to the checker's thread, with its time bound.
+ * @param {Waiting} w
+ */
+function post(w) {
+  const t = started();
+  w.timer = setTimeout(() => giveUp(t, `the check took more than ${w.timeoutMs} ms`, w.message.id), w.timeoutMs);
+  w.timer.unref();
+  waiting.set(w.message.id, w);
+  t.ref();
+  t.postMessage(w.message);
+}
 
 /** The checking thread, started on first use; it keeps no host alive while nothing waits. */
 function started() {
   if (thread) return thread;
   needCompiler('typecheck');
   const { Worker } = require('node:worker_threads');
-  const t = new Worker(require.resolve('./thread.js'), { workerData: { globals: [...limits().runtimeGlobals, ...LANGUAGE_GLOBALS] } });
+  const t = new Worker(require.resolve('./thread.js'), {
+    workerData: { globals: [...limits().runtimeGlobals, ...LANGUAGE_GLOBALS] },
+    resourceLimits: { maxOldGenerationSizeMb: CHECK_HEAP_MIB },
+  });
   t.unref();
-  t.on('message', (/** @type {{ id: number, error?: string }} */ m) => {
+  t.on('message', (/** @type {Found & { id: number, error?: string }} */ m) => {
     const w = waiting.get(m.id);
     if (!w) return;
     waiting.delete(m.id);
+    clearTimeout(w.timer);
     if (waiting.size === 0) t.unref();
-    if (m.error !== undefined) w.reject(fault('INTERNAL', { detail: `the type checker failed: ${m.error}` }));
-    else w.resolve(m);
+    if (m.error !== undefined) w.resolve({ diagnostics: [], count: 0, unchecked: `the checker failed: ${m.error}` });
+    else w.resolve({ diagnostics: m.diagnostics, count: m.count });
   });
-  t.on('error', (e) => {
-    thread = null;
-    for (const w of waiting.values()) w.reject(fault('INTERNAL', { detail: `the type checker's thread failed: ${e.message}` }));
-    waiting.clear();
-  });
+  t.on('error', (e) => giveUp(t, `the checker's thread failed: ${e.message}`));
   thread = t;
   return t;
 }
 
 /**
- * Checks `code` against `declarations`: the first diagnostics (at most five) and their count.
+ * Checks `code` against `declarations`: the first diagnostics (at most five) and their count,
+ * or why it was not checked (`unchecked`: code the executor refuses before reading it, a check
+ * past `timeoutMs`, the checker's failure).
  * @param {string} code
  * @param {string} declarations
- * @returns {Promise<{ diagnostics: import('./checker').Diagnostic[], count: number }>}
+ * @param {{ timeoutMs?: number }} [options]
+ * @returns {Promise<Found>}
  */
-function check(code, declarations) {
-  const t = started();
+function check(code, declarations, { timeoutMs = CHECK_TIMEOUT_MS } = {}) {
+  // Code past the bounds the executor reads (CODE_TOO_LARGE, NESTING_TOO_DEEP) is the run's to
+  // refuse, with its own text; the compiler, which recurses per level, does not read it.
+  const refused = loadNative().binding.checkProgram(code);
+  if (refused) return Promise.resolve({ diagnostics: [], count: 0, unchecked: refused });
+  started();
   const id = nextId++;
-  return new Promise((resolve, reject) => {
-    waiting.set(id, { resolve, reject });
-    t.ref();
-    t.postMessage({ id, code, declarations });
-  });
+  return new Promise((resolve) => post({ resolve, message: { id, code, declarations }, timeoutMs, timer: undefined }));
 }
 
 /**
@@ -94,4 +156,4 @@ function typeErrorOutcome(found) {
   };
 }
 
-module.exports = { check, typeErrorOutcome, needCompiler, LISTED, listedPlace };
+module.exports = { check, typeErrorOutcome, needCompiler, LISTED, listedPlace, CHECK_TIMEOUT_MS, CHECK_HEAP_MIB };
