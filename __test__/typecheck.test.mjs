@@ -224,3 +224,26 @@ describe('bounds of the check', () => {
     expect(outcome.error.code).toBe('NESTING_TOO_DEEP');
   });
 });
+
+describe('what a review found', () => {
+  const createRequire = async (url) => (await import('node:module')).createRequire(url);
+  it('an optional or long enum filled from a loop of literals is not refused in JavaScript', async () => {
+    const require = await createRequire(import.meta.url);
+    const { check } = require('../lib/typecheck');
+    const codes = Array.from({ length: 35 }, (_, i) => `"A${String.fromCharCode(65 + (i % 26))}${i}"`);
+    const declarations = `declare const w: { get(input: { unit?: "c" | "f" }): Promise<number>; code(input: { code: ${codes.join(' | ')} }): Promise<number> }`;
+    expect((await check('async () => { for (const unit of ["c", "f"]) await w.get({ unit }) }', declarations)).count).toBe(0);
+    expect((await check(`async () => { for (const code of [${codes[0]}, ${codes[1]}]) await w.code({ code }) }`, declarations)).count).toBe(0);
+    // A literal written in place keeps its type: still caught.
+    expect((await check('async () => w.get({ unit: "k" })', declarations)).count).toBe(1);
+  });
+
+  it('reads no file of the host a program or a declaration names', async () => {
+    const require = await createRequire(import.meta.url);
+    const { check } = require('../lib/typecheck');
+    const path = require('node:path');
+    const lib = path.dirname(require.resolve('typescript'));
+    const found = await check(`async (): Promise<number> => { const m = await import(${JSON.stringify(path.join(lib, 'typescript.js'))}); return 1 }`, '/// <reference path="/etc/hostname" />');
+    expect(found.diagnostics.map((d) => d.message).join('\n')).not.toMatch(/not a module|typescript\.js/);
+  });
+});

@@ -23,6 +23,8 @@ const OPTIONS = {
   noImplicitThis: false,
   useUnknownInCatchVariables: false,
   skipLibCheck: true,
+  // A union of many literals printed whole, so the widening rule (WIDENED) reads it.
+  noErrorTruncation: true,
   types: [],
   lib: ['lib.esnext.d.ts'],
   module: 99, // ESNext
@@ -40,7 +42,7 @@ const KEPT_IMPLICIT_ANY = new Set([7053]);
  * program cannot say it is narrower, so it is not an error there (a literal written in place,
  * `"Boston"`, keeps its own type and is still caught).
  */
-const WIDENED = /Type '(string|number|boolean)' is not assignable to (type|parameter of type) '(("[^"]*"|-?[\d.]+|true|false)( \| )?)+'\.?$/;
+const WIDENED = /Type '(string|number|boolean)' is not assignable to (type|parameter of type) '(("[^"]*"|-?[\d.]+|true|false|undefined|null)( \| )?)+'\.?$/;
 
 /** A module not found: the request's `modules` and dynamic imports resolve at run time. */
 const MODULE_NOT_FOUND = new Set([2307, 2792]);
@@ -174,6 +176,9 @@ class Checker {
   constructor(ts, globals, declarations) {
     const fs = require('node:fs');
     const libDir = path.dirname(require.resolve('typescript'));
+    // The one real file a check reads: one of the compiler's own library files. Nothing a
+    // program or a declaration names (a path, an import) reaches the host's disk.
+    const isLib = (/** @type {string} */ f) => path.dirname(f) === libDir && /^lib\.[\w.]+\.d\.ts$/.test(path.basename(f)) && fs.existsSync(f);
     /** @type {Map<string, string>} */
     const files = new Map([
       ['/sandbox.d.ts', globals],
@@ -189,14 +194,14 @@ class Checker {
       getScriptFileNames: () => ['/sandbox.d.ts', '/tools.d.ts', this.name],
       getScriptVersion: (f) => (f === this.name ? String(this.version) : '0'),
       getScriptSnapshot: (f) => {
-        const text = f === this.name ? this.text : files.get(f) ?? (f.startsWith(libDir) && fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : undefined);
+        const text = f === this.name ? this.text : files.get(f) ?? (isLib(f) ? fs.readFileSync(f, 'utf8') : undefined);
         return text === undefined ? undefined : ts.ScriptSnapshot.fromString(text);
       },
       getCurrentDirectory: () => '/',
       getCompilationSettings: () => /** @type {import('typescript').CompilerOptions} */ (options),
       getDefaultLibFileName: (o) => path.join(libDir, ts.getDefaultLibFileName(o)),
-      fileExists: (f) => f === this.name || files.has(f) || (f.startsWith(libDir) && fs.existsSync(f)),
-      readFile: (f) => (f === this.name ? this.text : files.get(f) ?? (f.startsWith(libDir) && fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : undefined)),
+      fileExists: (f) => f === this.name || files.has(f) || isLib(f),
+      readFile: (f) => (f === this.name ? this.text : files.get(f) ?? (isLib(f) ? fs.readFileSync(f, 'utf8') : undefined)),
     };
     this.service = ts.createLanguageService(host, ts.createDocumentRegistry());
   }

@@ -53,7 +53,9 @@ let nextId = 1;
  * @property {(v: Found) => void} resolve
  * @property {{ id: number, code: string, declarations: string }} message
  * @property {number} timeoutMs
- * @property {NodeJS.Timeout | undefined} timer
+ * @property {NodeJS.Timeout | undefined} timer running while the check is the thread's (the
+ *   first waiting on it: the thread checks one at a time, in order)
+ * @property {import('node:worker_threads').Worker | null} thread the thread it was sent to
  */
 /** @type {Map<number, Waiting>} */
 const waiting = new Map();
@@ -69,29 +71,51 @@ const waiting = new Map();
 function giveUp(t, why, id) {
   if (thread === t) thread = null;
   void t.terminate();
+  const again = [];
   for (const [key, w] of waiting) {
+    if (w.thread !== t) continue;
     clearTimeout(w.timer);
-    if (id === undefined || key === id) {
-      waiting.delete(key);
-      w.resolve({ diagnostics: [], count: 0, unchecked: why });
+    waiting.delete(key);
+    if (id === undefined || key === id) w.resolve({ diagnostics: [], count: 0, unchecked: why });
+    else again.push(w);
+  }
+  for (const w of again) {
+    try {
+      post(w);
+    } catch (e) {
+      w.resolve({ diagnostics: [], count: 0, unchecked: `the checker could not start again: ${e instanceof Error ? e.message : String(e)}` });
     }
   }
-  const again = [...waiting.values()];
-  waiting.clear();
-  for (const w of again) post(w);
 }
 
 /**
- * Sends a check to the checker's thread, with its time bound.
+ * The first check waiting on thread `t` (the one it is checking), its time bound started.
+ * @param {import('node:worker_threads').Worker} t
+ */
+function timeHead(t) {
+  for (const w of waiting.values()) {
+    if (w.thread !== t) continue;
+    if (!w.timer) {
+      w.timer = setTimeout(() => giveUp(t, `the check took more than ${w.timeoutMs} ms`, w.message.id), w.timeoutMs);
+      w.timer.unref();
+    }
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Sends a check to the checker's thread; its time bound runs from when the thread reaches it.
  * @param {Waiting} w
  */
 function post(w) {
   const t = started();
-  w.timer = setTimeout(() => giveUp(t, `the check took more than ${w.timeoutMs} ms`, w.message.id), w.timeoutMs);
-  w.timer.unref();
+  w.thread = t;
+  w.timer = undefined;
   waiting.set(w.message.id, w);
   t.ref();
   t.postMessage(w.message);
+  timeHead(t);
 }
 
 /** The checking thread, started on first use; it keeps no host alive while nothing waits. */
@@ -106,12 +130,15 @@ function started() {
   t.unref();
   t.on('message', (/** @type {Found & { id: number, error?: string }} */ m) => {
     const w = waiting.get(m.id);
-    if (!w) return;
-    waiting.delete(m.id);
-    clearTimeout(w.timer);
-    if (waiting.size === 0) t.unref();
-    if (m.error !== undefined) w.resolve({ diagnostics: [], count: 0, unchecked: `the checker failed: ${m.error}` });
-    else w.resolve({ diagnostics: m.diagnostics, count: m.count });
+    // An answer a thread sent before it was ended (its check was given up, or sent again to
+    // another thread) is not the check's any more.
+    if (w && w.thread === t) {
+      waiting.delete(m.id);
+      clearTimeout(w.timer);
+      if (m.error !== undefined) w.resolve({ diagnostics: [], count: 0, unchecked: `the checker failed: ${m.error}` });
+      else w.resolve({ diagnostics: m.diagnostics, count: m.count });
+    }
+    if (!timeHead(t)) t.unref();
   });
   t.on('error', (e) => giveUp(t, `the checker's thread failed: ${e.message}`));
   thread = t;
@@ -134,7 +161,7 @@ function check(code, declarations, { timeoutMs = CHECK_TIMEOUT_MS } = {}) {
   if (refused) return Promise.resolve({ diagnostics: [], count: 0, unchecked: refused });
   started();
   const id = nextId++;
-  return new Promise((resolve) => post({ resolve, message: { id, code, declarations }, timeoutMs, timer: undefined }));
+  return new Promise((resolve) => post({ resolve, message: { id, code, declarations }, timeoutMs, timer: undefined, thread: null }));
 }
 
 /**
