@@ -441,11 +441,12 @@ describe('search mode and the command line', () => {
   }, 60_000);
 
   it('--tenant NAME: every run the command starts names it; a bad name is refused before anything starts', async () => {
-    // The preload gives the command's executor a tenant `mcp-cli` with a CPU share of 1 ms a minute.
+    // The command, run through a script that gives its executor a tenant `mcp-cli` with a CPU
+    // share of 1 ms a minute.
     const share = path.join(import.meta.dirname, 'fixtures', 'mcp-tenant-share.cjs');
     const config = configFile({ paged: SERVERS.paged }, 'tenant.json');
     const start = async (flags) => {
-      const transport = new StdioClientTransport({ command: process.execPath, args: ['--require', share, bin, 'mcp', '--config', config, '--workers', '1', ...flags], stderr: 'pipe' });
+      const transport = new StdioClientTransport({ command: process.execPath, args: [share, 'mcp', '--config', config, '--workers', '1', ...flags], stderr: 'pipe' });
       const client = new Client({ name: 'test', version: '1' });
       await client.connect(transport);
       return client;
